@@ -1,0 +1,229 @@
+"""What a blob of bytes is, and which arch it targets.
+
+The one home of byte sniffing. Magic numbers and header layouts are documented in
+``shared/design/fatbin-format.md`` §4; the LTO-IR header fields used here were read off NVRTC
+13.x output (see ``docs/formats.md``).
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from typing import NamedTuple
+
+from ._arch import Arch
+from ._elf import EM_CUDA, ElfFormatError, iter_sections, read_header
+
+__all__ = ["KINDS", "Detected", "detect"]
+
+#: Every kind :func:`detect` can return.
+KINDS = ("fatbin", "cubin", "ptx", "ltoir", "tile_ir", "nvvm", "host_elf")
+
+FATBIN_MAGIC = b"\x50\xed\x55\xba"
+LTOIR_MAGIC = b"\xed\x43\x4e\x7f"
+TILE_IR_MAGIC = b"\x7fTileIR\x00"
+_BITCODE_MAGICS = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")  # raw LLVM bitcode, bitcode wrapper
+_ELF_MAGIC = b"\x7fELF"
+
+_SHT_NV_COMPAT = 0x70000086
+_COMPAT_ATTR_ARCH_SPECIFIC = 0x09
+
+_PTX_TARGET_RE = re.compile(rb"^[ \t]*\.target[ \t]+([A-Za-z0-9_]+)", re.M)
+_PTX_VERSION_RE = re.compile(rb"^[ \t]*\.version[ \t]+([0-9]+)\.([0-9]+)", re.M)
+_PTX_SM_RE = re.compile(r"sm_([0-9]+[af]?)")
+
+
+class Detected(NamedTuple):
+    """The result of :func:`detect`: a kind from :data:`KINDS` and the arch, if the data records one."""
+
+    kind: str
+    arch: Arch | None
+
+
+def _as_bytes_like(data) -> memoryview:
+    if isinstance(data, str):
+        data = data.encode()
+    try:
+        view = memoryview(data)
+    except TypeError:
+        raise TypeError(f"expected bytes, bytearray, memoryview or str; got {type(data).__name__}") from None
+    if not view.c_contiguous:
+        raise ValueError("data must be a contiguous buffer")
+    return view.cast("B") if view.format != "B" or view.ndim != 1 else view
+
+
+def detect(data) -> Detected:
+    """Tell what ``data`` is and which arch it targets.
+
+    Parameters
+    ----------
+    data : bytes, bytearray, memoryview or str
+        A fatbin, cubin, PTX (text), LTO-IR, Tile IR bytecode, NVVM IR (LLVM bitcode) or host ELF
+        object. ``str`` is taken as PTX text.
+
+    Returns
+    -------
+    Detected
+        ``(kind, arch)``. ``arch`` is ``None`` where the data records none (fatbin, Tile IR, NVVM IR,
+        host objects) or where an LTO-IR header has an unknown layout. A cubin's ``f`` suffix is never
+        recorded in the cubin and so never detected; an ``a`` suffix is.
+
+    Raises
+    ------
+    ValueError
+        If the data is empty or of no known kind, or a cubin's ELF header is truncated or malformed.
+    """
+    view = _as_bytes_like(data)
+    if len(view) == 0:
+        raise ValueError("empty data: nothing to detect")
+    head = bytes(view[:8])
+    if head[:4] == FATBIN_MAGIC:
+        return Detected("fatbin", None)
+    if head[:4] == _ELF_MAGIC:
+        try:
+            header = read_header(view)
+        except ElfFormatError as e:
+            raise ValueError(f"malformed ELF data: {e}") from None
+        if header.machine != EM_CUDA:
+            return Detected("host_elf", None)
+        return Detected("cubin", cubin_arch(view)[0])
+    if head[:4] == LTOIR_MAGIC:
+        return Detected("ltoir", ltoir_arch(view))
+    if head == TILE_IR_MAGIC:
+        return Detected("tile_ir", None)
+    if head[:4] in _BITCODE_MAGICS:
+        return Detected("nvvm", None)
+    target = ptx_target(view)
+    if target is not None:
+        return Detected("ptx", target)
+    raise ValueError(
+        f"unrecognised data ({len(view)} bytes starting {head.hex(' ')}): not a fatbin, cubin, PTX, LTO-IR, "
+        "Tile IR, NVVM IR or host ELF object"
+    )
+
+
+def cubin_arch(data) -> tuple[Arch, bool]:
+    """Return a cubin's arch and whether its ``a`` marker is known.
+
+    Parameters
+    ----------
+    data : buffer
+        A CUDA ELF image (``e_machine`` 190).
+
+    Returns
+    -------
+    (Arch, bool)
+        The arch (``a`` suffix included where the cubin records it), and ``True`` when the cubin
+        says definitely whether it is ``a`` (ELF ABI 7 flags, ptxas 12.9 flags, or the ``.nv.compat``
+        attribute of ptxas 13+), ``False`` when it cannot tell (then the caller's suffix stands).
+
+    Raises
+    ------
+    ValueError
+        If the data is not a well-formed CUDA ELF image (truncated, section table out of bounds).
+    """
+    view = _as_bytes_like(data)
+    try:
+        header = read_header(view)
+        if header.machine != EM_CUDA:
+            raise ValueError(f"not a cubin: ELF e_machine is {header.machine}, not {EM_CUDA} (EM_CUDA)")
+        sections = list(iter_sections(view, header))
+    except ElfFormatError as e:
+        raise ValueError(f"malformed cubin: {e}") from None
+    flags = header.flags
+    if header.abi_version >= 8 or header.osabi == 0x41:
+        sm, a_flag = (flags >> 8) & 0xFF, bool(flags & 0x8)
+        known = a_flag
+        compat = next((s for s in sections if s.type == _SHT_NV_COMPAT), None)
+        if compat is not None:
+            value = _compat_attribute(view, compat.offset, compat.size, _COMPAT_ATTR_ARCH_SPECIFIC)
+            if value is not None:
+                a_flag, known = a_flag or bool(value), True
+    else:
+        sm, a_flag, known = flags & 0xFF, bool(flags & 0x800), True
+    try:
+        return Arch(sm // 10, sm % 10, "a" if a_flag else ""), known
+    except ValueError as e:
+        raise ValueError(f"cubin e_flags {flags:#x} give no valid arch: {e}") from None
+
+
+def _compat_attribute(view: memoryview, offset: int, size: int, wanted: int) -> int | None:
+    """Find attribute ``wanted`` in a ``.nv.compat`` section: records ``{u8 format, u8 attr, value}``.
+
+    Formats: 1 no value (u16 pad), 2 u8 value (+pad), 3 u16 value, 4 u16 size + that many bytes.
+    """
+    pos, end = offset, offset + size
+    while pos + 4 <= end:
+        fmt, attr = view[pos], view[pos + 1]
+        if fmt == 4:
+            (length,) = struct.unpack_from("<H", view, pos + 2)
+            step = 4 + length
+        elif fmt in (1, 2, 3):
+            step = 4
+        else:
+            return None
+        if attr == wanted:
+            if fmt == 2:
+                return view[pos + 2]
+            if fmt == 3:
+                return struct.unpack_from("<H", view, pos + 2)[0]
+            return None
+        pos += step
+    return None
+
+
+def ptx_target(data) -> Arch | None:
+    """The arch of PTX text from its ``.target`` directive (``sm_90a`` keeps its suffix), or ``None``.
+
+    ``None`` means the data has no ``.version`` and ``.target`` directives, i.e. is not PTX.
+
+    Raises
+    ------
+    ValueError
+        If the ``.target`` directive names no valid ``sm_XX`` arch.
+    """
+    view = _as_bytes_like(data)
+    m = _PTX_TARGET_RE.search(view)
+    if m is None or _PTX_VERSION_RE.search(view) is None:
+        return None
+    token = m.group(1).decode("ascii")
+    sm = _PTX_SM_RE.fullmatch(token)
+    if sm is None:
+        raise ValueError(f"PTX .target {token!r} names no sm_XX arch")
+    return Arch.parse(sm.group(1))
+
+
+def ptx_version(data) -> tuple[int, int] | None:
+    """The PTX ISA version from the ``.version`` directive, e.g. ``(9, 0)``, or ``None``."""
+    m = _PTX_VERSION_RE.search(_as_bytes_like(data))
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def ltoir_arch(data) -> Arch | None:
+    """The arch recorded in an LTO-IR header, or ``None`` if the layout is not the known one.
+
+    The header (NVRTC 12.x/13.x) has, from offset 24, records ``{u16 tag, u16 value}`` ending with tag
+    ``0x63``: tag 1 is the SM number times ten, tag ``0x20`` = 1 marks an ``a`` target. The ``f``
+    suffix is not recorded.
+    """
+    view = _as_bytes_like(data)
+    pos, sm, suffix = 24, None, ""
+    for _ in range(16):
+        if pos + 4 > len(view):
+            return None
+        tag, value = struct.unpack_from("<HH", view, pos)
+        if tag == 0x63:
+            break
+        if tag == 1:
+            sm = value
+        elif tag == 0x20 and value == 1:
+            suffix = "a"
+        pos += 4
+    else:
+        return None
+    if sm is None or sm % 10:
+        return None
+    try:
+        return Arch(sm // 100, sm // 10 % 10, suffix)
+    except ValueError:
+        return None

@@ -1,0 +1,157 @@
+"""A minimal, bounds-checked ELF header and section-table reader.
+
+Shared by :mod:`cuda_fatbin._detect` (cubin arch, ``.nv.compat``) and the fatbin reader (fatbins
+embedded in host objects). It reads only what it is asked for from any buffer (bytes, memoryview,
+mmap) and checks every offset against the buffer size, so a truncated or hostile file raises
+:class:`ElfFormatError` instead of reading out of bounds or allocating from a header field.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+__all__ = ["ElfFormatError", "ElfHeader", "ElfSection", "iter_sections", "read_header"]
+
+ELF_MAGIC = b"\x7fELF"
+EM_CUDA = 190
+_MAX_NAME = 4096
+
+
+class ElfFormatError(ValueError):
+    """An ELF image is malformed: truncated, or a header field points outside the data.
+
+    Attributes
+    ----------
+    offset : int
+        Offset in the image where the bad field or the missing data is.
+    """
+
+    def __init__(self, message: str, offset: int) -> None:
+        super().__init__(f"{message} (at offset {offset:#x})")
+        self.offset = offset
+
+
+@dataclass(frozen=True)
+class ElfHeader:
+    """The ELF file header fields this package uses."""
+
+    bits: int  # 32 or 64
+    osabi: int
+    abi_version: int
+    machine: int
+    flags: int
+    shoff: int
+    shentsize: int
+    shnum: int
+    shstrndx: int
+
+
+@dataclass(frozen=True)
+class ElfSection:
+    """One section header: its name, type and where its bytes are in the file."""
+
+    name: str
+    type: int
+    offset: int
+    size: int
+
+
+def _unpack(fmt: str, buf, offset: int) -> tuple:
+    size = struct.calcsize(fmt)
+    if offset < 0 or offset + size > len(buf):
+        raise ElfFormatError(f"ELF data truncated: need {size} bytes, {max(0, len(buf) - offset)} left", offset)
+    return struct.unpack_from(fmt, buf, offset)
+
+
+def read_header(buf) -> ElfHeader:
+    """Read the ELF file header of ``buf`` (any buffer; little-endian ELF only).
+
+    Raises
+    ------
+    ElfFormatError
+        If ``buf`` is not a little-endian ELF image or its header is truncated.
+    """
+    if len(buf) < 16 or bytes(buf[:4]) != ELF_MAGIC:
+        raise ElfFormatError("not an ELF image (no \\x7fELF magic)", 0)
+    ei_class, ei_data = buf[4], buf[5]
+    if ei_data != 1:
+        raise ElfFormatError(f"big-endian or invalid ELF data encoding {ei_data}", 5)
+    if ei_class == 2:
+        (machine, _ver, _entry, _phoff, shoff, flags, _ehsize, _phes, _phn, shentsize, shnum, shstrndx) = _unpack(
+            "<HIQQQIHHHHHH", buf, 18
+        )
+        bits, min_entsize = 64, 64
+    elif ei_class == 1:
+        (machine, _ver, _entry, _phoff, shoff, flags, _ehsize, _phes, _phn, shentsize, shnum, shstrndx) = _unpack(
+            "<HIIIIIHHHHHH", buf, 18
+        )
+        bits, min_entsize = 32, 40
+    else:
+        raise ElfFormatError(f"invalid ELF class {ei_class}", 4)
+    if shoff and shentsize < min_entsize:
+        raise ElfFormatError(
+            f"section header entry size {shentsize} is below {min_entsize}", 0x3A if bits == 64 else 0x2E
+        )
+    return ElfHeader(bits, buf[7], buf[8], machine, flags, shoff, shentsize, shnum, shstrndx)
+
+
+def _section_header(buf, header: ElfHeader, index: int) -> tuple[int, int, int, int]:
+    off = header.shoff + index * header.shentsize
+    if header.bits == 64:
+        name, typ, _flags, _addr, offset, size = _unpack("<IIQQQQ", buf, off)
+    else:
+        name, typ, _flags, _addr, offset, size = _unpack("<IIIIII", buf, off)
+    return name, typ, offset, size
+
+
+def iter_sections(buf, header: ElfHeader | None = None) -> Iterator[ElfSection]:
+    """Yield the sections of the ELF image in ``buf`` with their names.
+
+    Every section header and every section's data range is checked to lie within ``buf``
+    (``SHT_NOBITS`` sections, which occupy no file space, are yielded with their declared size).
+
+    Raises
+    ------
+    ElfFormatError
+        If the section table or a section lies outside ``buf``.
+    """
+    header = header or read_header(buf)
+    if header.shoff == 0:
+        return
+    shnum, shstrndx = header.shnum, header.shstrndx
+    if shnum == 0 or shstrndx == 0xFFFF:  # extended numbering: the real values live in section 0
+        _name, _typ, _off, size0 = _section_header(buf, header, 0)
+        link0 = _unpack("<I", buf, header.shoff + (40 if header.bits == 64 else 24))[0]
+        shnum = shnum or size0
+        if shstrndx == 0xFFFF:
+            shstrndx = link0
+    if header.shoff + shnum * header.shentsize > len(buf):
+        raise ElfFormatError(
+            f"section table of {shnum} entries x {header.shentsize} bytes runs past the end ({len(buf)} bytes)",
+            header.shoff,
+        )
+    if shstrndx >= shnum:
+        raise ElfFormatError(f"section-name table index {shstrndx} is not below the section count {shnum}", 0)
+    _n, _t, str_off, str_size = _section_header(buf, header, shstrndx)
+    if str_off + str_size > len(buf):
+        raise ElfFormatError("section-name table runs past the end of the data", str_off)
+    for i in range(shnum):
+        name_off, typ, offset, size = _section_header(buf, header, i)
+        if typ != 8 and typ != 0 and offset + size > len(buf):  # 8: SHT_NOBITS, 0: SHT_NULL
+            raise ElfFormatError(
+                f"section {i} ({size} bytes at {offset:#x}) runs past the end of the data ({len(buf)} bytes)",
+                header.shoff + i * header.shentsize,
+            )
+        yield ElfSection(_read_name(buf, str_off, str_size, name_off), typ, offset, size)
+
+
+def _read_name(buf, table_off: int, table_size: int, name_off: int) -> str:
+    if name_off >= table_size:
+        return ""
+    start = table_off + name_off
+    end = min(table_off + table_size, start + _MAX_NAME)
+    raw = bytes(buf[start:end])
+    nul = raw.find(b"\0")
+    return (raw if nul < 0 else raw[:nul]).decode("latin-1")

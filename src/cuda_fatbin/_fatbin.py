@@ -1,0 +1,903 @@
+"""The nvFatbin layer: turn per-arch artifacts into one fat binary, in-process, with libnvfatbin.
+
+Follows cuda.core's conventions: :class:`FatbinOptions` is a dataclass whose fields default to
+``None`` (libnvfatbin's default) and whose ``_prepare_nvfatbin_options()`` is the one place that
+turns options into libnvfatbin command-line strings; :class:`FatbinBuilder` owns one native handle,
+destroyed exactly once by ``close()``, the context manager or garbage collection.
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from ._arch import Arch
+from ._detect import LTOIR_MAGIC, TILE_IR_MAGIC, _as_bytes_like, cubin_arch, detect, ltoir_arch, ptx_target
+
+if TYPE_CHECKING:
+    from cuda.core import ObjectCode
+
+__all__ = [
+    "FatbinBuilder",
+    "FatbinError",
+    "FatbinLibraryError",
+    "FatbinOptions",
+    "Part",
+    "build_fatbin",
+    "from_parts",
+    "nvfatbin_version",
+]
+
+#: Part kinds the builder accepts.
+PART_KINDS = ("cubin", "ptx", "ltoir", "reloc", "tile_ir", "index")
+
+# First libnvfatbin version (major, minor) that has each feature. Sources: NVIDIA's nvFatbin docs
+# (Create/AddPTX/AddCubin/AddLTOIR 12.4, AddReloc/AddIndex 12.5, AddTileIR 13.1) and, where the docs
+# are silent, probes of every nvidia-nvfatbin wheel on PyPI (docs/libnvfatbin-versions.md):
+# -compress-mode rejected by 12.5.82, accepted from 12.6.20; -concat rejected by 13.3.29, accepted by 13.4.49.
+_FEATURE_SINCE: dict[str, tuple[int, int]] = {
+    "create": (12, 4),
+    "add_cubin": (12, 4),
+    "add_ptx": (12, 4),
+    "add_ltoir": (12, 4),
+    "add_reloc": (12, 5),
+    "add_index": (12, 5),
+    "add_tile_ir": (13, 1),
+    "compress_mode": (12, 6),
+    "concat": (13, 4),
+}
+
+
+class FatbinError(RuntimeError):
+    """A libnvfatbin call failed.
+
+    Attributes
+    ----------
+    function : str
+        The libnvfatbin function that failed (``"nvFatbinAddCubin"``).
+    result : int
+        The ``nvFatbinResult`` code.
+    result_name : str
+        Its name (``"ERROR_ELF_ARCH_MISMATCH"``).
+    error_string : str
+        libnvfatbin's description of the error.
+    part : dict or None
+        The part that caused it: ``index``, ``kind``, ``arch``, ``identifier`` (``None`` for calls
+        that concern no single part).
+    """
+
+    def __init__(self, function: str, result: int, result_name: str, error_string: str, part: dict | None) -> None:
+        where = ""
+        if part is not None:
+            arch = f" {part['arch']}" if part.get("arch") else ""
+            ident = f", identifier {part['identifier']!r}" if part.get("identifier") else ""
+            where = f" for part #{part['index']} ({part['kind']}{arch}{ident})"
+        super().__init__(f"{function} failed{where}: {result_name} ({result}): {error_string}")
+        self.function = function
+        self.result = result
+        self.result_name = result_name
+        self.error_string = error_string
+        self.part = part
+
+
+class FatbinLibraryError(RuntimeError):
+    """libnvfatbin or its Python binding is missing, or too old for the feature asked for.
+
+    Attributes
+    ----------
+    feature : str
+        What was asked for (``"add_tile_ir"``, ``"compress_mode"``).
+    required : tuple of int or None
+        The first libnvfatbin version that has it.
+    found : tuple of int or None
+        The version that is loaded (``None`` when none could be loaded).
+    """
+
+    def __init__(self, message: str, feature: str, required: tuple[int, int] | None, found: tuple[int, int] | None):
+        super().__init__(message)
+        self.feature = feature
+        self.required = required
+        self.found = found
+
+
+def _nvfatbin():
+    """The binding module, or FatbinLibraryError if cuda-bindings lacks it."""
+    try:
+        from cuda.bindings import nvfatbin
+    except ImportError as e:
+        raise FatbinLibraryError(
+            f"cuda.bindings.nvfatbin cannot be imported ({e}) — install cuda-bindings with libnvfatbin: "
+            "pip install 'cuda-core[cu13]' (or 'cuda-bindings[all]')",
+            "nvfatbin",
+            None,
+            None,
+        ) from e
+    return nvfatbin
+
+
+_version_cache: tuple[int, int] | None = None
+
+
+def nvfatbin_version() -> tuple[int, int]:
+    """The version of the loaded libnvfatbin, e.g. ``(13, 0)``. Read once per process.
+
+    Raises
+    ------
+    FatbinLibraryError
+        If libnvfatbin cannot be found or loaded; the message says which package to install.
+    """
+    global _version_cache
+    if _version_cache is None:
+        binding = _nvfatbin()
+        try:
+            major, minor = binding.version()
+        except Exception as e:  # the binding raises loader-specific errors when the library is absent
+            raise FatbinLibraryError(
+                f"libnvfatbin could not be loaded ({type(e).__name__}: {e}) — install it: pip install nvidia-nvfatbin "
+                "(CUDA 13) or nvidia-nvfatbin-cu12 (CUDA 12), or put a CUDA toolkit's lib64 on LD_LIBRARY_PATH",
+                "libnvfatbin",
+                None,
+                None,
+            ) from e
+        _version_cache = (int(major), int(minor))
+    return _version_cache
+
+
+def _require(feature: str, what: str | None = None) -> None:
+    """Raise FatbinLibraryError before calling libnvfatbin if it, or the binding, lacks ``feature``."""
+    required = _FEATURE_SINCE[feature]
+    found = nvfatbin_version()
+    what = what or feature
+    if found < required:
+        package = "nvidia-nvfatbin-cu12" if required[0] == 12 else "nvidia-nvfatbin"
+        raise FatbinLibraryError(
+            f"{what} requires libnvfatbin {required[0]}.{required[1]} or newer; found {found[0]}.{found[1]} — "
+            f"install {package}>={required[0]}.{required[1]}",
+            feature,
+            required,
+            found,
+        )
+    if feature.startswith("add_") and not hasattr(_nvfatbin(), feature):
+        raise FatbinLibraryError(
+            f"{what} needs cuda.bindings.nvfatbin.{feature}, which the installed cuda-bindings "
+            f"{_bindings_version()} lacks — upgrade it: pip install -U cuda-bindings",
+            feature,
+            required,
+            found,
+        )
+
+
+def _bindings_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("cuda-bindings")
+    except Exception:
+        return "(unknown version)"
+
+
+_COMPRESS_MODES = ("default", "size", "speed", "balance", "none")
+_HOSTS = ("linux", "windows", "mac")
+_PRODUCERS = ("cuda", "opencl")
+
+
+def _check_bool(name: str, value: Any) -> None:
+    if value is not None and not isinstance(value, bool):
+        raise ValueError(f"FatbinOptions.{name} must be True, False or None; got {value!r}")
+
+
+def _check_choice(name: str, value: Any, allowed: tuple) -> None:
+    if value is not None and (isinstance(value, bool) or value not in allowed):
+        shown = ", ".join(repr(a) for a in allowed)
+        raise ValueError(f"FatbinOptions.{name} must be one of {shown} (or None); got {value!r}")
+
+
+@dataclass(frozen=True)
+class FatbinOptions:
+    """Options for creating a fat binary (``nvFatbinCreate``). ``None`` leaves libnvfatbin's default.
+
+    Attributes
+    ----------
+    compress : bool, optional
+        Compress the entries that libnvfatbin deems worth it (PTX and large images).
+        Default: None (libnvfatbin: True).
+    compress_all : bool, optional
+        Compress every entry, even small ones.
+        Default: None (False).
+    compress_mode : {"default", "size", "speed", "balance", "none"}, optional
+        Compression algorithm and trade-off: ``"speed"`` writes LZ4, the others zstd (which needs a
+        CUDA 12.4+ driver to load). Requires libnvfatbin 12.6+.
+        Default: None ("default").
+    concat : bool, optional
+        Store all entries as one compressed stream (entry kind 0x100); needs compression on.
+        Requires libnvfatbin 13.4+.
+        Default: None (False).
+    host : {"linux", "windows", "mac"}, optional
+        Host operating system recorded in the entries.
+        Default: None (the build host's).
+    address_bits : {32, 64}, optional
+        Host address size recorded in the entries; cubins must match it.
+        Default: None (64).
+    debug : bool, optional
+        Mark entries as carrying debug information (``-g``).
+        Default: None (False).
+    producer : {"cuda", "opencl"}, optional
+        The producer recorded in the entries.
+        Default: None ("cuda").
+
+    Raises
+    ------
+    ValueError
+        At construction, for a value outside the allowed set (the message names the field) or for
+        options that contradict each other (e.g. ``compress=False`` with ``compress_mode="size"``,
+        which libnvfatbin would silently ignore).
+    """
+
+    compress: bool | None = None
+    compress_all: bool | None = None
+    compress_mode: Literal["default", "size", "speed", "balance", "none"] | None = None
+    concat: bool | None = None
+    host: Literal["linux", "windows", "mac"] | None = None
+    address_bits: Literal[32, 64] | None = None
+    debug: bool | None = None
+    producer: Literal["cuda", "opencl"] | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("compress", "compress_all", "concat", "debug"):
+            _check_bool(name, getattr(self, name))
+        _check_choice("compress_mode", self.compress_mode, _COMPRESS_MODES)
+        _check_choice("host", self.host, _HOSTS)
+        _check_choice("address_bits", self.address_bits, (32, 64))
+        _check_choice("producer", self.producer, _PRODUCERS)
+        compression_off = self.compress is False or self.compress_mode == "none"
+        why_off = "compress=False" if self.compress is False else "compress_mode='none'"
+        if self.compress is False and self.compress_mode not in (None, "none"):
+            raise ValueError(f"FatbinOptions: compress=False contradicts compress_mode={self.compress_mode!r}")
+        if compression_off and self.compress_all:
+            raise ValueError(f"FatbinOptions: {why_off} contradicts compress_all=True")
+        if compression_off and self.concat:
+            raise ValueError(f"FatbinOptions: concat=True stores one compressed stream; it cannot go with {why_off}")
+
+    def _prepare_nvfatbin_options(self) -> list[str]:
+        """The ``nvFatbinCreate`` option strings, after checking the loaded libnvfatbin has them."""
+        opts: list[str] = []
+        if self.compress is not None:
+            opts.append(f"-compress={'true' if self.compress else 'false'}")
+        if self.compress_all:
+            opts.append("-compress-all")
+        if self.compress_mode is not None:
+            _require("compress_mode", "FatbinOptions.compress_mode")
+            opts.append(f"-compress-mode={self.compress_mode}")
+        if self.concat:
+            _require("concat", "FatbinOptions.concat")
+            opts.append("-concat")
+        if self.host is not None:
+            opts.append(f"-host={self.host}")
+        if self.address_bits is not None:
+            opts.append(f"-{self.address_bits}")
+        if self.debug:
+            opts.append("-g")
+        if self.producer is not None:
+            opts.append(f"-{self.producer}")
+        return opts
+
+
+@dataclass(frozen=True)
+class Part:
+    """One input of a fat binary with explicit values; ``None`` means detect it from the data.
+
+    Attributes
+    ----------
+    data : bytes, bytearray, memoryview, str or os.PathLike
+        The artifact. ``str`` is PTX text when ``kind="ptx"``; otherwise a ``str`` or ``PathLike``
+        is a file to read.
+    kind : {"cubin", "ptx", "ltoir", "reloc", "tile_ir", "index"}, optional
+        Default: None (detected).
+    arch : Arch, str or int, optional
+        Any spelling :meth:`Arch.parse` takes. Must agree with what the data records.
+        Default: None (detected).
+    identifier : str, optional
+        Name of the entry, shown by ``cuobjdump``.
+        Default: None (none).
+    options : str, optional
+        ptxas options for PTX, NVVM options for LTO-IR, Tile IR options.
+        Default: None (none).
+    """
+
+    data: Any
+    kind: str | None = None
+    arch: Arch | str | int | None = None
+    identifier: str | None = None
+    options: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind is not None and self.kind not in PART_KINDS:
+            raise ValueError(f"Part.kind must be one of {', '.join(PART_KINDS)}; got {self.kind!r}")
+
+
+def _destroy(binding, handle: int) -> None:
+    binding.destroy(handle)
+
+
+class FatbinBuilder:
+    """Build one fat binary from cubins, PTX, LTO-IR, relocatable objects, Tile IR and indexes.
+
+    Parameters
+    ----------
+    options : FatbinOptions, optional
+        Creation options. Default: None (libnvfatbin's defaults).
+    allow_duplicates : bool, optional
+        Allow the same (kind, arch, identifier) to be added twice. Default: False.
+
+    Notes
+    -----
+    Each ``add_*`` checks its input before libnvfatbin sees it: the arch you pass must agree with
+    the arch the artifact records (libnvfatbin silently drops an ``a`` suffix and accepts PTX under
+    any arch), and a feature the loaded libnvfatbin lacks raises :class:`FatbinLibraryError`.
+    ``data`` may be bytes, bytearray, memoryview (passed without copying) or, for PTX, str.
+    A builder is not thread-safe; use one per thread.
+
+    Examples
+    --------
+    >>> with FatbinBuilder(FatbinOptions(compress_mode="size")) as b:  # doctest: +SKIP
+    ...     b.add_cubin(cubin_80)
+    ...     b.add_ptx(ptx_90)
+    ...     fatbin = b.build()
+    """
+
+    def __init__(self, options: FatbinOptions | None = None, *, allow_duplicates: bool = False) -> None:
+        if options is None:
+            options = FatbinOptions()
+        elif not isinstance(options, FatbinOptions):
+            raise TypeError(f"options must be a FatbinOptions; got {type(options).__name__}")
+        self._options = options
+        self._allow_duplicates = bool(allow_duplicates)
+        self._parts: list[dict] = []
+        self._keys: set[tuple] = set()
+        self._finalizer = None
+        strings = options._prepare_nvfatbin_options()
+        _require("create", "FatbinBuilder")
+        binding = _nvfatbin()
+        handle = self._call(binding.create, "nvFatbinCreate", None, strings, len(strings))
+        self._handle = handle
+        self._finalizer = weakref.finalize(self, _destroy, binding, handle)
+
+    # -- lifetime -------------------------------------------------------------------------------
+    @property
+    def is_closed(self) -> bool:
+        """Whether :meth:`close` has run (the native handle is gone)."""
+        return self._finalizer is None or not self._finalizer.alive
+
+    def close(self) -> None:
+        """Destroy the native handle. Idempotent: a second call does nothing."""
+        if self._finalizer is not None:
+            self._finalizer()  # runs nvFatbinDestroy at most once, also against GC and exit
+
+    def __enter__(self) -> FatbinBuilder:
+        self._check_open()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _check_open(self) -> None:
+        if self.is_closed:
+            raise RuntimeError("this FatbinBuilder is closed; create a new one")
+
+    @property
+    def options(self) -> FatbinOptions:
+        """The options this builder was created with."""
+        return self._options
+
+    @property
+    def handle(self) -> int:
+        """The ``nvFatbinHandle`` address (do not destroy it yourself)."""
+        self._check_open()
+        return self._handle
+
+    @property
+    def parts(self) -> list[dict]:
+        """What has been added: one dict per part with ``index``, ``kind``, ``arch``, ``identifier``."""
+        return [dict(p) for p in self._parts]
+
+    def __repr__(self) -> str:
+        state = "closed" if self.is_closed else f"{len(self._parts)} parts"
+        return f"<FatbinBuilder {state}>"
+
+    # -- internals ------------------------------------------------------------------------------
+    @staticmethod
+    def _call(fn, name: str, part: dict | None, *args):
+        binding = _nvfatbin()
+        try:
+            return fn(*args)
+        except binding.nvFatbinError as e:
+            code = int(getattr(e, "status", 1))
+            try:
+                result_name = binding.Result(code).name
+            except ValueError:
+                result_name = f"RESULT_{code}"
+            try:
+                text = binding.get_error_string(code)
+            except Exception:
+                text = str(e)
+            raise FatbinError(name, code, result_name, text, part) from None
+
+    def _begin(self, kind: str, arch: Arch | None, identifier: str | None, data=None) -> tuple[dict, memoryview]:
+        self._check_open()
+        if identifier is not None and not isinstance(identifier, str):
+            raise TypeError(f"identifier must be a str or None; got {type(identifier).__name__}")
+        if identifier is not None and "\0" in identifier:
+            raise ValueError(f"identifier {identifier!r} contains a NUL character")
+        part = {"index": len(self._parts), "kind": kind, "arch": arch, "identifier": identifier}
+        view = None
+        if data is not None:
+            if isinstance(data, str):
+                if kind != "ptx":
+                    raise TypeError(
+                        f"{kind} data must be bytes-like, not str (to read a file, use Part(path) or a Path)"
+                    )
+                data = data.encode("utf-8")
+            try:
+                view = _as_bytes_like(data)
+            except (TypeError, ValueError) as e:
+                raise type(e)(f"part #{part['index']} ({kind}): {e}") from None
+            if len(view) == 0:
+                raise ValueError(f"part #{part['index']} ({kind}): data is empty")
+        return part, view
+
+    def _commit(self, part: dict) -> None:
+        """Refuse a second (kind, arch, identifier) unless duplicates are allowed (reloc has no key)."""
+        key = (part["kind"], part["arch"], part["identifier"])
+        if part["kind"] != "reloc" and key in self._keys and not self._allow_duplicates:
+            arch = f" {part['arch']}" if part["arch"] else ""
+            raise ValueError(
+                f"part #{part['index']}: a {part['kind']}{arch} with identifier {part['identifier']!r} was already "
+                "added; give it another identifier or pass allow_duplicates=True"
+            )
+
+    def _finish(self, part: dict) -> None:
+        self._keys.add((part["kind"], part["arch"], part["identifier"]))
+        self._parts.append(part)
+
+    # -- adding parts ---------------------------------------------------------------------------
+    def add_cubin(self, data, arch: Arch | str | int | None = None, identifier: str | None = None) -> None:
+        """Add a cubin (``nvFatbinAddCubin``).
+
+        Parameters
+        ----------
+        data : bytes, bytearray or memoryview
+            The cubin (CUDA ELF).
+        arch : Arch, str or int, optional
+            Default: None (read from the cubin). A given arch must match the cubin's SM and ``a``
+            suffix; an ``f`` suffix, which cubins do not record, is taken from here.
+        identifier : str, optional
+            Entry name shown by cuobjdump. Default: None.
+
+        Raises
+        ------
+        ValueError
+            Malformed cubin, or ``arch`` contradicting it (the message names both).
+        FatbinError
+            libnvfatbin rejected the cubin.
+        """
+        part, view = self._begin("cubin", None, identifier, data)
+        try:
+            recorded, a_known = cubin_arch(view)
+        except ValueError as e:
+            raise ValueError(f"part #{part['index']} (cubin): {e}") from None
+        part["arch"] = _reconcile(part, recorded, arch, a_known=a_known, f_recorded=False)
+        self._commit(part)
+        self._call(
+            _nvfatbin().add_cubin,
+            "nvFatbinAddCubin",
+            part,
+            self._handle,
+            view,
+            len(view),
+            part["arch"].bare,
+            identifier or "",
+        )
+        self._finish(part)
+
+    def add_ptx(
+        self,
+        data,
+        arch: Arch | str | int | None = None,
+        identifier: str | None = None,
+        ptxas_options: str | None = None,
+    ) -> None:
+        """Add PTX (``nvFatbinAddPTX``); the driver JIT-compiles it on GPUs with no matching SASS.
+
+        Parameters
+        ----------
+        data : str, bytes, bytearray or memoryview
+            PTX text.
+        arch : Arch, str or int, optional
+            Default: None (the ``.target`` directive). A given arch must equal ``.target``, suffix included.
+        identifier : str, optional
+            Default: None.
+        ptxas_options : str, optional
+            Options for the driver's JIT compile (e.g. ``"-O3"``). Default: None.
+        """
+        part, view = self._begin("ptx", None, identifier, data)
+        try:
+            recorded = ptx_target(view)
+        except ValueError as e:
+            raise ValueError(f"part #{part['index']} (ptx): {e}") from None
+        if recorded is None:
+            raise ValueError(f"part #{part['index']} (ptx): no .version/.target directives; is this PTX?")
+        part["arch"] = _reconcile(part, recorded, arch, a_known=True, f_recorded=True)
+        _check_options("ptxas_options", ptxas_options)
+        self._commit(part)
+        self._call(
+            _nvfatbin().add_ptx,
+            "nvFatbinAddPTX",
+            part,
+            self._handle,
+            view,
+            len(view),
+            part["arch"].bare,
+            identifier or "",
+            ptxas_options or "",
+        )
+        self._finish(part)
+
+    def add_ltoir(
+        self, data, arch: Arch | str | int | None = None, identifier: str | None = None, nvvm_options: str | None = None
+    ) -> None:
+        """Add LTO-IR (``nvFatbinAddLTOIR``), for later link-time optimisation by nvJitLink.
+
+        Parameters
+        ----------
+        data : bytes, bytearray or memoryview
+            LTO-IR as NVRTC (``link_time_optimization=True``) or ``nvcc -dlto`` writes it.
+        arch : Arch, str or int, optional
+            Default: None (read from the LTO-IR header). Must match it where the header records it.
+        identifier : str, optional
+            Default: None.
+        nvvm_options : str, optional
+            NVVM options recorded with the entry. Default: None.
+        """
+        part, view = self._begin("ltoir", None, identifier, data)
+        if bytes(view[:4]) != LTOIR_MAGIC:
+            raise ValueError(f"part #{part['index']} (ltoir): data does not start with the LTO-IR magic ED 43 4E 7F")
+        recorded = ltoir_arch(view)
+        part["arch"] = _reconcile(part, recorded, arch, a_known=recorded is not None, f_recorded=False)
+        _check_options("nvvm_options", nvvm_options)
+        self._commit(part)
+        self._call(
+            _nvfatbin().add_ltoir,
+            "nvFatbinAddLTOIR",
+            part,
+            self._handle,
+            view,
+            len(view),
+            part["arch"].bare,
+            identifier or "",
+            nvvm_options or "",
+        )
+        self._finish(part)
+
+    def add_reloc(self, data) -> None:
+        """Add the relocatable device code of a host object (``nvFatbinAddReloc``; libnvfatbin 12.5+).
+
+        Parameters
+        ----------
+        data : bytes, bytearray or memoryview
+            A host ELF object made with relocatable device code (``nvcc -rdc=true -c``).
+        """
+        _require("add_reloc")
+        part, view = self._begin("reloc", None, None, data)
+        if _detected_or_none(view) != "host_elf":
+            raise ValueError(f"part #{part['index']} (reloc): expected a host ELF object (nvcc -rdc=true -c output)")
+        self._commit(part)
+        self._call(_nvfatbin().add_reloc, "nvFatbinAddReloc", part, self._handle, view, len(view))
+        self._finish(part)
+
+    def add_tile_ir(self, data, identifier: str | None = None, options: str | None = None) -> None:
+        """Add Tile IR bytecode (``nvFatbinAddTileIR``; libnvfatbin 13.1+).
+
+        Parameters
+        ----------
+        data : bytes, bytearray or memoryview
+            Tile IR bytecode (starts with ``\\x7fTileIR\\0``).
+        identifier : str, optional
+            Default: None.
+        options : str, optional
+            Options for the JIT compile of the Tile IR. Default: None.
+        """
+        _require("add_tile_ir")
+        part, view = self._begin("tile_ir", None, identifier, data)
+        if bytes(view[:8]) != TILE_IR_MAGIC:
+            raise ValueError(
+                f"part #{part['index']} (tile_ir): data does not start with the Tile IR magic \\x7fTileIR\\0"
+            )
+        _check_options("options", options)
+        self._commit(part)
+        self._call(
+            _nvfatbin().add_tile_ir,
+            "nvFatbinAddTileIR",
+            part,
+            self._handle,
+            view,
+            len(view),
+            identifier or "",
+            options or "",
+        )
+        self._finish(part)
+
+    def add_index(self, data, identifier: str | None = None) -> None:
+        """Add an index (``nvFatbinAddIndex``; libnvfatbin 12.5+ and a cuda-bindings that exposes it).
+
+        Parameters
+        ----------
+        data : bytes, bytearray or memoryview
+            The index, in the format libnvfatbin expects (it validates it: ERROR_INVALID_INDEX).
+        identifier : str, optional
+            Default: None.
+        """
+        _require("add_index")
+        part, view = self._begin("index", None, identifier, data)
+        self._commit(part)
+        self._call(_nvfatbin().add_index, "nvFatbinAddIndex", part, self._handle, view, len(view), identifier or "")
+        self._finish(part)
+
+    def add(self, part) -> None:
+        """Add any part form :func:`from_parts` takes (``Part``, ObjectCode, bytes-like or path).
+
+        A cuda.core ``ObjectCode``'s symbol mapping is not kept here; use :func:`from_parts` to merge them.
+        """
+        self._add_resolved(_resolve_part(part, len(self._parts)))
+
+    def _add_resolved(self, r: _Resolved) -> None:
+        if r.kind == "cubin":
+            self.add_cubin(r.data, r.arch, r.identifier)
+        elif r.kind == "ptx":
+            self.add_ptx(r.data, r.arch, r.identifier, r.options)
+        elif r.kind == "ltoir":
+            self.add_ltoir(r.data, r.arch, r.identifier, r.options)
+        elif r.kind == "tile_ir":
+            self.add_tile_ir(r.data, r.identifier, r.options)
+        elif r.kind == "index":
+            self.add_index(r.data, r.identifier)
+        else:
+            if r.arch is not None or r.identifier is not None or r.options is not None:
+                raise ValueError(
+                    f"part #{len(self._parts)} (reloc): arch, identifier and options do not apply to reloc"
+                )
+            self.add_reloc(r.data)
+
+    # -- output ---------------------------------------------------------------------------------
+    def build(self) -> bytes:
+        """Return the fat binary (``nvFatbinSize`` + ``nvFatbinGet``).
+
+        Raises
+        ------
+        ValueError
+            If no part has been added (an empty fatbin loads nothing).
+        FatbinError
+            libnvfatbin failed (e.g. compression).
+        """
+        self._check_open()
+        if not self._parts:
+            raise ValueError("no parts added: add at least one cubin, PTX, LTO-IR, reloc, Tile IR or index")
+        binding = _nvfatbin()
+        size = self._call(binding.size, "nvFatbinSize", None, self._handle)
+        out = bytearray(size)
+        self._call(binding.get, "nvFatbinGet", None, self._handle, out)
+        return bytes(out)
+
+    def object_code(self, name: str = "", symbol_mapping: Mapping[str, str] | None = None) -> ObjectCode:
+        """Build and wrap the result as a ``cuda.core.ObjectCode`` (code_type ``"fatbin"``).
+
+        Parameters
+        ----------
+        name : str, optional
+            Name of the ObjectCode. Default: "".
+        symbol_mapping : mapping, optional
+            Name expression to mangled name, for ``get_kernel``. Default: None.
+        """
+        from cuda.core import ObjectCode
+
+        return ObjectCode.from_fatbin(self.build(), name=name, symbol_mapping=dict(symbol_mapping or {}))
+
+
+def _detected_or_none(view) -> str | None:
+    try:
+        return detect(view).kind
+    except ValueError:
+        return None
+
+
+def _check_options(name: str, value) -> None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"{name} must be a str or None; got {type(value).__name__}")
+    if value and "\0" in value:
+        raise ValueError(f"{name} {value!r} contains a NUL character")
+
+
+def _reconcile(part: dict, recorded: Arch | None, given, *, a_known: bool, f_recorded: bool) -> Arch:
+    """The arch to use: the recorded one, checked against the one the caller gave."""
+    where = f"part #{part['index']} ({part['kind']})"
+    if given is None:
+        if recorded is None:
+            raise ValueError(f"{where}: the data records no arch; pass arch=")
+        return recorded
+    try:
+        given = Arch.parse(given)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{where}: {e}") from None
+    if recorded is None:
+        return given
+    mismatch = given.sm != recorded.sm
+    if recorded.suffix == "a" and given.suffix != "a":
+        mismatch = True
+    if given.suffix == "a" and recorded.suffix != "a" and a_known:
+        mismatch = True
+    if f_recorded and given.suffix != recorded.suffix:
+        mismatch = True
+    if mismatch:
+        raise ValueError(f"{where}: arch {given} was given but the data is for {recorded}")
+    return given
+
+
+# -- one-shot forms ------------------------------------------------------------------------------
+
+_CODE_TYPE_KINDS = {"cubin": "cubin", "ptx": "ptx", "ltoir": "ltoir", "object": "reloc"}
+_DETECTED_KINDS = {"cubin": "cubin", "ptx": "ptx", "ltoir": "ltoir", "tile_ir": "tile_ir", "host_elf": "reloc"}
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    kind: str
+    data: Any
+    arch: Any
+    identifier: str | None
+    options: str | None
+    symbol_mapping: dict
+
+
+def _is_object_code(obj) -> bool:
+    t = type(obj)
+    return t.__name__ == "ObjectCode" and t.__module__.startswith("cuda.core")
+
+
+def _read_path(path, where: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise ValueError(f"{where}: cannot read {os.fspath(path)!r}: {e.strerror or e}") from None
+
+
+def _resolve_part(part, index: int) -> _Resolved:
+    """Turn any accepted part form into kind, data, arch, identifier, options and symbol mapping."""
+    where = f"part #{index}"
+    if isinstance(part, Part):
+        data = part.data
+        if isinstance(data, os.PathLike) or (isinstance(data, str) and part.kind != "ptx"):
+            data = _read_path(data, where)
+        kind = part.kind or _detected_kind(data, where)
+        return _Resolved(kind, data, part.arch, part.identifier, part.options, {})
+    if _is_object_code(part):
+        code_type = part.code_type
+        kind = _CODE_TYPE_KINDS.get(code_type)
+        if kind is None:
+            raise ValueError(
+                f"{where}: an ObjectCode of code_type {code_type!r} cannot be a fatbin part "
+                f"(accepted: {', '.join(_CODE_TYPE_KINDS)})"
+            )
+        data = part.code
+        if isinstance(data, (str, os.PathLike)):
+            data = _read_path(data, where)
+        identifier = (part.name or None) if kind != "reloc" else None
+        return _Resolved(kind, data, None, identifier, None, dict(part.symbol_mapping or {}))
+    if isinstance(part, (str, os.PathLike)):
+        if isinstance(part, str) and not os.path.exists(part) and ("\n" in part or ".target" in part):
+            raise ValueError(
+                f"{where}: a str part is a file path, and {part[:40]!r}... is not a file; "
+                "pass PTX text as Part(text, kind='ptx') or as bytes"
+            )
+        data = _read_path(part, where)
+        return _Resolved(_detected_kind(data, f"{where} ({os.fspath(part)})"), data, None, None, None, {})
+    if isinstance(part, (bytes, bytearray, memoryview)):
+        return _Resolved(_detected_kind(part, where), part, None, None, None, {})
+    raise TypeError(
+        f"{where}: expected a Part, a cuda.core ObjectCode, bytes-like data or a path; got {type(part).__name__}"
+    )
+
+
+def _detected_kind(data, where: str) -> str:
+    try:
+        found = detect(data)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{where}: {e}") from None
+    kind = _DETECTED_KINDS.get(found.kind)
+    if kind is None:
+        hint = {
+            "fatbin": "a fatbin cannot be nested; add its entries instead",
+            "nvvm": "NVVM IR must be compiled to LTO-IR first (cuda.core Program(..., 'nvvm'))",
+        }[found.kind]
+        raise ValueError(f"{where}: data is {found.kind}: {hint}")
+    return kind
+
+
+def _merge_mappings(resolved: Iterable[_Resolved], extra: Mapping[str, str] | None) -> dict:
+    merged: dict = {}
+    origin: dict = {}
+    sources = [(f"part #{i}", r.symbol_mapping) for i, r in enumerate(resolved)]
+    if extra:
+        sources.append(("symbol_mapping=", dict(extra)))
+    for src, mapping in sources:
+        for key, value in mapping.items():
+            if key in merged and merged[key] != value:
+                raise ValueError(
+                    f"symbol mapping conflict for {key!r}: {origin[key]} maps it to {merged[key]!r}, {src} to {value!r}"
+                )
+            merged[key], origin[key] = value, src
+    return merged
+
+
+def _build(parts, options: FatbinOptions | None) -> tuple[bytes, list[_Resolved]]:
+    if isinstance(parts, (bytes, bytearray, memoryview, str, os.PathLike, Part)) or _is_object_code(parts):
+        raise TypeError("parts must be an iterable of parts, e.g. [cubin_bytes, Part(ptx, kind='ptx')]")
+    resolved = [_resolve_part(p, i) for i, p in enumerate(parts)]
+    if not resolved:
+        raise ValueError("parts is empty: a fatbin needs at least one part")
+    with FatbinBuilder(options) as builder:
+        for r in resolved:
+            builder._add_resolved(r)
+        return builder.build(), resolved
+
+
+def build_fatbin(parts: Iterable, *, options: FatbinOptions | None = None) -> bytes:
+    """Build a fat binary from ``parts`` and return its bytes.
+
+    Parameters
+    ----------
+    parts : iterable
+        Each a :class:`Part`, a cuda.core ``ObjectCode`` (cubin, ptx, ltoir or object), bytes-like
+        data (kind and arch detected) or a path (``str`` / ``os.PathLike``) to such a file.
+    options : FatbinOptions, optional
+        Default: None (libnvfatbin's defaults).
+
+    Returns
+    -------
+    bytes
+    """
+    return _build(parts, options)[0]
+
+
+def from_parts(
+    parts: Iterable,
+    *,
+    options: FatbinOptions | None = None,
+    name: str = "",
+    symbol_mapping: Mapping[str, str] | None = None,
+) -> ObjectCode:
+    """Build a fat binary from ``parts`` and return it as a ``cuda.core.ObjectCode`` (code_type "fatbin").
+
+    Parameters
+    ----------
+    parts : iterable
+        As for :func:`build_fatbin`. The symbol mappings of ``ObjectCode`` parts are merged.
+    options : FatbinOptions, optional
+        Default: None.
+    name : str, optional
+        Name of the ObjectCode. Default: "".
+    symbol_mapping : mapping, optional
+        Extra name-expression mappings, merged with the parts'. Default: None.
+
+    Raises
+    ------
+    ValueError
+        Two parts (or ``symbol_mapping``) map one name expression to different symbols; or a part is bad.
+    """
+    data, resolved = _build(parts, options)
+    merged = _merge_mappings(resolved, symbol_mapping)
+    from cuda.core import ObjectCode
+
+    return ObjectCode.from_fatbin(data, name=name, symbol_mapping=merged)

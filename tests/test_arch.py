@@ -1,0 +1,117 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cuda_fatbin import Arch
+
+
+@pytest.mark.parametrize(
+    "spec, expected",
+    [
+        ("sm_90", Arch(9, 0)),
+        ("compute_90", Arch(9, 0)),
+        ("lto_90", Arch(9, 0)),
+        ("90", Arch(9, 0)),
+        ("9.0", Arch(9, 0)),
+        ("90a", Arch(9, 0, "a")),
+        ("9.0a", Arch(9, 0, "a")),
+        ("sm_100f", Arch(10, 0, "f")),
+        ("compute_120a", Arch(12, 0, "a")),
+        (" SM_86 ", Arch(8, 6)),
+        ("12.1f", Arch(12, 1, "f")),
+        (90, Arch(9, 0)),
+        (75, Arch(7, 5)),
+        (Arch(8, 9), Arch(8, 9)),
+    ],
+)
+def test_parse_spellings(spec, expected):
+    assert Arch.parse(spec) == expected
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "sm_9x",
+        "abc",
+        "0",
+        "-1",
+        "sm_",
+        "",
+        "9",
+        "sm_90b",
+        "9.10",
+        "compute_",
+        "sm90",
+        "1000",
+        "sm_80a",
+        "sm_90f",
+        "0.5",
+        -1,
+        0,
+        5,
+    ],
+)
+def test_parse_rejects_bad_spellings(bad):
+    with pytest.raises(ValueError) as info:
+        Arch.parse(bad)
+    assert repr(bad) in str(info.value)
+
+
+@pytest.mark.parametrize("bad", [None, 9.0, b"90", True, ["90"]])
+def test_parse_rejects_bad_types(bad):
+    with pytest.raises(TypeError):
+        Arch.parse(bad)
+
+
+def test_properties():
+    a = Arch.parse("sm_90a")
+    assert str(a) == "sm_90a"
+    assert a.bare == "90a"
+    assert a.compute == "compute_90a"
+    assert a.capability == "9.0a"
+    assert a.sm == 90
+    assert a.base == Arch(9, 0)
+    assert Arch.parse(100).bare == "100"
+
+
+def test_order_and_hash():
+    archs = [Arch.parse(s) for s in ["sm_90a", "sm_80", "sm_100", "sm_90", "sm_100f", "sm_100a", "sm_86"]]
+    assert [str(a) for a in sorted(archs)] == ["sm_80", "sm_86", "sm_90", "sm_90a", "sm_100", "sm_100f", "sm_100a"]
+    assert len({Arch.parse("90"), Arch.parse("sm_90"), Arch.parse("9.0")}) == 1
+    with pytest.raises(TypeError):
+        _ = Arch(9, 0) < "sm_90"
+
+
+def test_direct_construction_is_validated():
+    with pytest.raises(ValueError, match="minor"):
+        Arch(9, 10)
+    with pytest.raises(ValueError, match="suffix"):
+        Arch(9, 0, "x")
+    with pytest.raises(ValueError, match="from sm_100"):
+        Arch(9, 0, "f")
+
+
+arches = st.builds(
+    lambda major, minor, suffix: Arch(
+        major, minor, suffix if major * 10 + minor >= {"": 0, "a": 90, "f": 100}[suffix] else ""
+    ),
+    st.integers(1, 99),
+    st.integers(0, 9),
+    st.sampled_from(["", "a", "f"]),
+)
+
+
+@given(arches)
+def test_every_spelling_round_trips(a):
+    for spelling in (str(a), a.bare, a.compute, a.capability, f"lto_{a.bare}"):
+        assert Arch.parse(spelling) == a
+    if not a.suffix:
+        assert Arch.parse(a.sm) == a
+
+
+@given(arches, arches)
+def test_order_is_total_and_consistent(a, b):
+    assert (a < b) + (b < a) + (a == b) == 1
+    assert (a == b) == (hash(a) == hash(b)) or a != b

@@ -1,0 +1,133 @@
+from __future__ import annotations
+
+import struct
+import subprocess
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cuda_fatbin import Arch, detect
+from cuda_fatbin._detect import cubin_arch, ltoir_arch, ptx_version
+
+from conftest import DATA, KERNEL_SRC, listing
+
+
+def test_cubins_for_every_supported_arch(artifacts, supported_specs, cuobjdump):
+    """Our arch equals cuobjdump's for every NVRTC cubin (ELF ABI 8), except the f suffix cubins never record."""
+    for spec in supported_specs:
+        data = artifacts[("cubin", spec)]
+        kind, arch = detect(data)
+        assert kind == "cubin"
+        [(_, oracle)] = listing(cuobjdump(data, "-lelf"))
+        assert str(arch) == oracle, spec
+        assert arch == Arch.parse(spec.rstrip("f")) if spec.endswith("f") else arch == Arch.parse(spec)
+
+
+@pytest.mark.parametrize("name", ["nvrtc129_sm_75", "nvrtc129_sm_80", "nvrtc129_sm_90a", "nvrtc129_sm_100a"])
+def test_cubin_fixtures_of_nvrtc_12_9(name, cuobjdump):
+    """ELF ABI 7 (SM < 100) and the 12.9 ABI 8 e_flags a-marker (sm_100a)."""
+    data = (DATA / f"{name}.cubin").read_bytes()
+    abi = data[8]
+    assert abi == (8 if "100" in name else 7)
+    kind, arch = detect(data)
+    [(_, oracle)] = listing(cuobjdump(data, "-lelf"))
+    assert (kind, str(arch)) == ("cubin", oracle) == ("cubin", name.split("_", 1)[1])
+    assert cubin_arch(data)[1] is True
+
+
+def test_nvcc_cubins(tmp_path, cuobjdump):
+    src = tmp_path / "k.cu"
+    src.write_text(KERNEL_SRC)
+    for arch in ("sm_75", "sm_90a", "sm_100a", "sm_120"):
+        out = tmp_path / f"{arch}.cubin"
+        subprocess.run(["nvcc", "-cubin", f"-arch={arch}", "-o", str(out), str(src)], check=True)
+        data = out.read_bytes()
+        [(_, oracle)] = listing(cuobjdump(data, "-lelf"))
+        assert str(detect(data).arch) == oracle == arch
+
+
+def test_ptx_targets(artifacts, supported_specs):
+    for spec in supported_specs:
+        kind, arch = detect(artifacts[("ptx", spec)])
+        assert kind == "ptx"
+        assert arch == Arch.parse(spec), spec
+        assert ptx_version(artifacts[("ptx", spec)]) >= (8, 0)
+
+
+def test_ptx_as_str_and_memoryview(ptx80):
+    assert detect(ptx80.decode().rstrip("\0")) == ("ptx", Arch(8, 0))
+    assert detect(memoryview(ptx80)) == ("ptx", Arch(8, 0))
+    assert detect(bytearray(ptx80)) == ("ptx", Arch(8, 0))
+
+
+def test_ptx_with_target_options():
+    ptx = b"//\n// comment\n.version 9.0\n.target sm_90a, debug\n.address_size 64\n"
+    assert detect(ptx) == ("ptx", Arch(9, 0, "a"))
+
+
+def test_ptx_with_bad_target():
+    with pytest.raises(ValueError, match="names no sm_XX"):
+        detect(b".version 9.0\n.target compute_xx\n")
+
+
+def test_ltoir(artifacts):
+    for spec in ("sm_80", "sm_90a", "sm_120"):
+        assert detect(artifacts[("ltoir", spec)]) == ("ltoir", Arch.parse(spec))
+    # f is not recorded in LTO-IR: sm_100f reads as sm_100
+    assert detect(artifacts[("ltoir", "sm_100f")]) == ("ltoir", Arch(10, 0))
+
+
+def test_ltoir_unknown_layout_has_no_arch():
+    assert ltoir_arch(b"\xed\x43\x4e\x7f" + b"\x00" * 8) is None
+    assert detect(b"\xed\x43\x4e\x7f" + b"\xff" * 200) == ("ltoir", None)
+
+
+def test_other_magics(tmp_path):
+    assert detect(b"\x50\xed\x55\xba\x01\x00\x10\x00" + bytes(8)) == ("fatbin", None)
+    assert detect(b"\x7fTileIR\x00\x0d\x01\x00") == ("tile_ir", None)
+    assert detect(b"BC\xc0\xde" + bytes(20)) == ("nvvm", None)
+    src = tmp_path / "h.cu"
+    src.write_text(KERNEL_SRC)
+    obj = tmp_path / "h.o"
+    subprocess.run(["nvcc", "-c", "-rdc=true", "-arch=sm_80", "-o", str(obj), str(src)], check=True)
+    assert detect(obj.read_bytes()) == ("host_elf", None)
+
+
+@pytest.mark.parametrize("bad", [b"", b"hello world", b"\x00" * 64, b"\x7fELF", b"\x7fELF\x02\x01\x01" + bytes(9)])
+def test_unrecognised_or_malformed(bad):
+    with pytest.raises(ValueError):
+        detect(bad)
+
+
+def test_bad_types():
+    with pytest.raises(TypeError):
+        detect(12)
+    with pytest.raises(ValueError, match="contiguous"):
+        detect(memoryview(b"abcdef")[::2])
+
+
+def test_cubin_with_bad_sm_in_flags(cubin80):
+    data = bytearray(cubin80)
+    flags = struct.unpack_from("<I", data, 48)[0]
+    struct.pack_into("<I", data, 48, flags & ~0xFF00)  # SM 0
+    with pytest.raises(ValueError, match="e_flags"):
+        detect(bytes(data))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_truncated_or_mutated_cubins_raise_only_value_error(artifacts, data):
+    """Any truncation or byte change of a cubin gives a result or a ValueError, never another exception."""
+    keys = sorted(k for k in artifacts if k[0] == "cubin")
+    blob = bytearray(artifacts[data.draw(st.sampled_from(keys))])
+    cut = data.draw(st.integers(0, len(blob)))
+    blob = blob[:cut]
+    for _ in range(data.draw(st.integers(0, 4))):
+        if blob:
+            blob[data.draw(st.integers(0, len(blob) - 1))] = data.draw(st.integers(0, 255))
+    try:
+        _kind, arch = detect(bytes(blob))
+    except ValueError:
+        return
+    assert arch is None or isinstance(arch, Arch)

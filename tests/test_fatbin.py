@@ -1,0 +1,519 @@
+from __future__ import annotations
+
+import gc
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import cuda_fatbin
+from cuda_fatbin import (
+    Arch,
+    FatbinBuilder,
+    FatbinError,
+    FatbinLibraryError,
+    FatbinOptions,
+    Part,
+    build_fatbin,
+    from_parts,
+    nvfatbin_version,
+)
+from cuda_fatbin import _fatbin as F
+
+from conftest import KERNEL_SRC, all_records, listing
+
+TILE_IR = b"\x7fTileIR\x00" + bytes([13, 1, 0, 0]) + bytes(20)  # header-only Tile IR that libnvfatbin accepts
+
+
+def entry_flags(fatbin: bytes) -> list[tuple[int, int]]:
+    """(kind, flags) of each top-level entry, read straight from the container headers."""
+    out, pos = [], 16
+    while pos < len(fatbin):
+        kind, _ver, hsize, psize = struct.unpack_from("<HHIQ", fatbin, pos)
+        out.append((kind, struct.unpack_from("<Q", fatbin, pos + 0x28)[0]))
+        pos += hsize + psize
+    return out
+
+
+# -- FatbinOptions ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "options, strings",
+    [
+        (FatbinOptions(), []),
+        (FatbinOptions(compress=True), ["-compress=true"]),
+        (FatbinOptions(compress=False), ["-compress=false"]),
+        (FatbinOptions(compress_all=True), ["-compress-all"]),
+        (FatbinOptions(compress_all=False), []),
+        (FatbinOptions(compress_mode="size"), ["-compress-mode=size"]),
+        (FatbinOptions(concat=True), ["-concat"]),
+        (FatbinOptions(host="windows"), ["-host=windows"]),
+        (FatbinOptions(address_bits=32), ["-32"]),
+        (FatbinOptions(debug=True), ["-g"]),
+        (FatbinOptions(producer="opencl"), ["-opencl"]),
+        (
+            FatbinOptions(compress=True, compress_mode="speed", host="linux", address_bits=64, producer="cuda"),
+            ["-compress=true", "-compress-mode=speed", "-host=linux", "-64", "-cuda"],
+        ),
+    ],
+)
+def test_options_to_strings(options, strings):
+    assert options._prepare_nvfatbin_options() == strings
+
+
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        ({"compress": "yes"}, "compress"),
+        ({"compress_all": 1}, "compress_all"),
+        ({"compress_mode": "fast"}, "compress_mode"),
+        ({"concat": "true"}, "concat"),
+        ({"host": "linux64"}, "host"),
+        ({"address_bits": 16}, "address_bits"),
+        ({"address_bits": True}, "address_bits"),
+        ({"debug": 0}, "debug"),
+        ({"producer": "hip"}, "producer"),
+    ],
+)
+def test_options_validation_names_the_field(kwargs, field):
+    with pytest.raises(ValueError, match=f"FatbinOptions.{field}"):
+        FatbinOptions(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"compress": False, "compress_mode": "size"},
+        {"compress": False, "compress_all": True},
+        {"compress_mode": "none", "compress_all": True},
+        {"compress": False, "concat": True},
+        {"compress_mode": "none", "concat": True},
+    ],
+)
+def test_contradicting_options(kwargs):
+    with pytest.raises(ValueError, match="contradicts|cannot go with"):
+        FatbinOptions(**kwargs)
+
+
+def test_every_option_reaches_the_fatbin(cubin80, ptx80, cuobjdump):
+    """Each option's effect, as cuobjdump (or the entry flags) shows it."""
+
+    def build(opts, parts=(cubin80, ptx80)):
+        return build_fatbin(parts, options=opts)
+
+    assert {r["host"] for r in all_records(cuobjdump(build(FatbinOptions(host="windows")), "-all"))} == {"windows"}
+    assert {r["host"] for r in all_records(cuobjdump(build(FatbinOptions(host="linux")), "-all"))} == {"linux"}
+    recs = all_records(cuobjdump(build(FatbinOptions(address_bits=32), [ptx80]), "-all"))
+    assert {r["compile_size"] for r in recs} == {"32bit"}
+    # compress=False: nothing compressed; compress_all: everything compressed
+    assert not any("compressed" in r for r in all_records(cuobjdump(build(FatbinOptions(compress=False)), "-all")))
+    assert all("compressed" in r for r in all_records(cuobjdump(build(FatbinOptions(compress_all=True)), "-all")))
+    # compress modes: speed writes LZ4 (0x2000), size writes zstd (0x8000), none writes neither
+    lz4 = entry_flags(build(FatbinOptions(compress_all=True, compress_mode="speed")))
+    zstd = entry_flags(build(FatbinOptions(compress_all=True, compress_mode="size")))
+    none = entry_flags(build(FatbinOptions(compress_mode="none")))
+    assert all(f & 0x2000 for _, f in lz4) and all(f & 0x8000 for _, f in zstd)
+    assert not any(f & 0xA000 for _, f in none)
+    assert all(f & 0x2 for _, f in entry_flags(build(FatbinOptions(debug=True))))
+    assert all(f & 0x8 and not f & 0x4 for _, f in entry_flags(build(FatbinOptions(producer="opencl"))))
+    assert all(f & 0x4 for _, f in entry_flags(build(FatbinOptions(producer="cuda"))))
+    if nvfatbin_version() >= (13, 4):
+        concat = build(FatbinOptions(concat=True))
+        assert {k for k, _ in entry_flags(concat)} == {0x100}  # one concatenated entry per kind
+        assert sorted(listing(cuobjdump(concat, "-lelf", "-lptx"))) == [("elf", "sm_80"), ("ptx", "sm_80")]
+
+
+# -- FatbinBuilder ---------------------------------------------------------------------------------
+
+
+def test_builder_all_add_methods(artifacts, cuobjdump, tmp_path):
+    obj = tmp_path / "r.o"
+    src = tmp_path / "r.cu"
+    src.write_text(KERNEL_SRC)
+    subprocess.run(["nvcc", "-c", "-rdc=true", "-arch=sm_80", "-o", str(obj), str(src)], check=True)
+    with FatbinBuilder() as b:
+        b.add_cubin(artifacts[("cubin", "sm_90a")], identifier="c")
+        b.add_ptx(artifacts[("ptx", "sm_80")], "compute_80", "p", "-O3")
+        b.add_ltoir(artifacts[("ltoir", "sm_80")], identifier="l", nvvm_options="-ftz=1")
+        b.add_reloc(obj.read_bytes())
+        if nvfatbin_version() >= (13, 1):
+            b.add_tile_ir(TILE_IR, identifier="t", options="")
+        data = b.build()
+        kinds = [p["kind"] for p in b.parts]
+    assert kinds[:4] == ["cubin", "ptx", "ltoir", "reloc"]
+    text = cuobjdump(data, "-all")
+    recs = all_records(text)
+    by_kind = {r["kind"]: r for r in recs}
+    assert by_kind["elf"]["arch"] == "sm_90a" and by_kind["elf"]["identifier"] == "c"
+    assert by_kind["ptx"]["ptxasOptions"] == "-O3"
+    assert by_kind["nvvm"]["nvvmOptions"] == "-ftz=1"
+    if nvfatbin_version() >= (13, 1):
+        assert by_kind["tile ir"]["identifier"] == "t"
+    # AddReloc takes the object's PTX as a "relocatable ptx" entry
+    assert by_kind["relocatable ptx"]["arch"] == "sm_80"
+
+
+def test_data_forms_without_copy(cubin80, ptx80, cuobjdump):
+    forms = [cubin80, bytearray(cubin80), memoryview(cubin80)]
+    for i, form in enumerate(forms):
+        with FatbinBuilder() as b:
+            b.add_cubin(form, identifier=f"x{i}")
+            b.add_ptx(ptx80.decode().rstrip("\0"))
+            assert sorted(listing(cuobjdump(b.build(), "-lelf", "-lptx"))) == [("elf", "sm_80"), ("ptx", "sm_80")]
+    with FatbinBuilder() as b:
+        b.add_ptx(memoryview(bytearray(ptx80)))
+        with pytest.raises(TypeError, match="not str"):
+            b.add_cubin("/no/such/file.cubin")
+        with pytest.raises(TypeError):
+            b.add_cubin(12345)
+
+
+def test_arch_validation(artifacts):
+    c80, c90a, p80 = artifacts[("cubin", "sm_80")], artifacts[("cubin", "sm_90a")], artifacts[("ptx", "sm_80")]
+    with FatbinBuilder() as b:
+        with pytest.raises(ValueError, match="arch sm_90 was given but the data is for sm_80"):
+            b.add_cubin(c80, "90")
+        with pytest.raises(ValueError, match="arch sm_90 was given but the data is for sm_90a"):
+            b.add_cubin(c90a, "sm_90")  # libnvfatbin itself would silently drop the suffix
+        with pytest.raises(ValueError, match="arch sm_90a was given but the data is for sm_80"):
+            b.add_cubin(c80, "90a")
+        with pytest.raises(ValueError, match="arch sm_90 was given but the data is for sm_80"):
+            b.add_ptx(p80, "90")
+        with pytest.raises(ValueError, match="arch sm_75 was given but the data is for sm_80"):
+            b.add_ptx(p80, 75)
+        with pytest.raises(ValueError, match="not an arch"):
+            b.add_cubin(c80, "sm_8x")
+        if ("ptx", "sm_90a") in artifacts:
+            with pytest.raises(ValueError, match="arch sm_90 was given but the data is for sm_90a"):
+                b.add_ptx(artifacts[("ptx", "sm_90a")], "90")
+        with pytest.raises(ValueError, match="arch sm_90 was given but the data is for sm_80"):
+            b.add_ltoir(artifacts[("ltoir", "sm_80")], "90")
+        assert b.parts == []
+
+
+def test_f_suffix_comes_from_the_caller(artifacts, cuobjdump):
+    if ("cubin", "sm_100f") not in artifacts:
+        pytest.skip("NVRTC has no sm_100")
+    with FatbinBuilder() as b:
+        b.add_cubin(artifacts[("cubin", "sm_100f")], "sm_100f")
+        b.add_cubin(artifacts[("cubin", "sm_100")], identifier="plain")
+        b.add_ltoir(artifacts[("ltoir", "sm_100f")], "100f")
+        b.add_ptx(artifacts[("ptx", "sm_100f")])
+        with pytest.raises(ValueError, match="given but the data is for sm_100f"):
+            b.add_ptx(artifacts[("ptx", "sm_100f")], "100", identifier="again")
+        assert [str(p["arch"]) for p in b.parts] == ["sm_100f", "sm_100", "sm_100f", "sm_100f"]
+        data = b.build()
+    # cuobjdump prints ELF entries without the f (as for nvcc's own sm_100f fatbins); the entry flags carry it
+    assert sorted(listing(cuobjdump(data, "-lelf", "-lptx"))) == [
+        ("elf", "sm_100"),
+        ("elf", "sm_100"),
+        ("ptx", "sm_100f"),
+    ]
+    assert [bool(f & 0x200000) for _, f in entry_flags(data)] == [True, False, True, True]
+
+
+def test_duplicates(cubin80):
+    with FatbinBuilder() as b:
+        b.add_cubin(cubin80)
+        with pytest.raises(ValueError, match="already added"):
+            b.add_cubin(cubin80)
+        b.add_cubin(cubin80, identifier="other")
+    with FatbinBuilder(allow_duplicates=True) as b:
+        b.add_cubin(cubin80)
+        b.add_cubin(cubin80)
+        assert len(b.parts) == 2
+        b.build()
+
+
+def test_bad_inputs(cubin80, ptx80):
+    with FatbinBuilder() as b:
+        with pytest.raises(ValueError, match="empty"):
+            b.add_cubin(b"")
+        with pytest.raises(ValueError, match=r"part #0 \(cubin\): malformed cubin"):
+            b.add_cubin(cubin80[:200])  # libnvfatbin would accept this truncated cubin
+        with pytest.raises(ValueError, match="is this PTX"):
+            b.add_ptx(b"not ptx at all")
+        with pytest.raises(ValueError, match="LTO-IR magic"):
+            b.add_ltoir(cubin80, "80")
+        with pytest.raises(ValueError, match="host ELF"):
+            b.add_reloc(cubin80)
+        with pytest.raises(TypeError, match="identifier"):
+            b.add_cubin(cubin80, identifier=5)
+        with pytest.raises(ValueError, match="NUL"):
+            b.add_ptx(ptx80, ptxas_options="-O3\0")
+        with pytest.raises(ValueError, match="no parts added"):
+            b.build()
+        if nvfatbin_version() >= (13, 1):
+            with pytest.raises(ValueError, match="Tile IR magic"):
+                b.add_tile_ir(b"garbage data")
+    with pytest.raises(TypeError, match="FatbinOptions"):
+        FatbinBuilder({"compress": True})
+
+
+def test_library_errors_carry_the_part(cubin80):
+    with FatbinBuilder() as b:
+        b.add_cubin(cubin80)
+        with pytest.raises(FatbinError) as info:
+            b.add_index(b"not an index", identifier="idx")
+    err = info.value
+    assert err.result_name == "ERROR_INVALID_INDEX"
+    assert err.function == "nvFatbinAddIndex"
+    assert err.part == {"index": 1, "kind": "index", "arch": None, "identifier": "idx"}
+    assert "part #1 (index, identifier 'idx')" in str(err) and err.error_string in str(err)
+
+
+def test_address_bits_mismatch_is_a_fatbin_error(cubin80):
+    with (
+        FatbinBuilder(FatbinOptions(address_bits=32)) as b,
+        pytest.raises(FatbinError, match="ERROR_ELF_SIZE_MISMATCH"),
+    ):
+        b.add_cubin(cubin80)
+
+
+def test_close_is_idempotent_and_closed_builder_refuses(cubin80, monkeypatch):
+    destroyed = []
+    binding = F._nvfatbin()
+    real = binding.destroy
+    monkeypatch.setattr(binding, "destroy", lambda h: (destroyed.append(h), real(h)))
+    b = FatbinBuilder()
+    b.add_cubin(cubin80)
+    assert not b.is_closed
+    b.close()
+    b.close()
+    assert b.is_closed and len(destroyed) == 1
+    for call in (b.build, lambda: b.add_cubin(cubin80), lambda: b.handle, b.__enter__):
+        with pytest.raises(RuntimeError, match="closed"):
+            call()
+    # errors inside the with-block still destroy exactly once
+    with pytest.raises(ValueError), FatbinBuilder() as b2:
+        b2.add_cubin(b"")
+    assert b2.is_closed and len(destroyed) == 2
+    # garbage collection destroys an unclosed builder once
+    b3 = FatbinBuilder()
+    del b3
+    gc.collect()
+    assert len(destroyed) == 3
+
+
+def test_many_build_close_cycles_do_not_grow_memory(cubin80):
+    """10,000 create/add/build/close cycles: resident memory stays flat (no leaked handles)."""
+
+    def rss_kib() -> int:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+        raise AssertionError("no VmRSS")
+
+    opts = FatbinOptions(compress=False)
+
+    def cycle(n):
+        for _ in range(n):
+            with FatbinBuilder(opts) as b:
+                b.add_cubin(cubin80)
+                b.build()
+
+    cycle(1000)  # warm up allocator pools
+    gc.collect()
+    before = rss_kib()
+    cycle(10_000)
+    gc.collect()
+    growth = rss_kib() - before
+    # a leaked handle holds at least the cubin copy (~5 KiB): 10,000 leaks would be ~50 MiB
+    assert growth < 8 * 1024, f"RSS grew by {growth} KiB over 10,000 cycles"
+
+
+# -- version gating --------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def old_library(monkeypatch):
+    def set_version(v):
+        monkeypatch.setattr(F, "_version_cache", v)
+
+    return set_version
+
+
+@pytest.mark.parametrize(
+    "version, action, message",
+    [
+        ((12, 9), lambda b: b.add_tile_ir(TILE_IR), "add_tile_ir requires libnvfatbin 13.1 or newer; found 12.9"),
+        ((12, 4), lambda b: b.add_reloc(b"\x7fELF"), "add_reloc requires libnvfatbin 12.5 or newer; found 12.4"),
+        ((12, 4), lambda b: b.add_index(b"x"), "add_index requires libnvfatbin 12.5 or newer; found 12.4"),
+    ],
+)
+def test_version_gating_of_entry_points(old_library, version, action, message):
+    b = FatbinBuilder()
+    old_library(version)
+    with pytest.raises(FatbinLibraryError, match=message) as info:
+        action(b)
+    assert info.value.found == version and "install nvidia-nvfatbin" in str(info.value)
+    b.close()
+
+
+@pytest.mark.parametrize(
+    "version, options, message",
+    [
+        ((13, 0), FatbinOptions(concat=True), "FatbinOptions.concat requires libnvfatbin 13.4 or newer; found 13.0"),
+        ((12, 5), FatbinOptions(compress_mode="size"), "compress_mode requires libnvfatbin 12.6 or newer; found 12.5"),
+        ((12, 3), FatbinOptions(), "FatbinBuilder requires libnvfatbin 12.4 or newer; found 12.3"),
+    ],
+)
+def test_version_gating_of_options(old_library, version, options, message):
+    old_library(version)
+    with pytest.raises(FatbinLibraryError, match=message) as info:
+        FatbinBuilder(options)
+    assert "pip" not in str(info.value) or "install" in str(info.value)
+    assert ("nvidia-nvfatbin-cu12>=12" in str(info.value)) == (version[0] == 12)
+
+
+def test_binding_without_function(monkeypatch, cubin80):
+    class OldBinding:
+        def __getattr__(self, name):
+            if name == "add_index":
+                raise AttributeError(name)
+            return getattr(real, name)
+
+    real = F._nvfatbin()
+    monkeypatch.setattr(F, "_nvfatbin", lambda: OldBinding())
+    with (
+        FatbinBuilder() as b,
+        pytest.raises(FatbinLibraryError, match="cuda.bindings.nvfatbin.add_index.*pip install -U"),
+    ):
+        b.add_index(b"x")
+
+
+def test_missing_library(monkeypatch):
+    class NoLibrary:
+        def version(self):
+            raise RuntimeError("libnvfatbin.so.13: cannot open shared object file")
+
+    monkeypatch.setattr(F, "_version_cache", None)
+    monkeypatch.setattr(F, "_nvfatbin", lambda: NoLibrary())
+    with pytest.raises(FatbinLibraryError, match="libnvfatbin could not be loaded.*pip install nvidia-nvfatbin"):
+        nvfatbin_version()
+    with pytest.raises(FatbinLibraryError):
+        FatbinBuilder()
+
+
+def test_nvfatbin_version_is_the_loaded_one():
+    from cuda.bindings import nvfatbin
+
+    assert nvfatbin_version() == tuple(nvfatbin.version())
+
+
+# -- from_parts / build_fatbin ---------------------------------------------------------------------
+
+
+def test_every_part_form(artifacts, tmp_path, cuobjdump):
+    from cuda.core import ObjectCode, Program, ProgramOptions
+
+    path = tmp_path / "k75.cubin"
+    path.write_bytes(artifacts[("cubin", "sm_75")])
+    ptx_path = tmp_path / "k.ptx"
+    ptx_path.write_bytes(artifacts[("ptx", "sm_90")])
+    oc_cubin = Program(KERNEL_SRC, "c++", ProgramOptions(arch="sm_86")).compile(
+        "cubin", name_expressions=["scale<float>"]
+    )
+    oc_ptx_file = ObjectCode.from_ptx(str(ptx_path), name="from_file")
+    parts = [
+        artifacts[("cubin", "sm_80")],  # bytes
+        bytearray(artifacts[("cubin", "sm_89")]),  # bytearray
+        str(path),  # str path
+        ptx_path,  # PathLike
+        oc_cubin,  # ObjectCode with symbol mapping
+        oc_ptx_file,  # ObjectCode whose code is a path
+        Part(artifacts[("ptx", "sm_80")].decode(), kind="ptx", arch="compute_80", identifier="text", options="-O2"),
+        Part(tmp_path / "k75.cubin", identifier="via_part"),
+        artifacts[("ltoir", "sm_90a")],
+    ]
+    obj = from_parts(parts, name="mine", symbol_mapping={"saxpy": "saxpy"})
+    assert obj.code_type == "fatbin" and obj.name == "mine"
+    assert obj.symbol_mapping == {"scale<float>": b"_Z5scaleIfEvPT_S0_i", "saxpy": "saxpy"}
+    got = sorted(listing(cuobjdump(bytes(obj.code), "-lelf", "-lptx")))
+    assert got == sorted(
+        [("elf", "sm_80"), ("elf", "sm_89"), ("elf", "sm_75"), ("ptx", "sm_90"), ("elf", "sm_86"), ("ptx", "sm_90"),
+         ("ptx", "sm_80"), ("elf", "sm_75")]
+    )  # fmt: skip
+    assert build_fatbin(parts) == bytes(obj.code)
+
+
+def test_symbol_mapping_conflicts(artifacts):
+    from cuda.core import ObjectCode
+
+    a = ObjectCode.from_cubin(artifacts[("cubin", "sm_80")], symbol_mapping={"k": "_Z1kv"})
+    b = ObjectCode.from_cubin(artifacts[("cubin", "sm_90")], symbol_mapping={"k": "_Z1kv"})
+    c = ObjectCode.from_cubin(artifacts[("cubin", "sm_75")], symbol_mapping={"k": "_Z1kf"})
+    assert from_parts([a, b]).symbol_mapping == {"k": "_Z1kv"}
+    with pytest.raises(ValueError, match=r"conflict for 'k': part #1 maps it to '_Z1kv', part #2 to '_Z1kf'"):
+        from_parts([a, b, c])
+    with pytest.raises(ValueError, match="symbol_mapping= to 'other'"):
+        from_parts([a], symbol_mapping={"k": "other"})
+
+
+def test_bad_parts(artifacts, tmp_path):
+    from cuda.core import ObjectCode
+
+    with pytest.raises(ValueError, match="empty"):
+        build_fatbin([])
+    with pytest.raises(TypeError, match="iterable of parts"):
+        build_fatbin(artifacts[("cubin", "sm_80")])
+    with pytest.raises(TypeError, match="part #1: expected a Part"):
+        build_fatbin([artifacts[("cubin", "sm_80")], 42])
+    with pytest.raises(ValueError, match=r"part #0: cannot read '.*nope.cubin'"):
+        build_fatbin([str(tmp_path / "nope.cubin")])
+    with pytest.raises(ValueError, match="Part\\(text, kind='ptx'\\)"):
+        build_fatbin([artifacts[("ptx", "sm_80")].decode()])
+    with pytest.raises(ValueError, match="part #0: unrecognised data"):
+        build_fatbin([b"garbage bytes"])
+    with pytest.raises(ValueError, match="a fatbin cannot be nested"):
+        build_fatbin([build_fatbin([artifacts[("cubin", "sm_80")]])])
+    with pytest.raises(ValueError, match="NVVM IR must be compiled"):
+        build_fatbin([b"BC\xc0\xde" + bytes(32)])
+    with pytest.raises(ValueError, match="code_type 'fatbin' cannot be a fatbin part"):
+        from_parts([ObjectCode.from_fatbin(build_fatbin([artifacts[("cubin", "sm_80")]]))])
+    with pytest.raises(ValueError, match="Part.kind must be one of"):
+        Part(b"x", kind="elf")
+    with pytest.raises(ValueError, match=r"part #1 \(cubin\): arch sm_75 was given"):
+        build_fatbin([artifacts[("cubin", "sm_80")], Part(artifacts[("cubin", "sm_80")], arch="75")])
+
+
+# -- properties ------------------------------------------------------------------------------------
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_subset_and_order_builds_and_cuobjdump_lists_exactly_it(artifacts, cuobjdump, data):
+    pool = sorted(k for k in artifacts if k[0] in ("cubin", "ptx"))
+    chosen = data.draw(st.lists(st.sampled_from(pool), min_size=1, max_size=8, unique=True))
+    compress = data.draw(st.sampled_from([None, False, True]))
+    parts = [Part(artifacts[k], arch=k[1] if data.draw(st.booleans()) else None) for k in chosen]
+    fatbin = build_fatbin(parts, options=FatbinOptions(compress=compress))
+    got = sorted(listing(cuobjdump(fatbin, "-lelf", "-lptx")))
+    # an f suffix is not in a cubin: it reaches the entry only when given; cuobjdump prints ELF entries without it
+    want = sorted(("elf", a.rstrip("f")) if k == "cubin" else ("ptx", a) for k, a in chosen)
+    assert got == want
+    has_f = [a.endswith("f") and (k == "ptx" or p.arch is not None) for (k, a), p in zip(chosen, parts)]
+    assert [bool(f & 0x200000) for _, f in entry_flags(fatbin)] == has_f
+
+
+def test_import_is_cheap_and_lazy():
+    code = (
+        "import sys, cuda_fatbin; "
+        "print(sorted(m for m in sys.modules if m.startswith('cuda.core') or m == 'cuda.bindings.nvfatbin'))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_public_names():
+    for name in ("Arch", "Part", "FatbinOptions", "FatbinBuilder", "FatbinError", "from_parts", "build_fatbin",
+                 "nvfatbin_version", "detect", "FatbinLibraryError"):  # fmt: skip
+        assert name in cuda_fatbin.__all__ and getattr(cuda_fatbin, name) is not None
+    with pytest.raises(AttributeError):
+        _ = cuda_fatbin.no_such_name
+    assert isinstance(Arch.parse("90"), Arch)
