@@ -21,6 +21,8 @@ from ._fatbin import (
     from_parts,
     nvfatbin_version,
 )
+from ._reader import Fatbin, FatbinEntry, FatbinFormatError, iter_fatbins, read_fatbin
+from ._select import RULES, Selection, coverage, select_entry
 
 __version__ = "0.1.0"
 
@@ -28,8 +30,17 @@ __version__ = "0.1.0"
 _LAZY: dict[str, str] = {}
 
 __all__ = [
+    "RULES",
     "Arch",
     "Detected",
+    "Fatbin",
+    "FatbinEntry",
+    "FatbinFormatError",
+    "Selection",
+    "coverage",
+    "iter_fatbins",
+    "read_fatbin",
+    "select_entry",
     "FatbinBuilder",
     "FatbinError",
     "FatbinLibraryError",

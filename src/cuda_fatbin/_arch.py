@@ -11,7 +11,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-__all__ = ["Arch"]
+__all__ = ["Arch", "split_arch_list"]
 
 _SUFFIXES = ("", "f", "a")  # sort order: plain < family < arch-specific
 # The first SM that has each suffix (nvcc rejects e.g. sm_80a and sm_90f).
@@ -141,3 +141,17 @@ class Arch:
         if not isinstance(other, Arch):
             return NotImplemented
         return self._key() < other._key()
+
+
+def split_arch_list(spec: str) -> list[str]:
+    """Split a list of arch spellings written as one string: ``"75;80, 86 9.0"`` -> ``["75", "80", "86", "9.0"]``.
+
+    Raises
+    ------
+    ValueError
+        If ``spec`` holds no item.
+    """
+    items = [s for s in re.split(r"[;,\s]+", spec.strip()) if s]
+    if not items:
+        raise ValueError(f"empty arch list: {spec!r}")
+    return items

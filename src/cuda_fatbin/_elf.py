@@ -42,6 +42,9 @@ class ElfHeader:
     abi_version: int
     machine: int
     flags: int
+    phoff: int
+    phentsize: int
+    phnum: int
     shoff: int
     shentsize: int
     shnum: int
@@ -79,12 +82,12 @@ def read_header(buf) -> ElfHeader:
     if ei_data != 1:
         raise ElfFormatError(f"big-endian or invalid ELF data encoding {ei_data}", 5)
     if ei_class == 2:
-        (machine, _ver, _entry, _phoff, shoff, flags, _ehsize, _phes, _phn, shentsize, shnum, shstrndx) = _unpack(
+        (machine, _ver, _entry, phoff, shoff, flags, _ehsize, phentsize, phnum, shentsize, shnum, shstrndx) = _unpack(
             "<HIQQQIHHHHHH", buf, 18
         )
         bits, min_entsize = 64, 64
     elif ei_class == 1:
-        (machine, _ver, _entry, _phoff, shoff, flags, _ehsize, _phes, _phn, shentsize, shnum, shstrndx) = _unpack(
+        (machine, _ver, _entry, phoff, shoff, flags, _ehsize, phentsize, phnum, shentsize, shnum, shstrndx) = _unpack(
             "<HIIIIIHHHHHH", buf, 18
         )
         bits, min_entsize = 32, 40
@@ -94,7 +97,7 @@ def read_header(buf) -> ElfHeader:
         raise ElfFormatError(
             f"section header entry size {shentsize} is below {min_entsize}", 0x3A if bits == 64 else 0x2E
         )
-    return ElfHeader(bits, buf[7], buf[8], machine, flags, shoff, shentsize, shnum, shstrndx)
+    return ElfHeader(bits, buf[7], buf[8], machine, flags, phoff, phentsize, phnum, shoff, shentsize, shnum, shstrndx)
 
 
 def _section_header(buf, header: ElfHeader, index: int) -> tuple[int, int, int, int]:

@@ -1,0 +1,320 @@
+"""Which entry of a fat binary a GPU and driver would load, and why; coverage tables.
+
+The driver's rules live in :data:`RULES`, one row each, marked ``checked`` (seen on a real GPU)
+or ``reported`` (NVIDIA docs or public reports, still to be confirmed on a GPU). Version tables are
+data with their sources. This module does not import the compile side.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ._arch import Arch, split_arch_list
+from ._reader import Fatbin, FatbinEntry, read_fatbin
+
+__all__ = ["RULES", "Selection", "coverage", "select_entry"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One driver behaviour the model relies on."""
+
+    text: str
+    status: str  # "checked" | "reported"
+    source: str
+
+
+#: The selection rules. Edit here when a GPU test shows otherwise (and record it in docs/gpu-validation.md).
+RULES: dict[str, Rule] = {
+    "sass_exact": Rule(
+        "SASS for the device's own capability runs", "checked", "shared/design/fatbin-format.md §7 (H200, driver 580)"
+    ),
+    "sass_lower_minor": Rule(
+        "SASS for the same major and a lower minor runs (sm_86 on 8.9)",
+        "reported",
+        "CUDA C++ Programming Guide, 'Binary Compatibility'",
+    ),
+    "sass_other_major": Rule("SASS for another major does not run", "checked", "fatbin-format.md §7"),
+    "arch_specific": Rule(
+        "'a' entries (SASS or PTX) run on exactly their capability", "checked", "fatbin-format.md §7"
+    ),
+    "family": Rule(
+        "'f' entries run within their family: same major, same or higher minor",
+        "reported",
+        "CUDA C++ Programming Guide, 'Feature Availability' (family-specific features)",
+    ),
+    "ptx_lower": Rule("PTX for the same or a lower arch is JIT-compiled", "checked", "fatbin-format.md §7"),
+    "ptx_nearest": Rule("among PTX entries the nearest lower arch wins", "checked", "fatbin-format.md §7"),
+    "sass_over_ptx": Rule(
+        "a runnable SASS entry wins over PTX, whatever the order", "checked", "fatbin-format.md §7 (same arch)"
+    ),
+    "ptx_isa_driver": Rule(
+        "PTX whose ISA is newer than the driver supports fails (CUDA_ERROR_UNSUPPORTED_PTX_VERSION)",
+        "checked",
+        "fatbin-format.md §7",
+    ),
+    "force_ptx_jit": Rule("CUDA_FORCE_PTX_JIT=1 ignores SASS entries", "checked", "fatbin-format.md §7"),
+    "disable_ptx_jit": Rule(
+        "CUDA_DISABLE_PTX_JIT=1 ignores PTX entries", "reported", "CUDA Programming Guide, 'CUDA Environment Variables'"
+    ),
+    "zstd_driver": Rule(
+        "zstd-compressed entries need a CUDA 12.4+ driver (R550+)",
+        "reported",
+        "fatbin-format.md §2; RAPIDS rapids_cuda_enable_fatbin_compression docs",
+    ),
+    "tie_order": Rule(
+        "among equally good entries: 'a' before 'f' before plain, then container order",
+        "reported",
+        "assumption of this model; not yet observed",
+    ),
+}
+
+#: Suffix preference among entries for the same SM (see RULES["tie_order"]).
+_SUFFIX_RANK = {"a": 0, "f": 1, "": 2}
+
+#: PTX ISA version -> first CUDA release (driver) that loads it. Source: PTX ISA release history,
+#: https://docs.nvidia.com/cuda/parallel-thread-execution/#release-notes (as mirrored in cuda-bindings'
+#: cuda/bindings/utils/_ptx_utils.py); 9.2-9.5 from the PTX ISA 9.x documents of CUDA 13.2-13.5.
+PTX_ISA_CUDA: dict[tuple[int, int], tuple[int, int]] = {
+    (7, 0): (11, 0), (7, 1): (11, 1), (7, 2): (11, 2), (7, 3): (11, 3), (7, 4): (11, 4), (7, 5): (11, 5),
+    (7, 6): (11, 6), (7, 7): (11, 7), (7, 8): (11, 8),
+    (8, 0): (12, 0), (8, 1): (12, 1), (8, 2): (12, 2), (8, 3): (12, 3), (8, 4): (12, 4), (8, 5): (12, 5),
+    (8, 6): (12, 7), (8, 7): (12, 8), (8, 8): (12, 9),
+    (9, 0): (13, 0), (9, 1): (13, 1), (9, 2): (13, 2), (9, 3): (13, 3), (9, 4): (13, 4), (9, 5): (13, 5),
+}  # fmt: skip
+
+#: Linux x86-64 driver version -> CUDA version it supports (the GA minimum driver of each toolkit).
+#: Source: CUDA Toolkit release notes, table "CUDA Toolkit and Corresponding Driver Versions".
+DRIVER_CUDA: list[tuple[tuple[int, ...], tuple[int, int]]] = [
+    ((450, 36, 6), (11, 0)), ((455, 23), (11, 1)), ((460, 27, 3), (11, 2)), ((465, 19, 1), (11, 3)),
+    ((470, 42, 1), (11, 4)), ((495, 29, 5), (11, 5)), ((510, 39, 1), (11, 6)), ((515, 43, 4), (11, 7)),
+    ((520, 61, 5), (11, 8)), ((525, 60, 13), (12, 0)), ((530, 30, 2), (12, 1)), ((535, 54, 3), (12, 2)),
+    ((545, 23, 6), (12, 3)), ((550, 54, 14), (12, 4)), ((555, 42, 2), (12, 5)), ((560, 28, 3), (12, 6)),
+    ((565, 57, 1), (12, 7)), ((570, 26), (12, 8)), ((575, 51, 3), (12, 9)), ((580, 65, 6), (13, 0)),
+]  # fmt: skip
+_NEWEST_DRIVER_BRANCH = 580
+
+_ZSTD_MIN_CUDA = (12, 4)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What a GPU would load from a fat binary.
+
+    Attributes
+    ----------
+    gpu : Arch
+        The device's compute capability.
+    entry : FatbinEntry or None
+        The entry the driver loads, or ``None`` when nothing fits (the driver then fails with
+        ``CUDA_ERROR_NO_BINARY_FOR_GPU`` or ``CUDA_ERROR_UNSUPPORTED_PTX_VERSION``).
+    status : str
+        ``"SASS exact"``, ``"SASS compatible"``, ``"PTX JIT"`` or ``"none"``.
+    reason : str
+        Why, in one sentence.
+    rejected : tuple of (FatbinEntry, str)
+        Every other entry and why it was not taken.
+    rules : tuple of str
+        Keys of :data:`RULES` the decision rests on (see whether they are ``checked`` or ``reported``).
+    """
+
+    gpu: Arch
+    entry: FatbinEntry | None
+    status: str
+    reason: str
+    rejected: tuple[tuple[FatbinEntry, str], ...] = field(default=(), repr=False)
+    rules: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return self.entry is not None
+
+    @property
+    def unconfirmed(self) -> bool:
+        """True if the decision rests on a rule that is only ``reported``."""
+        return any(RULES[r].status != "checked" for r in self.rules)
+
+
+def parse_driver(driver) -> tuple[int, int] | None:
+    """Turn a driver spelling into the CUDA version it supports.
+
+    Accepts ``"12.4"`` (CUDA), ``"550.54.14"`` (driver), ``12040`` (``cuDriverGetVersion``) or ``(12, 4)``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown spelling, or a driver older than CUDA 11 or newer than the table (pass the CUDA
+        version ``nvidia-smi`` shows instead).
+    """
+    if driver is None:
+        return None
+    if isinstance(driver, tuple) and len(driver) == 2 and all(isinstance(x, int) for x in driver):
+        return driver
+    if isinstance(driver, int) and not isinstance(driver, bool) and driver >= 1000:
+        return (driver // 1000, driver % 1000 // 10)
+    if isinstance(driver, str) and re.fullmatch(r"\d+(\.\d+){1,2}", driver.strip()):
+        parts = tuple(int(p) for p in driver.strip().split("."))
+        if parts[0] < 100:
+            return (parts[0], parts[1])
+        if parts[0] > _NEWEST_DRIVER_BRANCH:
+            raise ValueError(
+                f"driver {driver} is newer than this package's driver table (up to R{_NEWEST_DRIVER_BRANCH}); "
+                "pass the CUDA version nvidia-smi reports instead, e.g. driver='13.1'"
+            )
+        found = None
+        for first, cuda in DRIVER_CUDA:
+            if parts >= first:
+                found = cuda
+        if found is None:
+            raise ValueError(f"driver {driver} is older than CUDA 11.0 (450.36.06); not modelled")
+        return found
+    raise ValueError(f"not a driver or CUDA version: {driver!r}; use '12.4', '550.54.14' or 12040")
+
+
+def ptx_isa_needs(version: tuple[int, int]) -> tuple[int, int]:
+    """The first CUDA version whose driver JIT-compiles PTX ISA ``version`` (newer ones: ISA major + 4)."""
+    if version in PTX_ISA_CUDA:
+        return PTX_ISA_CUDA[version]
+    return (version[0] + 4, version[1])
+
+
+def _fatbin_of(fatbin) -> Fatbin:
+    return fatbin if isinstance(fatbin, Fatbin) else read_fatbin(fatbin)
+
+
+def _judge(
+    e: FatbinEntry, gpu: Arch, cuda, force_ptx_jit: bool, disable_ptx_jit: bool
+) -> tuple[str | None, str, tuple]:
+    """Return (status or None, reason, rules) for one entry."""
+    a = e.arch
+    if e.kind not in ("elf", "ptx"):
+        what = {"ltoir": "LTO-IR must be linked by nvJitLink first", "concat": "concatenated entry"}
+        return None, f"{e.kind}: {what.get(e.kind, 'not loaded by the driver')}", ()
+    if a is None:
+        return None, f"{e.kind} entry with no arch (SM {e.sm})", ()
+    label = str(a) if e.kind == "elf" else a.compute
+    if e.kind == "elf" and force_ptx_jit:
+        return None, f"SASS {label}: CUDA_FORCE_PTX_JIT=1 ignores SASS", ("force_ptx_jit",)
+    if e.kind == "ptx" and disable_ptx_jit:
+        return None, f"PTX {label}: CUDA_DISABLE_PTX_JIT=1 ignores PTX", ("disable_ptx_jit",)
+    if cuda is not None and e.compression == "zstd" and cuda < _ZSTD_MIN_CUDA:
+        return (
+            None,
+            f"{label}: zstd-compressed; needs a CUDA 12.4+ driver, driver is CUDA {cuda[0]}.{cuda[1]}",
+            ("zstd_driver",),
+        )
+    if a.suffix == "a":
+        if a.sm != gpu.sm:
+            return None, f"{label} runs only on {a.capability[:-1]}", ("arch_specific",)
+        rules = ("arch_specific",)
+    elif a.suffix == "f":
+        if a.major != gpu.major or a.minor > gpu.minor:
+            return None, f"{label} runs only on {a.major}.x with minor >= {a.minor}", ("family",)
+        rules = ("family",)
+    elif e.kind == "elf":
+        if a.major != gpu.major:
+            return None, f"SASS {label} does not run on {gpu.capability}: another major", ("sass_other_major",)
+        if a.minor > gpu.minor:
+            return None, f"SASS {label} is newer than {gpu.capability}", ("sass_exact",)
+        rules = ("sass_exact",) if a.minor == gpu.minor else ("sass_lower_minor",)
+    else:
+        if a.sm > gpu.sm:
+            return None, f"PTX {label} is newer than {gpu.capability}", ("ptx_lower",)
+        rules = ("ptx_lower",)
+    if e.kind == "elf":
+        if a.sm == gpu.sm:
+            return "SASS exact", f"SASS {label} runs on {gpu.capability}: exact match", rules
+        how = f"same family ({a.major}.x)" if a.suffix == "f" else "same major"
+        return "SASS compatible", f"SASS {label} runs on {gpu.capability}: {how}, lower minor", rules
+    if cuda is not None:
+        need = ptx_isa_needs(e.version)
+        if need > cuda:
+            return (
+                None,
+                (
+                    f"PTX {label} is ISA {e.version[0]}.{e.version[1]}, which needs a CUDA {need[0]}.{need[1]} driver; "
+                    f"driver is CUDA {cuda[0]}.{cuda[1]}"
+                ),
+                ("ptx_isa_driver",),
+            )
+        rules = (*rules, "ptx_isa_driver")
+    return "PTX JIT", f"PTX {label} (ISA {e.version[0]}.{e.version[1]}) JIT-compiled for {gpu.capability}", rules
+
+
+def select_entry(fatbin, gpu, *, driver=None, force_ptx_jit: bool = False, disable_ptx_jit: bool = False) -> Selection:
+    """The entry the CUDA driver would load on a GPU of compute capability ``gpu``, and why.
+
+    Parameters
+    ----------
+    fatbin : Fatbin, bytes-like or path
+        A fat binary (anything :func:`read_fatbin` takes).
+    gpu : Arch, str or int
+        The device's compute capability in any spelling (``"8.9"``, ``"sm_90"``, ``120``); a suffix is ignored.
+    driver : str, int or tuple, optional
+        The driver: a CUDA version (``"12.4"``), a driver version (``"550.54.14"``) or
+        ``cuDriverGetVersion()``'s int. Limits PTX JIT to the ISA versions it supports and zstd entries
+        to drivers that decompress them. Default: None (no limit).
+    force_ptx_jit : bool, optional
+        Model ``CUDA_FORCE_PTX_JIT=1``. Default: False.
+    disable_ptx_jit : bool, optional
+        Model ``CUDA_DISABLE_PTX_JIT=1``. Default: False.
+
+    Returns
+    -------
+    Selection
+        Falsy when no entry fits; ``reason`` then says why each entry was rejected.
+    """
+    gpu = Arch.parse(gpu).base
+    cuda = parse_driver(driver)
+    fb = _fatbin_of(fatbin)
+    chosen: list[tuple[tuple, FatbinEntry, str, str, tuple]] = []
+    rejected = []
+    for index, e in enumerate(fb.iter_entries()):
+        status, reason, rules = _judge(e, gpu, cuda, force_ptx_jit, disable_ptx_jit)
+        if status is None:
+            rejected.append((e, reason))
+            continue
+        # lower key wins: SASS exact < SASS compatible < PTX; then nearest arch; then suffix; then order
+        rank = {"SASS exact": 0, "SASS compatible": 1, "PTX JIT": 2}[status]
+        key = (rank, -e.arch.sm, _SUFFIX_RANK[e.arch.suffix], index)
+        chosen.append((key, e, status, reason, rules))
+    if not chosen:
+        why = "; ".join(r for _, r in rejected) or "the fatbin has no entries"
+        return Selection(gpu, None, "none", f"no entry fits {gpu.capability}: {why}", tuple(rejected))
+    chosen.sort(key=lambda c: c[0])
+    _, entry, status, reason, rules = chosen[0]
+    extra = ["sass_over_ptx"] if status != "PTX JIT" and any(c[2] == "PTX JIT" for c in chosen) else []
+    if status == "PTX JIT" and sum(c[2] == "PTX JIT" for c in chosen) > 1:
+        extra.append("ptx_nearest")
+    ties = [c for c in chosen[1:] if c[0][:2] == chosen[0][0][:2]]
+    if ties:
+        extra.append("tie_order")
+    others = tuple(rejected) + tuple((c[1], f"also runnable ({c[2]}), not preferred") for c in chosen[1:])
+    return Selection(gpu, entry, status, reason, others, (*rules, *extra))
+
+
+def coverage(
+    fatbin, gpus, *, driver=None, force_ptx_jit: bool = False, disable_ptx_jit: bool = False
+) -> list[Selection]:
+    """One :class:`Selection` per GPU: how each would run this fat binary.
+
+    Parameters
+    ----------
+    fatbin : Fatbin, bytes-like or path
+    gpus : str or iterable
+        Compute capabilities: ``"75;80;86;89;90;100;120"``, ``"8.0,9.0"`` or a list of any spellings.
+    driver, force_ptx_jit, disable_ptx_jit
+        As for :func:`select_entry`.
+
+    Returns
+    -------
+    list of Selection
+        In the order of ``gpus``; ``row.status`` is ``"SASS exact"``, ``"SASS compatible"``,
+        ``"PTX JIT"`` or ``"none"``.
+    """
+    fb = _fatbin_of(fatbin)
+    specs: Iterable = split_arch_list(gpus) if isinstance(gpus, str) else gpus
+    return [
+        select_entry(fb, g, driver=driver, force_ptx_jit=force_ptx_jit, disable_ptx_jit=disable_ptx_jit) for g in specs
+    ]

@@ -1,0 +1,341 @@
+from __future__ import annotations
+
+import contextlib
+import re
+import struct
+import subprocess
+import time
+import tracemalloc
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cuda_fatbin import FatbinOptions, Part, build_fatbin, iter_fatbins, nvfatbin_version, read_fatbin
+from cuda_fatbin._reader import FatbinFormatError
+
+from conftest import KERNEL_SRC, all_records, listing
+
+CUOBJDUMP_KIND = {
+    "elf": "elf",
+    "ptx": "ptx",
+    "ltoir": "nvvm",
+    "reloc": "relocatable ptx",
+    "tile_ir": "tile ir",
+    "concat": "concatenated entry",
+}
+OPTION_KEY = {"ptx": "ptxasOptions", "reloc": "ptxasOptions", "ltoir": "nvvmOptions", "tile_ir": "tileIROptions"}
+
+
+def our_records(fatbins) -> list[dict[str, str]]:
+    """Our entries written the way ``cuobjdump -all`` prints them."""
+    out = []
+    for fb in fatbins:
+        for top in fb.entries:
+            for e in (top, *top.members):
+                r = {
+                    "kind": CUOBJDUMP_KIND[e.kind],
+                    "code version": f"[{e.version[0]},{e.version[1]}]",
+                    "host": e.host,
+                    "compile_size": f"{e.address_bits}bit",
+                }
+                if e.arch is not None:
+                    r["arch"] = str(e.arch)
+                if e.compression != "none" and not e.concatenated:
+                    r["compressed"] = "yes"
+                if e.identifier:
+                    r["identifier"] = e.identifier
+                if e.options is not None and e.kind in OPTION_KEY:
+                    r[OPTION_KEY[e.kind]] = e.options.strip()
+                out.append(r)
+    return out
+
+
+def our_listing(fatbins) -> list[tuple[str, str]]:
+    """Our entries as ``cuobjdump -lelf -lptx`` lists them (it prints ELF entries without an f suffix)."""
+    out = []
+    for fb in fatbins:
+        for e in fb.iter_entries():
+            if e.kind == "elf":
+                out.append(("elf", str(e.arch).rstrip("f")))
+            elif e.kind in ("ptx", "reloc"):
+                out.append(("ptx", str(e.arch)))
+    return out
+
+
+KEYS = (
+    "kind",
+    "arch",
+    "code version",
+    "host",
+    "compile_size",
+    "compressed",
+    "identifier",
+    "ptxasOptions",
+    "nvvmOptions",
+)
+
+
+def assert_matches_cuobjdump(data_or_path, cuobjdump, cuobjdump_path, tmp_path):
+    if isinstance(data_or_path, (bytes, bytearray)):
+        path = tmp_path / "x.bin"
+        path.write_bytes(data_or_path)
+    else:
+        path = data_or_path
+    fatbins = list(iter_fatbins(path))
+    assert fatbins, "no fatbin found"
+    dump = subprocess.run([cuobjdump_path, "-all", str(path)], capture_output=True, text=True, check=True).stdout
+    theirs = [{k: v for k, v in r.items() if k in KEYS} for r in all_records(dump)]
+    ours = [{k: v for k, v in r.items() if k in KEYS} for r in our_records(fatbins)]
+    assert ours == theirs
+    lst = subprocess.run([cuobjdump_path, "-all", "-lelf", "-lptx", str(path)], capture_output=True, text=True)
+    assert our_listing(fatbins) == listing(lst.stdout)
+    return fatbins
+
+
+@pytest.fixture(scope="session")
+def cu_file(tmp_path_factory):
+    d = tmp_path_factory.mktemp("src")
+    src = d / "k.cu"
+    src.write_text(
+        KERNEL_SRC + "template __global__ void scale<float>(float*, float, int);\n"
+        "int main() { saxpy<<<1, 1>>>(1.f, nullptr, nullptr, 0); return 0; }\n"
+    )
+    return src
+
+
+def nvcc(cu_file, out, *args):
+    subprocess.run(["nvcc", *args, "-o", str(out), str(cu_file)], check=True, capture_output=True)
+    return out
+
+
+@pytest.fixture(scope="session")
+def nvcc_fatbins(cu_file, tmp_path_factory):
+    d = tmp_path_factory.mktemp("nvcc")
+    archs = [
+        "-gencode=arch=compute_75,code=sm_75",
+        "-gencode=arch=compute_90a,code=sm_90a",
+        "-gencode=arch=compute_100f,code=[sm_100f,compute_100f]",
+        "-gencode=arch=compute_120,code=compute_120",
+    ]
+    out = {"multi": nvcc(cu_file, d / "multi.fatbin", "-fatbin", *archs)}
+    for mode in ("default", "size", "speed", "balance", "none"):
+        out[mode] = nvcc(cu_file, d / f"{mode}.fatbin", "-fatbin", f"--compress-mode={mode}", "-arch=sm_80")
+    out["G"] = nvcc(cu_file, d / "g.fatbin", "-fatbin", "-G", "-arch=sm_86")
+    out["lineinfo"] = nvcc(cu_file, d / "li.fatbin", "-fatbin", "-lineinfo", "-arch=sm_89")
+    out["dlto"] = nvcc(cu_file, d / "dlto.fatbin", "-fatbin", "-dlto", "-arch=sm_90")
+    return out
+
+
+@pytest.mark.parametrize("name", ["multi", "default", "size", "speed", "balance", "none", "G", "lineinfo", "dlto"])
+def test_nvcc_fatbins_match_cuobjdump(name, nvcc_fatbins, cuobjdump, cuobjdump_path, tmp_path):
+    fatbins = assert_matches_cuobjdump(nvcc_fatbins[name], cuobjdump, cuobjdump_path, tmp_path)
+    compressions = {e.compression for fb in fatbins for e in fb.iter_entries()}
+    if name == "speed":
+        assert "lz4" in compressions
+    if name in ("size", "balance"):
+        assert "zstd" in compressions
+    if name == "none":
+        assert compressions == {"none"}
+    if name == "G":
+        assert all(e.debug for e in fatbins[0].iter_entries() if e.kind == "elf")
+    # extracted ELF payloads equal cuobjdump -xelf byte for byte; PTX equals after normalising
+    out = tmp_path / "x"
+    out.mkdir()
+    subprocess.run([cuobjdump_path, "-xelf", "all", "-xptx", "all", str(nvcc_fatbins[name])], cwd=out, check=True,
+                   capture_output=True)  # fmt: skip
+    cubins = sorted(p.read_bytes() for p in out.glob("*.cubin"))
+    ptxs = sorted(_norm(p.read_bytes()) for p in out.glob("*.ptx"))
+    assert sorted(e.data() for fb in fatbins for e in fb.iter_entries() if e.kind == "elf") == cubins
+    assert sorted(_norm(e.data()) for fb in fatbins for e in fb.iter_entries() if e.kind == "ptx") == ptxs
+
+
+def _norm(ptx: bytes) -> bytes:
+    """PTX without comments, blank lines, indentation and the trailing NUL (fatbins store it minified)."""
+    lines = (line.split(b"//")[0].strip() for line in ptx.rstrip(b"\0").splitlines())
+    return b"\n".join(b" ".join(line.split()) for line in lines if line)
+
+
+def test_nvcc_arch_suffixes(nvcc_fatbins):
+    fb = read_fatbin(nvcc_fatbins["multi"])
+    got = [(e.kind, str(e.arch)) for e in fb.iter_entries()]
+    assert ("elf", "sm_90a") in got and ("elf", "sm_100f") in got and ("ptx", "sm_100f") in got
+    assert ("ptx", "sm_120") in got and ("elf", "sm_75") in got
+
+
+def test_libnvfatbin_options_and_kinds(artifacts, cuobjdump, cuobjdump_path, tmp_path):
+    parts = [artifacts[("cubin", "sm_80")], Part(artifacts[("ptx", "sm_90")], options="-O2", identifier="p"),
+             Part(artifacts[("ltoir", "sm_90a")], identifier="l", options="-ftz=1")]  # fmt: skip
+    cases = [
+        FatbinOptions(),
+        FatbinOptions(compress=False),
+        FatbinOptions(compress_all=True, compress_mode="speed"),
+        FatbinOptions(compress_mode="size"),
+        FatbinOptions(host="windows", debug=True),
+        FatbinOptions(producer="opencl"),
+    ]
+    if nvfatbin_version() >= (13, 4):
+        cases.append(FatbinOptions(concat=True))
+    for opts in cases:
+        data = build_fatbin(parts, options=opts)
+        fatbins = assert_matches_cuobjdump(data, cuobjdump, cuobjdump_path, tmp_path)
+        elf = next(e for e in fatbins[0].iter_entries() if e.kind == "elf")
+        assert elf.data() == artifacts[("cubin", "sm_80")]
+        ptx = next(e for e in fatbins[0].iter_entries() if e.kind == "ptx").data()
+        assert _norm(ptx) == _norm(artifacts[("ptx", "sm_90")])
+
+
+def test_concat_members(artifacts):
+    if nvfatbin_version() < (13, 4):
+        pytest.skip("libnvfatbin < 13.4 has no -concat")
+    cubins = [artifacts[("cubin", s)] for s in ("sm_75", "sm_80", "sm_86")]
+    data = build_fatbin(cubins, options=FatbinOptions(concat=True))
+    fb = read_fatbin(data)
+    assert [e.kind for e in fb.entries] == ["concat"]
+    members = fb.entries[0].members
+    assert [str(m.arch) for m in members] == ["sm_75", "sm_80", "sm_86"]
+    assert [m.data() for m in members] == cubins
+    assert [m.kind for m in fb.iter_entries()] == ["elf"] * 3
+    assert list(fb.iter_entries(flatten=False)) == list(fb.entries)
+
+
+def test_tile_ir_reloc_entries(tmp_path, cuobjdump, cuobjdump_path, cu_file):
+    obj = nvcc(cu_file, tmp_path / "r.o", "-c", "-rdc=true", "-arch=sm_80")
+    parts = [obj]
+    tile = b"\x7fTileIR\x00" + bytes([13, 1, 0, 0]) + bytes(20)
+    if nvfatbin_version() >= (13, 1):
+        parts.append(Part(tile, kind="tile_ir", identifier="t"))
+    data = build_fatbin(parts)
+    fatbins = assert_matches_cuobjdump(data, cuobjdump, cuobjdump_path, tmp_path)
+    by_kind = {e.kind: e for e in fatbins[0].iter_entries()}
+    assert str(by_kind["reloc"].arch) == "sm_80" and by_kind["reloc"].options.strip() == "--compile-only"
+    if nvfatbin_version() >= (13, 1):
+        t = by_kind["tile_ir"]
+        assert t.data() == tile and t.version == (13 * 256 + 1, 0) and t.identifier == "t"
+
+
+@pytest.mark.parametrize("how", ["object", "rdc", "executable", "shared"])
+def test_host_files_match_cuobjdump(how, cu_file, tmp_path, cuobjdump, cuobjdump_path):
+    archs = ["-gencode=arch=compute_80,code=sm_80", "-gencode=arch=compute_90,code=[sm_90,compute_90]"]
+    out = tmp_path / f"{how}.bin"
+    extra = {"object": ["-c"], "rdc": ["-c", "-rdc=true"], "executable": [],
+             "shared": ["-shared", "-Xcompiler", "-fPIC"]}[how]  # fmt: skip
+    nvcc(cu_file, out, *extra, *archs)
+    fatbins = assert_matches_cuobjdump(out, cuobjdump, cuobjdump_path, tmp_path)
+    sections = {fb.section for fb in fatbins}
+    assert sections == ({"__nv_relfatbin"} if how == "rdc" else {".nv_fatbin"})
+    data = out.read_bytes()
+    for fb in fatbins:
+        assert data[fb.offset : fb.offset + 4] == b"\x50\xed\x55\xba"
+
+
+def test_read_fatbin_inputs(artifacts, tmp_path):
+    data = build_fatbin([artifacts[("cubin", "sm_80")]])
+    path = tmp_path / "a.fatbin"
+    path.write_bytes(data)
+    for src in (data, bytearray(data), memoryview(data), path, str(path)):
+        fb = read_fatbin(src)
+        assert [str(e.arch) for e in fb.entries] == ["sm_80"] and fb.section is None and fb.size == len(data)
+    with pytest.raises(TypeError):
+        read_fatbin(42)
+    with pytest.raises(OSError, match="cannot read"):
+        read_fatbin(tmp_path / "missing.fatbin")
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda b: b[:10], "truncated fatbin header"),
+        (lambda b: b"\x00" * 4 + b[4:], "wrong magic"),
+        (lambda b: b[:8] + struct.pack("<Q", 10**12) + b[16:], "declares"),
+        (lambda b: b[:6] + struct.pack("<H", 4) + b[8:], "header size 4"),
+        (lambda b: b[: 16 + 4] + struct.pack("<I", 8) + b[24:], "entry header size 8"),
+        (lambda b: b[: 16 + 8] + struct.pack("<Q", 10**9) + b[32:], "runs past the end"),
+        (lambda b: b[: 16 + 0x20] + struct.pack("<II", 0x40, 10**6) + b[16 + 0x28 :], "identifier"),
+    ],
+)
+def test_malformed_raises_with_offset(artifacts, mutate, message):
+    data = build_fatbin([Part(artifacts[("cubin", "sm_80")], identifier="x")], options=FatbinOptions(compress=False))
+    with pytest.raises(FatbinFormatError, match=message) as info:
+        read_fatbin(mutate(data))
+    assert re.search(r"at offset 0x[0-9a-f]+", str(info.value)) and info.value.offset >= 0
+
+
+def test_bad_compressed_payloads(artifacts):
+    data = bytearray(build_fatbin([artifacts[("ptx", "sm_80")]], options=FatbinOptions(compress_all=True)))
+    fb = read_fatbin(bytes(data))
+    entry = fb.entries[0]
+    assert entry.compression == "zstd"
+    struct.pack_into("<Q", data, entry.offset + 0x38, entry.size + 5)  # header promises more than the stream holds
+    with pytest.raises(FatbinFormatError, match="decompressed to"):
+        read_fatbin(bytes(data)).entries[0].data()
+    struct.pack_into("<Q", data, entry.offset + 0x38, 10**12)  # absurd size: refused before any allocation
+    with pytest.raises(FatbinFormatError, match="over 1024x"):
+        read_fatbin(bytes(data))
+    data = bytearray(build_fatbin([artifacts[("ptx", "sm_80")]], options=FatbinOptions(compress_all=True)))
+    data[entry.offset + 64 + 8 : entry.offset + 64 + 24] = b"\xff" * 16  # corrupt the stream itself
+    with pytest.raises(FatbinFormatError, match="does not decompress|decompressed to"):
+        read_fatbin(bytes(data)).entries[0].data()
+
+
+def test_obfuscated_ltoir_is_reported(artifacts):
+    fb = read_fatbin(build_fatbin([artifacts[("ltoir", "sm_80")]]))
+    entry = fb.entries[0]
+    assert entry.kind == "ltoir" and entry.compression == "obfuscated"
+    with pytest.raises(FatbinFormatError, match="obfuscated"):
+        entry.data()
+
+
+def test_iter_fatbins_rejects_non_fatbins(artifacts, tmp_path):
+    with pytest.raises(FatbinFormatError, match="neither a fatbin"):
+        list(iter_fatbins(b"hello world, not a binary"))
+    with pytest.raises(FatbinFormatError, match="cubin"):
+        list(iter_fatbins(artifacts[("cubin", "sm_80")]))
+    with pytest.raises(FatbinFormatError, match="malformed ELF"):
+        list(iter_fatbins(b"\x7fELF\x02\x01\x01" + bytes(57)[:9]))
+
+
+def test_back_to_back_fatbins_in_raw_data(artifacts):
+    one = build_fatbin([artifacts[("cubin", "sm_80")]])
+    two = build_fatbin([artifacts[("cubin", "sm_90")]])
+    fbs = list(iter_fatbins(one + two))
+    assert [str(fb.entries[0].arch) for fb in fbs] == ["sm_80", "sm_90"]
+    assert fbs[1].offset == len(one)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_fuzz_only_format_errors(artifacts, data):
+    """Mutated and truncated fatbins: only FatbinFormatError, in bounded time and memory."""
+    opts = data.draw(st.sampled_from([FatbinOptions(compress=False), FatbinOptions(compress_all=True),
+                                      FatbinOptions(compress_all=True, compress_mode="speed")]))  # fmt: skip
+    base = _fuzz_seed(artifacts, opts)
+    blob = bytearray(base)
+    for _ in range(data.draw(st.integers(0, 6))):
+        pos = data.draw(st.integers(0, len(blob) - 1))
+        blob[pos] = data.draw(st.integers(0, 255))
+    blob = blob[: data.draw(st.integers(0, len(blob)))]
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    try:
+        for fb in iter_fatbins(bytes(blob)):
+            for e in fb.iter_entries():
+                with contextlib.suppress(FatbinFormatError):
+                    e.data()
+    except FatbinFormatError:
+        pass
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    assert time.perf_counter() - t0 < 2.0
+    assert peak < 16 * 1024 * 1024
+
+
+_SEEDS: dict = {}
+
+
+def _fuzz_seed(artifacts, opts) -> bytes:
+    if opts not in _SEEDS:
+        _SEEDS[opts] = build_fatbin([artifacts[("cubin", "sm_80")], Part(artifacts[("ptx", "sm_90")], identifier="p",
+                                     options="-O3")], options=opts)  # fmt: skip
+    return _SEEDS[opts]

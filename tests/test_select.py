@@ -1,0 +1,176 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cuda_fatbin import RULES, Arch, FatbinOptions, Part, build_fatbin, coverage, nvfatbin_version, select_entry
+from cuda_fatbin._select import parse_driver, ptx_isa_needs
+
+
+@pytest.fixture(scope="session")
+def make(artifacts):
+    """make("sm_80", "compute_90", ...) -> fatbin bytes; "sm_100f!" passes the f suffix explicitly."""
+    cache = {}
+
+    def build(*specs, options=None):
+        key = (specs, options)
+        if key not in cache:
+            parts = []
+            for spec in specs:
+                kind = "cubin" if spec.startswith("sm_") else "ptx"
+                name = "sm_" + spec.split("_", 1)[1].rstrip("!")
+                parts.append(Part(artifacts[(kind, name)], arch=name if spec.endswith("!") else None, identifier=spec))
+            cache[key] = build_fatbin(parts, options=options)
+        return cache[key]
+
+    return build
+
+
+CASES = [
+    # (entries, gpu, expected status, expected identifier or None, words in the reason)
+    (("sm_80", "sm_90"), "9.0", "SASS exact", "sm_90", "exact match"),
+    (("sm_80",), "8.6", "SASS compatible", "sm_80", "same major, lower minor"),
+    (("sm_80", "sm_86"), "8.9", "SASS compatible", "sm_86", "lower minor"),
+    (("sm_80", "sm_86"), "8.7", "SASS compatible", "sm_86", "lower minor"),  # X.y runs on X.z, z >= y
+    (("sm_80",), "9.0", "none", None, "another major"),
+    (("sm_90",), "8.9", "none", None, "another major"),
+    (("sm_90a",), "9.0", "SASS exact", "sm_90a", "exact"),
+    (("sm_90a",), "10.0", "none", None, "runs only on 9.0"),
+    (("sm_100f!",), "10.3", "SASS compatible", "sm_100f!", "same family"),
+    (("sm_100f!",), "10.0", "SASS exact", "sm_100f!", "exact"),
+    (("sm_100f!",), "12.0", "none", None, "runs only on 10.x"),
+    (("sm_103f!",), "10.0", "none", None, "minor >= 3"),
+    (("compute_80",), "9.0", "PTX JIT", "compute_80", "JIT-compiled for 9.0"),
+    (("compute_100",), "9.0", "none", None, "newer than 9.0"),
+    (("compute_75", "compute_86"), "9.0", "PTX JIT", "compute_86", "compute_86"),
+    (("compute_90", "sm_90"), "9.0", "SASS exact", "sm_90", "exact"),
+    (("compute_90", "sm_80"), "8.6", "SASS compatible", "sm_80", "lower minor"),
+    (("compute_90a",), "9.0", "PTX JIT", "compute_90a", "JIT"),
+    (("compute_90a",), "10.0", "none", None, "runs only on 9.0"),
+    (("compute_100f",), "10.3", "PTX JIT", "compute_100f", "JIT"),
+    (("compute_100f",), "12.0", "none", None, "runs only on 10.x"),
+    (("sm_100", "sm_120", "compute_120"), "9.0", "none", None, "no entry fits 9.0"),
+    (("sm_90", "sm_90a"), "9.0", "SASS exact", "sm_90a", "exact"),
+]
+
+
+@pytest.mark.parametrize("entries, gpu, status, chosen, words", CASES)
+def test_selection_table(make, supported_specs, entries, gpu, status, chosen, words):
+    if any("sm_" + e.split("_", 1)[1].rstrip("!") not in supported_specs for e in entries):
+        pytest.skip("NVRTC lacks an arch of this case")
+    sel = select_entry(make(*entries), gpu)
+    assert sel.status == status, sel.reason
+    assert (sel.entry.identifier if sel.entry else None) == chosen
+    assert words in sel.reason
+    assert bool(sel) == (status != "none")
+    assert all(r in RULES for r in sel.rules)
+    assert len(sel.rejected) == len(entries) - (1 if sel else 0)
+
+
+def test_reported_rules_are_flagged(make):
+    assert select_entry(make("sm_80"), "8.6").unconfirmed  # same major, lower minor: reported only
+    assert not select_entry(make("sm_80"), "8.0").unconfirmed
+
+
+def test_ptx_isa_against_driver(make, artifacts):
+    data = make("compute_80")
+    isa = tuple(int(x) for x in artifacts[("ptx", "sm_80")].split(b".version ")[1].split(b"\n")[0].split(b"."))
+    need = ptx_isa_needs(isa)
+    ok = select_entry(data, "9.0", driver=f"{need[0]}.{need[1]}")
+    assert ok.status == "PTX JIT" and "ptx_isa_driver" in ok.rules
+    older = (need[0], need[1] - 1) if need[1] else (need[0] - 1, 9)
+    bad = select_entry(data, "9.0", driver=older)
+    assert not bad and f"needs a CUDA {need[0]}.{need[1]} driver" in bad.reason
+    # the H200 of the GPU issue: NVRTC 13.5 writes ISA 9.5, which a 580 (CUDA 13.0) driver cannot JIT
+    if isa == (9, 5):
+        assert not select_entry(data, "9.0", driver="580.65.06")
+
+
+def test_force_and_disable_ptx_jit(make):
+    assert not select_entry(make("sm_90"), "9.0", force_ptx_jit=True)
+    sel = select_entry(make("sm_90", "compute_80"), "9.0", force_ptx_jit=True)
+    assert sel.status == "PTX JIT" and sel.entry.identifier == "compute_80"
+    sel = select_entry(make("compute_80"), "9.0", disable_ptx_jit=True)
+    assert not sel and "CUDA_DISABLE_PTX_JIT" in sel.reason
+    assert select_entry(make("sm_90", "compute_80"), "9.0", disable_ptx_jit=True).status == "SASS exact"
+
+
+def test_zstd_needs_a_recent_driver(make):
+    data = make("sm_80", options=FatbinOptions(compress_all=True, compress_mode="size"))
+    assert not select_entry(data, "8.0", driver="12.3")
+    assert "zstd" in select_entry(data, "8.0", driver="545.23.06").reason
+    assert select_entry(data, "8.0", driver="550.54.14")
+    lz4 = make("sm_80", options=FatbinOptions(compress_all=True, compress_mode="speed"))
+    assert select_entry(lz4, "8.0", driver="12.0")
+
+
+def test_ltoir_only_fits_nothing(artifacts):
+    sel = select_entry(build_fatbin([artifacts[("ltoir", "sm_80")]]), "8.0")
+    assert not sel and "nvJitLink" in sel.reason
+
+
+def test_concat_entries_are_selected_by_member(artifacts):
+    if nvfatbin_version() < (13, 4):
+        pytest.skip("no -concat")
+    data = build_fatbin(
+        [artifacts[("cubin", "sm_80")], artifacts[("cubin", "sm_90")]], options=FatbinOptions(concat=True)
+    )
+    assert str(select_entry(data, "9.0").entry.arch) == "sm_90"
+
+
+def test_coverage(make):
+    rows = coverage(make("sm_80", "sm_90a", "compute_90"), "75;80;86;89;90;100;120")
+    assert [str(r.gpu) for r in rows] == ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"]
+    assert [r.status for r in rows] == ["none", "SASS exact", "SASS compatible", "SASS compatible", "SASS exact",
+                                        "PTX JIT", "PTX JIT"]  # fmt: skip
+    assert [r.status for r in coverage(make("sm_80"), ["8.0", 90, Arch(8, 9)])] == [
+        "SASS exact",
+        "none",
+        "SASS compatible",
+    ]
+
+
+@pytest.mark.parametrize(
+    "spelling, cuda",
+    [("12.4", (12, 4)), ("550.54.14", (12, 4)), ("550.54.15", (12, 4)), ("580.65.06", (13, 0)), ("535.54.03", (12, 2)),
+     (12040, (12, 4)), (13000, (13, 0)), ((12, 8), (12, 8)), (None, None), ("570.26", (12, 8))],
+)  # fmt: skip
+def test_parse_driver(spelling, cuda):
+    assert parse_driver(spelling) == cuda
+
+
+@pytest.mark.parametrize("bad, words", [("590.44.01", "newer than"), ("440.33", "older than"), ("abc", "not a driver"),
+                                        (12.4, "not a driver")])  # fmt: skip
+def test_parse_driver_rejects(bad, words):
+    with pytest.raises(ValueError, match=words):
+        parse_driver(bad)
+
+
+SPECS = ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100", "sm_120", "compute_75", "compute_80",
+         "compute_90", "compute_90a", "compute_100", "compute_120"]  # fmt: skip
+GPUS = ["7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(SPECS), min_size=1, max_size=6, unique=True), st.sampled_from(GPUS), st.booleans())
+def test_selection_invariants(make, entries, gpu, force):
+    sel = select_entry(make(*entries), gpu, force_ptx_jit=force)
+    g = Arch.parse(gpu)
+    exact_sass = [e for e in entries if e.startswith("sm_") and Arch.parse(e).sm == g.sm]
+    if exact_sass and not force:
+        assert sel.status == "SASS exact"
+    if sel:
+        a = sel.entry.arch
+        assert a.sm <= g.sm
+        assert a.suffix != "a" or a.sm == g.sm
+        assert not (force and sel.entry.kind == "elf")
+        if sel.entry.kind == "elf":
+            assert a.major == g.major
+    else:
+        assert all(
+            Arch.parse(e).sm > g.sm
+            or (e.startswith("sm_") and (force or Arch.parse(e).major != g.major))
+            or Arch.parse(e).suffix == "a"
+            for e in entries
+        )
