@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from cuda_fatbin import Arch, detect
 from cuda_fatbin._detect import cubin_arch, ltoir_arch, ptx_version
 
-from conftest import DATA, KERNEL_SRC, listing
+from conftest import DATA, KERNEL_SRC, listing, nvrtc_compile
 
 
 def test_cubins_for_every_supported_arch(artifacts, supported_specs, cuobjdump):
@@ -76,6 +76,14 @@ def test_ltoir(artifacts):
         assert detect(artifacts[("ltoir", spec)]) == ("ltoir", Arch.parse(spec))
     # f is not recorded in LTO-IR: sm_100f reads as sm_100
     assert detect(artifacts[("ltoir", "sm_100f")]) == ("ltoir", Arch(10, 0))
+
+
+@pytest.mark.parametrize("spec", ["sm_75", "sm_89", "sm_103a", "sm_107", "sm_110", "sm_110a", "sm_121"])
+def test_ltoir_every_arch(spec, supported_specs):
+    if spec not in supported_specs:
+        pytest.skip("NVRTC lacks it")
+    # NVRTC writes sm_110 LTO-IR with its pre-CUDA-13 code 101; we report sm_110
+    assert detect(nvrtc_compile(KERNEL_SRC, spec[3:], "ltoir")) == ("ltoir", Arch.parse(spec))
 
 
 def test_ltoir_unknown_layout_has_no_arch():

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 
-from ._arch import Arch
+from ._arch import Arch, ArchList, parse_archs
 from ._detect import Detected, detect
 from ._fatbin import (
     FatbinBuilder,
@@ -21,18 +21,25 @@ from ._fatbin import (
     from_parts,
     nvfatbin_version,
 )
+from ._multiarch import FatbinCompileError, Job, Plan, plan_fatbin
 from ._reader import Fatbin, FatbinEntry, FatbinFormatError, iter_fatbins, read_fatbin
 from ._select import RULES, Selection, coverage, select_entry
 
 __version__ = "0.1.0"
 
 # Public names whose modules import cuda.core or the compilers: loaded on first attribute access.
-_LAZY: dict[str, str] = {}
+_LAZY: dict[str, str] = {"Program": "._program", "ProgramOptions": "._program"}
 
 __all__ = [
     "RULES",
     "Arch",
+    "ArchList",
     "Detected",
+    "FatbinCompileError",
+    "Job",
+    "Plan",
+    "parse_archs",
+    "plan_fatbin",
     "Fatbin",
     "FatbinEntry",
     "FatbinFormatError",

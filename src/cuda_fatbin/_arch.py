@@ -11,7 +11,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-__all__ = ["Arch", "split_arch_list"]
+__all__ = ["Arch", "ArchList", "parse_archs", "split_arch_list"]
 
 _SUFFIXES = ("", "f", "a")  # sort order: plain < family < arch-specific
 # The first SM that has each suffix (nvcc rejects e.g. sm_80a and sm_90f).
@@ -155,3 +155,275 @@ def split_arch_list(spec: str) -> list[str]:
     if not items:
         raise ValueError(f"empty arch list: {spec!r}")
     return items
+
+
+@dataclass(frozen=True, eq=False)
+class ArchList:
+    """What an arch spec asks for: SASS, PTX and LTO-IR entries, and gencode groupings.
+
+    Built by :func:`parse_archs`. Two specs with the same meaning give equal ``ArchList`` values;
+    an ``ArchList`` of SASS entries only also equals the plain list of those archs.
+
+    Attributes
+    ----------
+    sass : tuple of Arch
+        Real architectures: a SASS (cubin) entry each.
+    ptx : tuple of Arch
+        Virtual architectures: a PTX entry each.
+    ltoir : tuple of Arch
+        LTO-IR entries (``lto_90``).
+    virtual : tuple of (Arch, Arch)
+        ``(real, virtual)`` pairs where the spec says to build SASS for ``real`` from PTX of another
+        ``virtual`` arch (nvcc ``arch=compute_80,code=sm_86``).
+    explicit_ptx : bool
+        Whether the spelling itself says which PTX to embed (``compute_XX``, ``+PTX``, ``-virtual``,
+        CMake numbers, gencode). When False, ``Program.compile("fatbin", ptx_for=None)`` adds PTX for
+        the newest arch, like ``nvcc -arch=sm_XX``.
+    """
+
+    sass: tuple[Arch, ...] = ()
+    ptx: tuple[Arch, ...] = ()
+    ltoir: tuple[Arch, ...] = ()
+    virtual: tuple[tuple[Arch, Arch], ...] = ()
+    explicit_ptx: bool = False
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ArchList):
+            return (self.sass, self.ptx, self.ltoir, self.virtual, self.explicit_ptx) == (
+                other.sass, other.ptx, other.ltoir, other.virtual, other.explicit_ptx
+            )  # fmt: skip
+        if isinstance(other, list):
+            return not (self.ptx or self.ltoir or self.virtual) and list(self.sass) == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.sass, self.ptx, self.ltoir, self.virtual, self.explicit_ptx))
+
+    def __bool__(self) -> bool:
+        return bool(self.sass or self.ptx or self.ltoir)
+
+    def __str__(self) -> str:
+        parts = [str(a) for a in self.sass] + [a.compute for a in self.ptx] + [f"lto_{a.bare}" for a in self.ltoir]
+        return ", ".join(parts)
+
+    def all_archs(self) -> tuple[Arch, ...]:
+        """Every arch named, sorted."""
+        return tuple(sorted({*self.sass, *self.ptx, *self.ltoir, *(v for _, v in self.virtual)}))
+
+
+_GENCODE_RE = re.compile(
+    r"(?:--generate-code|-gencode)?[ =]*arch=(?P<arch>[A-Za-z0-9_]+),code=(?P<code>\[[^\]]*\]|[A-Za-z0-9_]+)", re.ASCII
+)
+_CMAKE_RE = re.compile(r"(?P<arch>[0-9]+[af]?)-(?P<which>real|virtual)", re.ASCII)
+_TORCH_PTX_RE = re.compile(r"(?P<arch>[0-9.]+[af]?)\+ptx", re.ASCII | re.I)
+_STYLES = ("auto", "list", "cmake", "torch", "nvcc")
+
+
+def parse_archs(spec, *, style: str = "auto", supported: tuple[int, ...] | None = None) -> ArchList:
+    """Parse an arch spec in any of the spellings users know into an :class:`ArchList`.
+
+    Parameters
+    ----------
+    spec : str, int, Arch, list, tuple, mapping or ArchList
+        - lists, or ``,``/``;``/space-separated strings, of ``sm_80``, ``80``, ``8.0``, ``90a``, ``100f``
+          (SASS); ``compute_90`` (PTX only); ``lto_90`` (LTO-IR);
+        - nvcc gencode: ``"arch=compute_80,code=[sm_80,sm_86]"`` (several may be given, with or without
+          ``-gencode``), or a mapping ``{"compute_80": ["sm_80", "sm_86"], "compute_90": ["sm_90", "compute_90"]}``;
+        - CMake ``CUDA_ARCHITECTURES``: ``"80-real;90-virtual;100"`` (a bare number is SASS and PTX),
+          ``"all"``, ``"all-major"``, ``"native"``;
+        - PyTorch ``TORCH_CUDA_ARCH_LIST``: ``"8.0;8.6;9.0+PTX"``, ``"9.0a"``.
+    style : {"auto", "list", "cmake", "torch", "nvcc"}, optional
+        How to read bare numbers, which CMake reads as SASS + PTX and the other styles as SASS.
+        ``"auto"`` reads a string as CMake when an item ends in ``-real``/``-virtual`` or the whole spec is
+        ``all``, ``all-major`` or ``native``. Default: "auto".
+    supported : tuple of int, optional
+        SM numbers to resolve ``all``/``all-major`` against. Default: None (ask the installed NVRTC).
+
+    Returns
+    -------
+    ArchList
+
+    Raises
+    ------
+    ValueError
+        A malformed item (the message quotes it), an empty spec, or ``native`` without a GPU.
+    TypeError
+        A spec of another type.
+    """
+    if style not in _STYLES:
+        raise ValueError(f"style must be one of {', '.join(_STYLES)}; got {style!r}")
+    if isinstance(spec, ArchList):
+        return spec
+    acc = _Acc()
+    if isinstance(spec, Arch) or (isinstance(spec, int) and not isinstance(spec, bool)):
+        acc.sass.add(Arch.parse(spec))
+    elif isinstance(spec, str):
+        _parse_string(spec, style, supported, acc)
+    elif isinstance(spec, dict):
+        for virtual, codes in spec.items():
+            _add_gencode(str(virtual), [codes] if isinstance(codes, str) else list(codes), acc, spec)
+    elif isinstance(spec, (list, tuple)):
+        for item in spec:
+            if isinstance(item, str):
+                _parse_string(item, style, supported, acc)
+            elif isinstance(item, (Arch, int)) and not isinstance(item, bool):
+                acc.sass.add(Arch.parse(item))
+            else:
+                raise TypeError(f"arch list item {item!r} is not a str, int or Arch")
+    else:
+        raise TypeError(f"an arch spec must be a str, int, Arch, list, tuple or dict; got {type(spec).__name__}")
+    result = acc.result()
+    if not result:
+        raise ValueError(f"the arch spec {spec!r} names no arch")
+    return result
+
+
+class _Acc:
+    def __init__(self) -> None:
+        self.sass: set[Arch] = set()
+        self.ptx: set[Arch] = set()
+        self.ltoir: set[Arch] = set()
+        self.virtual: dict[Arch, Arch] = {}
+        self.explicit_ptx = False
+
+    def result(self) -> ArchList:
+        return ArchList(
+            tuple(sorted(self.sass)),
+            tuple(sorted(self.ptx)),
+            tuple(sorted(self.ltoir)),
+            tuple(sorted(self.virtual.items())),
+            self.explicit_ptx,
+        )
+
+
+def _parse_string(spec: str, style: str, supported, acc: _Acc) -> None:
+    text = spec.strip()
+    low = text.lower()
+    if style in ("auto", "nvcc") and "arch=" in low:
+        found = list(_GENCODE_RE.finditer(text))
+        rest = _GENCODE_RE.sub("", text).replace(";", " ").replace(",", " ").strip()
+        if not found or rest:
+            raise ValueError(
+                f"malformed gencode spec {spec!r}; expected e.g. 'arch=compute_80,code=[sm_80,sm_86]'"
+                + (f" (cannot read {rest!r})" if rest else "")
+            )
+        for m in found:
+            _add_gencode(m["arch"], [c for c in m["code"].strip("[]").split(",") if c], acc, spec)
+        return
+    if low in ("all", "all-major", "native"):
+        if style not in ("auto", "cmake"):
+            raise ValueError(f"{text!r} is a CMake keyword; use style='cmake' or 'auto'")
+        archs = _native_archs() if low == "native" else _all_archs(low, supported)
+        acc.sass.update(archs)
+        if low != "native":
+            acc.ptx.add(Arch(max(a.major for a in archs), 0))
+        acc.explicit_ptx = True
+        return
+    items = split_arch_list(text)
+    cmake = style == "cmake" or (style == "auto" and any(_CMAKE_RE.fullmatch(i.lower()) for i in items))
+    for item in items:
+        _add_item(item, cmake, style, acc)
+
+
+def _add_item(item: str, cmake: bool, style: str, acc: _Acc) -> None:
+    low = item.lower()
+    m = _CMAKE_RE.fullmatch(low)
+    if m:
+        arch = Arch.parse(m["arch"])
+        (acc.sass if m["which"] == "real" else acc.ptx).add(arch)
+        acc.explicit_ptx = True
+        return
+    m = _TORCH_PTX_RE.fullmatch(low)
+    if m:
+        arch = Arch.parse(m["arch"])
+        acc.sass.add(arch)
+        acc.ptx.add(arch)
+        acc.explicit_ptx = True
+        return
+    if low.startswith("compute_"):
+        acc.ptx.add(Arch.parse(low))
+        acc.explicit_ptx = True
+        return
+    if low.startswith("lto_"):
+        acc.ltoir.add(Arch.parse(low))
+        return
+    arch = Arch.parse(item)
+    acc.sass.add(arch)
+    if cmake and not low.startswith("sm_") and "." not in low:
+        acc.ptx.add(arch)  # CMake: a bare number means real and virtual
+        acc.explicit_ptx = True
+
+
+def _add_gencode(virtual: str, codes: list[str], acc: _Acc, spec) -> None:
+    if not virtual.lower().startswith("compute_"):
+        raise ValueError(f"gencode arch must be a compute_XX virtual arch; got {virtual!r} in {spec!r}")
+    v = Arch.parse(virtual)
+    if not codes:
+        raise ValueError(f"gencode for {virtual} lists no code in {spec!r}")
+    acc.explicit_ptx = True
+    for code in codes:
+        c = code.strip().lower()
+        a = Arch.parse(c)
+        if c.startswith("compute_"):
+            if a != v:
+                raise ValueError(f"gencode arch={virtual} cannot embed PTX for {c} (in {spec!r})")
+            acc.ptx.add(a)
+        elif c.startswith("sm_"):
+            if a.sm < v.sm or (v.suffix == "a" and a != v):
+                raise ValueError(f"gencode: SASS {c} cannot be built from {virtual} (in {spec!r})")
+            acc.sass.add(a)
+            if a.base != v.base:
+                prev = acc.virtual.get(a)
+                if prev is not None and prev != v:
+                    raise ValueError(f"{c} is listed under two virtual archs ({prev.compute}, {virtual}) in {spec!r}")
+                acc.virtual[a] = v
+        else:
+            raise ValueError(f"gencode code {code!r} must be sm_XX or compute_XX (in {spec!r})")
+
+
+def nvrtc_supported_sms() -> tuple[int, ...]:
+    """SM numbers the installed NVRTC can target (``nvrtcGetSupportedArchs``)."""
+    from cuda.bindings import nvrtc
+
+    err, archs = nvrtc.nvrtcGetSupportedArchs()
+    if int(err) != 0:
+        raise RuntimeError(f"nvrtcGetSupportedArchs failed: {err}")
+    return tuple(int(a) for a in archs)
+
+
+def _all_archs(keyword: str, supported) -> list[Arch]:
+    sms = supported if supported is not None else nvrtc_supported_sms()
+    archs = [Arch(sm // 10, sm % 10) for sm in sms]
+    if keyword == "all-major":
+        archs = [a for a in archs if a.minor == 0]
+    if not archs:
+        raise ValueError(f"{keyword!r} resolved to no arch (supported SMs: {sms})")
+    return archs
+
+
+def _native_archs() -> list[Arch]:
+    """Compute capabilities of the GPUs present, through the driver."""
+    try:
+        from cuda.bindings import driver
+
+        (err,) = driver.cuInit(0)
+        if int(err) != 0:
+            raise RuntimeError(f"cuInit failed: {err}")
+        err, count = driver.cuDeviceGetCount()
+        archs = set()
+        for i in range(count):
+            _, dev = driver.cuDeviceGet(i)
+            _, major = driver.cuDeviceGetAttribute(
+                driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev
+            )
+            _, minor = driver.cuDeviceGetAttribute(
+                driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev
+            )
+            archs.add(Arch(major, minor))
+    except Exception as e:
+        raise ValueError(
+            f"'native' needs a GPU and its driver; none could be queried ({type(e).__name__}: {e})"
+        ) from None
+    if not archs:
+        raise ValueError("'native' found no GPU")
+    return sorted(archs)

@@ -31,6 +31,8 @@ _COMPAT_ATTR_ARCH_SPECIFIC = 0x09
 _PTX_TARGET_RE = re.compile(rb"^[ \t]*\.target[ \t]+([A-Za-z0-9_]+)", re.M)
 _PTX_VERSION_RE = re.compile(rb"^[ \t]*\.version[ \t]+([0-9]+)\.([0-9]+)", re.M)
 _PTX_SM_RE = re.compile(r"sm_([0-9]+[af]?)")
+# NVRTC 13.x writes LTO-IR for sm_110 with the SM code 101: sm_101 was renamed sm_110 in CUDA 13.
+_LTOIR_SM_ALIASES = {101: 110}
 
 
 class Detected(NamedTuple):
@@ -204,7 +206,7 @@ def ltoir_arch(data) -> Arch | None:
 
     The header (NVRTC 12.x/13.x) has, from offset 24, records ``{u16 tag, u16 value}`` ending with tag
     ``0x63``: tag 1 is the SM number times ten, tag ``0x20`` = 1 marks an ``a`` target. The ``f``
-    suffix is not recorded.
+    suffix is not recorded, and sm_110 is written as 101 (its name before CUDA 13).
     """
     view = _as_bytes_like(data)
     pos, sm, suffix = 24, None, ""
@@ -223,7 +225,8 @@ def ltoir_arch(data) -> Arch | None:
         return None
     if sm is None or sm % 10:
         return None
+    sm = _LTOIR_SM_ALIASES.get(sm // 10, sm // 10)
     try:
-        return Arch(sm // 100, sm // 10 % 10, suffix)
+        return Arch(sm // 10, sm % 10, suffix)
     except ValueError:
         return None

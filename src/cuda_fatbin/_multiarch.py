@@ -1,0 +1,399 @@
+"""Plan per-arch compile jobs, fan them out on an executor, collect the artifacts.
+
+A :class:`Plan` is a list of :class:`Job` values. A job runs one front end (NVRTC for C++, libNVVM for
+NVVM IR, nothing for PTX source) for one arch, and optionally nvJitLink to turn the PTX it made into
+SASS for several real archs (nvcc's "one front end, many ptxas"). Jobs and their results are plain
+picklable values and :func:`run_job` is a module-level function, so any
+``concurrent.futures.Executor`` can run them, a process pool or a distributed one included. No step
+needs the CUDA driver.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ._arch import Arch, ArchList, nvrtc_supported_sms, parse_archs
+
+__all__ = ["FatbinCompileError", "Job", "JobResult", "Plan", "plan_fatbin", "run_job"]
+
+_KIND_ORDER = {"cubin": 0, "ptx": 1, "ltoir": 2}
+
+
+@dataclass(frozen=True)
+class Job:
+    """One unit of compile work.
+
+    Attributes
+    ----------
+    front : {"nvrtc", "nvvm", "none"}
+        The front end: NVRTC (C++), libNVVM (NVVM IR), or none (the source is PTX).
+    target : {"cubin", "ptx", "ltoir"}
+        What the front end produces.
+    arch : Arch
+        The arch the front end compiles for.
+    link : tuple of Arch
+        Real archs nvJitLink makes SASS for from the front end's PTX.
+    emit : tuple of (str, Arch)
+        The fatbin entries this job yields: ``("cubin", sm_86)``, ``("ptx", sm_80)``, ``("ltoir", sm_90)``.
+    """
+
+    front: str
+    target: str
+    arch: Arch
+    link: tuple[Arch, ...] = ()
+    emit: tuple[tuple[str, Arch], ...] = ()
+
+    def __str__(self) -> str:
+        src = {"nvrtc": "NVRTC", "nvvm": "NVVM", "none": "PTX source"}[self.front]
+        what = f"{src} {self.arch.compute if self.target == 'ptx' else self.arch}"
+        if self.front != "none" or not self.link:
+            what += f" -> {self.target}"
+        if self.link:
+            what += " -> nvJitLink " + ", ".join(str(a) for a in self.link)
+        return what
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The jobs of a multi-arch compile and the entries they yield, in canonical order."""
+
+    jobs: tuple[Job, ...]
+
+    @property
+    def entries(self) -> tuple[tuple[str, Arch], ...]:
+        """Every (kind, arch) entry the fatbin will hold, sorted: cubins, then PTX, then LTO-IR, by arch."""
+        return tuple(sorted((e for j in self.jobs for e in j.emit), key=lambda e: (_KIND_ORDER[e[0]], e[1])))
+
+    def __str__(self) -> str:
+        lines = [f"{len(self.jobs)} job(s), {len(self.entries)} entries:"]
+        lines += [f"  [{i}] {job}   => {', '.join(f'{k} {a}' for k, a in job.emit)}" for i, job in enumerate(self.jobs)]
+        return "\n".join(lines)
+
+
+def _subset(name: str, spec, al: ArchList) -> tuple[Arch, ...]:
+    """Archs named by ``ptx_for`` / ``ltoir_for``; each must be one of ``archs``."""
+    if spec is None or (isinstance(spec, (list, tuple)) and not spec):
+        return ()
+    wanted = parse_archs(spec).all_archs()
+    known = al.all_archs()
+    for a in wanted:
+        if a not in known:
+            raise ValueError(f"{name} names {a}, which is not in archs ({al}); add it to archs")
+    return wanted
+
+
+def plan_fatbin(
+    archs,
+    *,
+    ptx_for=None,
+    ltoir_for=(),
+    code_type: str = "c++",
+    group: bool = False,
+    ptx_source_target: Arch | None = None,
+    supported: Iterable[int] | None = None,
+) -> Plan:
+    """Plan the jobs of ``Program.compile("fatbin", ...)`` without compiling anything.
+
+    Parameters
+    ----------
+    archs : any spec :func:`parse_archs` takes
+        Which SASS / PTX / LTO-IR entries to make.
+    ptx_for : spec, optional
+        Archs (from ``archs``) to embed PTX for. Default: None — the PTX the spec names, or, when it names
+        none, PTX for the newest arch (the forward-compatibility entry ``nvcc -arch=sm_XX`` embeds).
+        ``()`` adds none.
+    ltoir_for : spec, optional
+        Archs (from ``archs``) to embed LTO-IR for. Default: ().
+    code_type : {"c++", "ptx", "nvvm"}, optional
+        The source language. Default: "c++".
+    group : bool, optional
+        Share the front end: one NVRTC compile to PTX per virtual arch, nvJitLink for each real arch of
+        the group (archs of one major share the lowest of them; ``a``/``f`` archs stay alone). gencode
+        specs that build SASS from another virtual arch are always grouped that way. Default: False.
+    ptx_source_target : Arch, optional
+        For PTX source: its ``.target``.
+    supported : iterable of int, optional
+        SM numbers the compilers can target. Default: None (ask the installed NVRTC).
+
+    Returns
+    -------
+    Plan
+
+    Raises
+    ------
+    ValueError
+        Unsupported arch (the message lists the supported ones), ``ptx_for``/``ltoir_for`` outside
+        ``archs``, or entries the source language cannot make.
+    """
+    code_type = code_type.lower()
+    if code_type not in ("c++", "ptx", "nvvm"):
+        raise ValueError(f"code_type must be 'c++', 'ptx' or 'nvvm' for a fatbin; got {code_type!r}")
+    al = parse_archs(archs)
+    sass = set(al.sass)
+    ptx = set(al.ptx) | set(_subset("ptx_for", ptx_for, al))
+    ltoir = set(al.ltoir) | set(_subset("ltoir_for", ltoir_for, al))
+    if ptx_for is None and not al.explicit_ptx and sass:
+        # the forward-compatibility entry: PTX of the newest arch (for PTX source: the source itself)
+        ptx.add(ptx_source_target if code_type == "ptx" and ptx_source_target is not None else max(sass))
+    sms = tuple(supported) if supported is not None else nvrtc_supported_sms()
+    for a in sorted(sass | ptx | ltoir | {v for _, v in al.virtual}):
+        if a.sm not in sms:
+            listed = ", ".join(f"sm_{s}" for s in sms)
+            raise ValueError(f"{a} is not supported by the installed compiler; supported: {listed}")
+    if code_type == "ptx":
+        return _plan_ptx_source(sass, ptx, ltoir, ptx_source_target)
+    front = "nvrtc" if code_type == "c++" else "nvvm"
+    virtual_of = dict(al.virtual)
+    if group:
+        for s in sass:
+            if s not in virtual_of and not s.suffix:
+                same_major = [a for a in sass if a.major == s.major and not a.suffix]
+                virtual_of[s] = min(same_major)
+    if front == "nvvm":  # libNVVM makes PTX only: every SASS entry goes through nvJitLink
+        for s in sass:
+            virtual_of.setdefault(s, s)
+    groups: dict[Arch, list[Arch]] = {}
+    jobs: list[Job] = []
+    for s in sorted(sass):
+        v = virtual_of.get(s)
+        if v is None:
+            jobs.append(Job(front, "cubin", s, (), (("cubin", s),)))
+        else:
+            groups.setdefault(v, []).append(s)
+    for v, reals in sorted(groups.items()):
+        emit = tuple(("cubin", s) for s in reals) + ((("ptx", v),) if v in ptx else ())
+        jobs.append(Job(front, "ptx", v, tuple(reals), emit))
+    for p in sorted(ptx - set(groups)):
+        jobs.append(Job(front, "ptx", p, (), (("ptx", p),)))
+    for lto in sorted(ltoir):
+        jobs.append(Job(front, "ltoir", lto, (), (("ltoir", lto),)))
+    return Plan(tuple(jobs))
+
+
+def _plan_ptx_source(sass: set, ptx: set, ltoir: set, target: Arch | None) -> Plan:
+    if target is None:
+        raise ValueError("PTX source without a .target directive; cannot plan")
+    if ltoir:
+        raise ValueError("PTX source cannot give LTO-IR entries; drop ltoir_for / lto_ archs")
+    for p in ptx:
+        if p != target:
+            raise ValueError(f"PTX source targets {target}; it cannot be embedded as PTX for {p}")
+    for s in sass:
+        if (
+            s.sm < target.sm
+            or (target.suffix == "a" and s != target)
+            or (target.suffix == "f" and s.major != target.major)
+        ):
+            raise ValueError(f"PTX source for {target.compute} cannot be assembled for {s}")
+    jobs = [Job("none", "ptx", target, tuple(sorted(sass)), tuple(("cubin", s) for s in sorted(sass)))] if sass else []
+    if ptx:
+        jobs.append(Job("none", "ptx", target, (), (("ptx", target),)))
+    return Plan(tuple(jobs))
+
+
+# -- running jobs --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """What a job produced: ``artifacts`` as (kind, Arch, bytes), the symbol mapping and the compiler log."""
+
+    job: Job
+    artifacts: tuple[tuple[str, Arch, bytes], ...]
+    symbol_mapping: dict = field(default_factory=dict)
+    log: str = ""
+
+
+class FatbinCompileError(RuntimeError):
+    """One or more per-arch compile jobs failed.
+
+    Attributes
+    ----------
+    failures : list of (str, str)
+        ``(job description, error and compiler log)`` for every job that failed.
+    """
+
+    def __init__(self, failures: list[tuple[str, str]]) -> None:
+        text = "\n".join(f"--- {job} ---\n{log.strip()}" for job, log in failures)
+        super().__init__(f"{len(failures)} compile job(s) failed:\n{text}")
+        self.failures = failures
+
+
+class _JobFailed(Exception):
+    """Raised inside a worker; carries the log. Pickles (for process pools)."""
+
+    def __init__(self, message: str, log: str) -> None:
+        super().__init__(message, log)
+        self.message = message
+        self.log = log
+
+
+def run_job(
+    job: Job,
+    source: str | bytes,
+    name: str,
+    front_options: tuple[bytes, ...],
+    link_options: dict,
+    name_expressions: tuple[str, ...],
+) -> JobResult:
+    """Run one job (in any thread or process). ``link_options`` maps each linked arch to its nvJitLink options."""
+    log = ""
+    mapping: dict = {}
+    if job.front == "none":
+        front_out = source.encode() if isinstance(source, str) else bytes(source)
+    elif job.front == "nvrtc":
+        front_out, mapping, log = _nvrtc(source, name, front_options, job.target, name_expressions)
+    else:
+        front_out, log = _nvvm(source, name, front_options, job.target)
+    artifacts = []
+    for kind, arch in job.emit:
+        if kind == "cubin" and arch in job.link:
+            cubin, link_log = _nvjitlink(front_out, link_options[arch])
+            log += link_log
+            artifacts.append(("cubin", arch, cubin))
+        else:
+            artifacts.append((kind, arch, front_out))
+    return JobResult(job, tuple(artifacts), mapping, log)
+
+
+def _nvrtc(source, name: str, options, target: str, name_expressions) -> tuple[bytes, dict, str]:
+    from cuda.bindings import nvrtc
+
+    def check(result, what):
+        err = result[0] if isinstance(result, tuple) else result
+        if int(err) != 0:
+            raise _JobFailed(f"{what} failed: {nvrtc.nvrtcGetErrorString(err)[1].decode()}", "")
+        return result[1:] if isinstance(result, tuple) else None
+
+    code = source.encode() if isinstance(source, str) else bytes(source)
+    (prog,) = check(nvrtc.nvrtcCreateProgram(code, name.encode(), 0, [], []), "nvrtcCreateProgram")
+    try:
+        for expr in name_expressions:
+            check(nvrtc.nvrtcAddNameExpression(prog, expr.encode()), f"nvrtcAddNameExpression({expr!r})")
+        (err,) = nvrtc.nvrtcCompileProgram(prog, len(options), list(options))
+        (size,) = check(nvrtc.nvrtcGetProgramLogSize(prog), "nvrtcGetProgramLogSize")
+        buf = b" " * size
+        check(nvrtc.nvrtcGetProgramLog(prog, buf), "nvrtcGetProgramLog")
+        log = buf.rstrip(b"\0").decode(errors="replace")
+        if int(err) != 0:
+            raise _JobFailed(f"nvrtcCompileProgram failed: {nvrtc.nvrtcGetErrorString(err)[1].decode()}", log)
+        get_size, get = {
+            "cubin": (nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN),
+            "ptx": (nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX),
+            "ltoir": (nvrtc.nvrtcGetLTOIRSize, nvrtc.nvrtcGetLTOIR),
+        }[target]
+        (size,) = check(get_size(prog), f"get {target} size")
+        out = b" " * size
+        check(get(prog, out), f"get {target}")
+        mapping = {}
+        for expr in name_expressions:
+            (lowered,) = check(nvrtc.nvrtcGetLoweredName(prog, expr.encode()), f"nvrtcGetLoweredName({expr!r})")
+            mapping[expr] = lowered
+        return out, mapping, log
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+
+
+def _nvvm(source, name: str, options, target: str) -> tuple[bytes, str]:
+    from cuda.bindings import nvvm
+
+    code = source.encode() if isinstance(source, str) else bytes(source)
+    prog = nvvm.create_program()
+    try:
+        nvvm.add_module_to_program(prog, code, len(code), name)
+        opts = [o.decode() if isinstance(o, bytes) else o for o in options]
+        if target == "ltoir":
+            opts.append("-gen-lto")
+        try:
+            nvvm.compile_program(prog, len(opts), opts)
+        except nvvm.nvvmError as e:
+            size = nvvm.get_program_log_size(prog)
+            buf = bytearray(size)
+            nvvm.get_program_log(prog, buf)
+            log = bytes(buf).rstrip(b"\0").decode(errors="replace")
+            raise _JobFailed(f"nvvmCompileProgram failed: {e}", log) from None
+        size = nvvm.get_compiled_result_size(prog)
+        out = bytearray(size)
+        nvvm.get_compiled_result(prog, out)
+        return bytes(out), ""
+    finally:
+        nvvm.destroy_program(prog)
+
+
+def _nvjitlink(ptx: bytes, options) -> tuple[bytes, str]:
+    from cuda.bindings import nvjitlink
+
+    opts = [o.decode() if isinstance(o, bytes) else o for o in options]
+    handle = nvjitlink.create(len(opts), opts)
+    try:
+        try:
+            nvjitlink.add_data(handle, nvjitlink.InputType.PTX, ptx, len(ptx), "ptx")
+            nvjitlink.complete(handle)
+        except nvjitlink.nvJitLinkError as e:
+            size = nvjitlink.get_error_log_size(handle)
+            buf = bytearray(size)
+            nvjitlink.get_error_log(handle, buf)
+            raise _JobFailed(f"nvJitLink failed: {e}", bytes(buf).rstrip(b"\0").decode(errors="replace")) from None
+        size = nvjitlink.get_linked_cubin_size(handle)
+        out = bytearray(size)
+        nvjitlink.get_linked_cubin(handle, out)
+        size = nvjitlink.get_info_log_size(handle)
+        info = bytearray(size)
+        nvjitlink.get_info_log(handle, info)
+        return bytes(out), bytes(info).rstrip(b"\0").decode(errors="replace")
+    finally:
+        nvjitlink.destroy(handle)
+
+
+def run_plan(plan: Plan, submit_args, *, max_workers: int | None = None, executor=None, logs=None) -> list[JobResult]:
+    """Run every job of ``plan``; ``submit_args(job)`` gives ``run_job``'s arguments after ``job``.
+
+    One failing job cancels those not started; the error lists every job that failed.
+    """
+    jobs = plan.jobs
+    if (
+        executor is not None
+        and not isinstance(executor, cf.Executor)
+        and not callable(getattr(executor, "submit", None))
+    ):
+        raise TypeError(f"executor must be a concurrent.futures.Executor; got {type(executor).__name__}")
+    if max_workers is not None and (
+        not isinstance(max_workers, int) or isinstance(max_workers, bool) or max_workers < 1
+    ):
+        raise ValueError(f"max_workers must be a positive int; got {max_workers!r}")
+    own = executor is None
+    if own:
+        workers = max_workers or min(len(jobs), os.cpu_count() or 1)
+        executor = cf.ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="cuda-fatbin")
+    try:
+        futures = {executor.submit(run_job, job, *submit_args(job)): job for job in jobs}
+
+        def cancel_rest(done: cf.Future) -> None:  # runs as soon as a job fails, before its worker takes another
+            if not done.cancelled() and done.exception() is not None:
+                for f in futures:
+                    f.cancel()
+
+        for f in futures:
+            f.add_done_callback(cancel_rest)
+        cf.wait(futures)
+        done = {f for f in futures if not f.cancelled()}
+        failures = []
+        for f in futures:
+            if f in done and f.exception() is not None:
+                e = f.exception()
+                log = getattr(e, "log", "")
+                failures.append((str(futures[f]), f"{getattr(e, 'message', None) or e}\n{log}"))
+        if failures:
+            raise FatbinCompileError(failures)
+        results = [f.result() for f in futures]
+    finally:
+        if own:
+            executor.shutdown(wait=True, cancel_futures=True)
+    if logs is not None:
+        for r in results:
+            if r.log.strip():
+                logs.write(f"[{r.job}]\n{r.log.rstrip()}\n")
+    return results

@@ -1,0 +1,273 @@
+"""``Program``: cuda.core's Program plus the ``"fatbin"`` target.
+
+``Program(src, "c++").compile("fatbin", archs=[...], ptx_for=[...])`` plans per-arch jobs, runs them
+on a thread pool (or any executor), feeds the artifacts to libnvfatbin in a canonical order and
+returns one ``cuda.core.ObjectCode``. Nothing here needs the CUDA driver, unlike upstream's
+``Program(src, "c++")`` without options, which asks it for the current device at construction.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from cuda.core import LinkerOptions, ObjectCode
+from cuda.core import Program as _CoreProgram
+from cuda.core import ProgramOptions as _CoreProgramOptions
+
+from ._arch import Arch
+from ._detect import ptx_target
+from ._fatbin import FatbinBuilder, FatbinOptions
+from ._multiarch import JobResult, Plan, plan_fatbin, run_plan
+
+__all__ = ["Program", "ProgramOptions"]
+
+# Lowest arch every supported NVRTC targets; only a placeholder so that upstream's constructor does not
+# ask the driver. It never reaches a compiler: single-arch compiles resolve the real arch first.
+_PLACEHOLDER_ARCH = "sm_75"
+
+
+@dataclasses.dataclass
+class ProgramOptions(_CoreProgramOptions):
+    """cuda.core's ``ProgramOptions`` that can be built without a GPU.
+
+    Upstream fills a missing ``arch`` from the current device at construction, which fails on build
+    machines without the CUDA driver. Here ``arch=None`` stays ``None``: ``Program.compile("fatbin")``
+    takes its archs from ``archs=``, and a single-arch compile resolves the device's arch only then.
+    Every field and its default is upstream's.
+    """
+
+    def __post_init__(self) -> None:
+        if self.arch is None:
+            self.arch = _PLACEHOLDER_ARCH
+            try:
+                super().__post_init__()
+            finally:
+                self.arch = None
+        else:
+            super().__post_init__()
+
+
+def _device_arch() -> str:
+    try:
+        from cuda.core import Device
+
+        major, minor = Device().compute_capability
+    except Exception as e:
+        raise RuntimeError(
+            f"ProgramOptions.arch is not set and no GPU could be queried to pick one ({type(e).__name__}: {e}); "
+            "pass ProgramOptions(arch='sm_XX'), or compile to 'fatbin' with archs=[...]"
+        ) from None
+    return f"sm_{major}{minor}"
+
+
+# ProgramOptions fields that nvJitLink understands, for SASS made from PTX (gencode groups, PTX source).
+_LINKER_FIELDS = ("max_register_count", "debug", "lineinfo", "ftz", "prec_div", "prec_sqrt", "fma", "ptxas_options",
+                  "split_compile", "no_cache", "time")  # fmt: skip
+
+
+def _linker_options(options: _CoreProgramOptions, arch: Arch) -> tuple[bytes, ...]:
+    linker_fields = {f.name for f in dataclasses.fields(LinkerOptions)}
+    kwargs = {
+        name: getattr(options, name)
+        for name in _LINKER_FIELDS
+        if name in linker_fields and getattr(options, name, None) is not None
+    }
+    return tuple(LinkerOptions(arch=str(arch), **kwargs).as_bytes("nvjitlink"))
+
+
+class Program(_CoreProgram):
+    """A cuda.core ``Program`` that can also compile to ``"fatbin"`` for many GPU architectures at once.
+
+    Parameters
+    ----------
+    code : str or bytes
+        C++ (``"c++"``), PTX (``"ptx"``) or NVVM IR (``"nvvm"``) source.
+    code_type : str
+        ``"c++"``, ``"ptx"`` or ``"nvvm"``.
+    options : ProgramOptions, optional
+        cuda.core's or this package's :class:`ProgramOptions`. Default: None (this package's, without
+        an arch: no driver needed).
+
+    Examples
+    --------
+    >>> obj = Program(src, "c++").compile("fatbin", archs=["sm_80", "sm_90", "sm_100"])  # doctest: +SKIP
+    >>> kernel = obj.get_kernel("saxpy")  # doctest: +SKIP
+    """
+
+    def __init__(self, code, code_type: str, options: _CoreProgramOptions | None = None) -> None:
+        if options is None:
+            options = ProgramOptions()
+        elif not isinstance(options, _CoreProgramOptions):
+            raise TypeError(f"options must be a ProgramOptions; got {type(options).__name__}")
+        placeholder = _PLACEHOLDER_ARCH
+        if isinstance(code_type, str) and code_type.lower() == "ptx" and isinstance(code, (str, bytes, bytearray)):
+            target = ptx_target(code)  # upstream links PTX at construction: the placeholder must not be below it
+            placeholder = str(target) if target is not None else placeholder
+        upstream = options if options.arch is not None else dataclasses.replace(options, arch=placeholder)
+        super().__init__(code, code_type, _CoreProgramOptions(**_fields(upstream)))
+        self._fb_code = code
+        self._fb_code_type = code_type.lower() if isinstance(code_type, str) else code_type
+        self._fb_options = options
+
+    @property
+    def options(self) -> _CoreProgramOptions:
+        """The options this program was created with (``arch`` may be ``None``)."""
+        return self._fb_options
+
+    def compile(
+        self,
+        target_type: str,
+        name_expressions: Sequence[str] = (),
+        logs=None,
+        *,
+        archs=None,
+        ptx_for=None,
+        ltoir_for=(),
+        fatbin_options: FatbinOptions | None = None,
+        max_workers: int | None = None,
+        executor=None,
+        group: bool = False,
+        **kwargs,
+    ) -> ObjectCode:
+        """Compile to ``"ptx"``, ``"cubin"``, ``"ltoir"`` (as cuda.core does) or ``"fatbin"`` (many archs).
+
+        Parameters
+        ----------
+        target_type : {"ptx", "cubin", "ltoir", "fatbin"}
+        name_expressions : sequence of str, optional
+            Name expressions (template instantiations) to make available to ``get_kernel``. Default: ().
+        logs : object with ``write``, optional
+            Receives the compiler logs; for ``"fatbin"`` each job's log is prefixed with its archs.
+        archs : arch spec, required for ``"fatbin"``
+            Any spelling :func:`parse_archs` takes: ``["sm_80", "sm_90"]``, ``"80;90;100+PTX"`` (torch),
+            ``"80-real;90"`` (CMake), ``"arch=compute_80,code=[sm_80,sm_86]"`` (nvcc), ``"all-major"``.
+        ptx_for : arch spec, optional
+            Archs of ``archs`` to embed PTX for. Default: None (what the spec says, else the newest arch);
+            ``()`` for none.
+        ltoir_for : arch spec, optional
+            Archs of ``archs`` to embed LTO-IR for. Default: ().
+        fatbin_options : FatbinOptions, optional
+            Options for assembling the fatbin (compression...). Default: None.
+        max_workers : int, optional
+            Threads for the default pool. Default: None (``min(jobs, os.cpu_count())``).
+        executor : concurrent.futures.Executor, optional
+            Run the jobs here instead (a process pool, ``dask.distributed.Client.get_executor()``...).
+            Default: None.
+        group : bool, optional
+            One front-end compile per virtual arch, nvJitLink per real arch (see :func:`plan_fatbin`).
+            Default: False.
+        **kwargs
+            Passed to cuda.core's ``compile`` for single-arch targets (e.g. ``cache=``).
+
+        Returns
+        -------
+        cuda.core.ObjectCode
+            For ``"fatbin"``: ``code_type`` "fatbin", ``name`` from ``options.name``, and the merged
+            symbol mapping of every job.
+
+        Raises
+        ------
+        ValueError
+            ``"fatbin"`` without ``archs``; ``archs`` together with ``options.arch``; bad arch specs;
+            ``archs`` with a single-arch target; name expressions that disagree between archs.
+        FatbinCompileError
+            A job failed; the message names every failing job with its compiler log.
+        """
+        target = target_type.lower() if isinstance(target_type, str) else target_type
+        if target != "fatbin":
+            if archs is not None or ptx_for is not None or ltoir_for or fatbin_options is not None or group:
+                raise ValueError(
+                    f"archs, ptx_for, ltoir_for, fatbin_options and group apply to 'fatbin', not {target!r}"
+                )
+            if self._fb_options.arch is not None:
+                return super().compile(target_type, name_expressions, logs, **kwargs)
+            resolved = dataclasses.replace(self._fb_options, arch=_device_arch())
+            program = _CoreProgram(self._fb_code, self._fb_code_type, _CoreProgramOptions(**_fields(resolved)))
+            try:
+                return program.compile(target_type, name_expressions, logs, **kwargs)
+            finally:
+                program.close()
+        if kwargs:
+            raise TypeError(f"compile('fatbin') got unexpected arguments: {', '.join(kwargs)}")
+        plan = self.plan(archs, ptx_for=ptx_for, ltoir_for=ltoir_for, group=group)
+        names = tuple(name_expressions or ())
+        if names and self._fb_code_type != "c++":
+            raise ValueError(f"name_expressions need C++ source; this program is {self._fb_code_type!r}")
+        results = run_plan(plan, self._job_args(names), max_workers=max_workers, executor=executor, logs=logs)
+        data, mapping = _assemble(results, fatbin_options, self._fb_options.name)
+        return ObjectCode.from_fatbin(data, name=self._fb_options.name or "", symbol_mapping=mapping)
+
+    def plan(self, archs, *, ptx_for=None, ltoir_for=(), group: bool = False) -> Plan:
+        """The jobs ``compile("fatbin", ...)`` would run, without compiling (a dry run; ``print`` it)."""
+        if archs is None:
+            raise ValueError(
+                "compile('fatbin') needs archs=, e.g. archs=['sm_80', 'sm_90'] or archs='all-major'; "
+                "it never picks a single arch silently"
+            )
+        if self._fb_options.arch is not None:
+            raise ValueError(
+                f"ProgramOptions.arch={self._fb_options.arch!r} conflicts with archs=; leave arch unset "
+                "(use cuda_fatbin.ProgramOptions, which needs no GPU) and list every arch in archs"
+            )
+        if self._fb_options.link_time_optimization:
+            raise ValueError("ProgramOptions.link_time_optimization applies to 'ltoir'; for fatbins use ltoir_for=")
+        target = None
+        if self._fb_code_type == "ptx":
+            target = ptx_target(self._fb_code)
+        return plan_fatbin(
+            archs, ptx_for=ptx_for, ltoir_for=ltoir_for, code_type=self._fb_code_type, group=group,
+            ptx_source_target=target,
+        )  # fmt: skip
+
+    def _job_args(self, names: tuple[str, ...]):
+        options = self._fb_options
+        backend = "nvvm" if self._fb_code_type == "nvvm" else "nvrtc"
+        name = options.name or "default_program"
+        source = self._fb_code
+
+        def args(job):
+            if job.front == "none":
+                front = ()
+            else:
+                arch = job.arch.compute if job.target == "ptx" else str(job.arch)
+                fields = {"arch": arch}
+                if backend == "nvrtc":
+                    fields["link_time_optimization"] = job.target == "ltoir"
+                front = tuple(_CoreProgramOptions(**{**_fields(options), **fields}).as_bytes(backend))
+            link = {a: _linker_options(options, a) for a in job.link}
+            return (source, name, front, link, names if job.front == "nvrtc" else ())
+
+        return args
+
+
+def _fields(options: _CoreProgramOptions) -> dict:
+    """Init fields of a ProgramOptions, to rebuild it as upstream's class."""
+    return {f.name: getattr(options, f.name) for f in dataclasses.fields(options) if f.init}
+
+
+def _assemble(results: list[JobResult], fatbin_options: FatbinOptions | None, name: str | None) -> tuple[bytes, dict]:
+    """Feed the artifacts to libnvfatbin in canonical order; merge the symbol mappings."""
+    mapping: dict = {}
+    origin: dict = {}
+    artifacts = []
+    for r in results:
+        for key, value in r.symbol_mapping.items():
+            if key in mapping and mapping[key] != value:
+                raise ValueError(
+                    f"name expression {key!r} lowers to {mapping[key]!r} for {origin[key]} but to {value!r} for {r.job}"
+                )
+            mapping[key], origin[key] = value, str(r.job)
+        artifacts.extend(r.artifacts)
+    order = {"cubin": 0, "ptx": 1, "ltoir": 2}
+    artifacts.sort(key=lambda a: (order[a[0]], a[1]))
+    identifier = name or None
+    with FatbinBuilder(fatbin_options) as builder:
+        for kind, arch, data in artifacts:
+            if kind == "cubin":
+                builder.add_cubin(data, arch, identifier)
+            elif kind == "ptx":
+                builder.add_ptx(data, arch, identifier)
+            else:
+                builder.add_ltoir(data, arch, identifier)
+        return builder.build(), mapping

@@ -1,0 +1,293 @@
+from __future__ import annotations
+
+import concurrent.futures as cf
+import io
+import multiprocessing
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cuda_fatbin import (
+    Arch,
+    FatbinCompileError,
+    FatbinOptions,
+    Program,
+    ProgramOptions,
+    parse_archs,
+    plan_fatbin,
+    read_fatbin,
+)
+
+from conftest import KERNEL_SRC, listing, nvrtc_supported_sms
+
+NVVM_IR = b"""target datalayout = "e-p:64:64:64-i1:8:8-i8:8:8-i16:16:16-i32:32:32-i64:64:64-i128:128:128-f32:32:32-f64:64:64-v16:16:16-v32:32:32-v64:64:64-v128:128:128-n16:32:64"
+target triple = "nvptx64-nvidia-cuda"
+
+define void @fill(i32* %data, i32 %value) {
+entry:
+  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %idx = sext i32 %tid to i64
+  %p = getelementptr i32, i32* %data, i64 %idx
+  store i32 %value, i32* %p
+  ret void
+}
+
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+
+!nvvm.annotations = !{!0}
+!0 = !{void (i32*, i32)* @fill, !"kernel", i32 1}
+!nvvmir.version = !{!1}
+!1 = !{i32 2, i32 0, i32 3, i32 1}
+"""  # noqa: E501
+
+SUPPORTED = [f"sm_{s}" for s in nvrtc_supported_sms()]
+_compiled: dict = {}
+
+
+def fatbin_of(archs, **kw) -> bytes:
+    """Compile KERNEL_SRC to a fatbin once per distinct request (shared by the property tests)."""
+    key = (repr(archs), repr(sorted(kw.items())))
+    if key not in _compiled:
+        obj = Program(KERNEL_SRC, "c++").compile("fatbin", ["scale<float>"], archs=archs, **kw)
+        _compiled[key] = bytes(obj.code)
+    return _compiled[key]
+
+
+def entry_set(data: bytes) -> set[tuple[str, str]]:
+    return {(e.kind, str(e.arch)) for e in read_fatbin(data).iter_entries()}
+
+
+def test_headline_call_without_gpu(cuobjdump):
+    obj = Program(KERNEL_SRC, "c++").compile(
+        "fatbin", ["scale<float>"], archs=["sm_80", "sm_90", "sm_100"], ptx_for=["sm_100"]
+    )
+    assert obj.code_type == "fatbin"
+    assert obj.symbol_mapping == {"scale<float>": b"_Z5scaleIfEvPT_S0_i"}
+    got = sorted(listing(cuobjdump(bytes(obj.code), "-lelf", "-lptx")))
+    assert got == [("elf", "sm_100"), ("elf", "sm_80"), ("elf", "sm_90"), ("ptx", "sm_100")]
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    archs=st.lists(st.sampled_from(SUPPORTED), min_size=1, max_size=3, unique=True),
+    with_ptx=st.sampled_from([None, (), "first"]),
+    with_lto=st.booleans(),
+)
+def test_entries_are_exactly_the_requested_set(cuobjdump, archs, with_ptx, with_lto):
+    ptx_for = [archs[0]] if with_ptx == "first" else with_ptx
+    ltoir_for = [archs[-1]] if with_lto else ()
+    data = fatbin_of(archs, ptx_for=ptx_for, ltoir_for=ltoir_for)
+    want = {("elf", a) for a in archs}
+    if ptx_for is None:
+        want.add(("ptx", str(max(Arch.parse(a) for a in archs))))
+    elif ptx_for:
+        want.add(("ptx", archs[0]))
+    assert set(listing(cuobjdump(data, "-lelf", "-lptx"))) == want
+    if with_lto:
+        assert ("ltoir", archs[-1]) in entry_set(data)
+
+
+def test_arch_specific_and_family_targets():
+    data = fatbin_of(["sm_90a", "sm_100f", "sm_120"], ptx_for=["sm_100f"])
+    assert entry_set(data) == {("elf", "sm_90a"), ("elf", "sm_100f"), ("elf", "sm_120"), ("ptx", "sm_100f")}
+
+
+def test_bytes_identical_across_runs_and_worker_counts():
+    archs = ["sm_75", "sm_80", "sm_90"]
+    runs = [
+        bytes(Program(KERNEL_SRC, "c++").compile("fatbin", ["scale<float>"], archs=archs, max_workers=w).code)
+        for w in (1, 2, 3, 1)
+    ]
+    assert len(set(runs)) == 1
+
+
+def test_process_pool_executor():
+    archs = ["sm_80", "sm_86", "sm_90"]
+    ctx = multiprocessing.get_context("spawn")
+    with cf.ProcessPoolExecutor(max_workers=2, mp_context=ctx) as pool:
+        obj = Program(KERNEL_SRC, "c++").compile("fatbin", ["scale<float>"], archs=archs, executor=pool)
+    assert bytes(obj.code) == fatbin_of(archs)
+    assert obj.symbol_mapping == {"scale<float>": b"_Z5scaleIfEvPT_S0_i"}
+
+
+def test_group_mode_shares_the_front_end(cuobjdump):
+    plan = Program(KERNEL_SRC, "c++").plan("75;80;86;89;90", group=True)
+    assert [str(j.arch) for j in plan.jobs] == ["sm_75", "sm_80", "sm_90"]
+    assert [len(j.link) for j in plan.jobs] == [1, 3, 1]
+    obj = Program(KERNEL_SRC, "c++").compile("fatbin", archs="75;80;86;89;90", group=True)
+    assert set(listing(cuobjdump(bytes(obj.code), "-lelf", "-lptx"))) == {
+        ("elf", "sm_75"), ("elf", "sm_80"), ("elf", "sm_86"), ("elf", "sm_89"), ("elf", "sm_90"), ("ptx", "sm_90")
+    }  # fmt: skip
+
+
+def test_gencode_groups_build_sass_from_the_virtual_arch():
+    spec = "-gencode arch=compute_80,code=[sm_80,sm_86] -gencode arch=compute_90,code=[sm_90,compute_90]"
+    plan = plan_fatbin(spec)
+    assert [str(j) for j in plan.jobs] == [
+        "NVRTC sm_80 -> cubin", "NVRTC sm_90 -> cubin", "NVRTC compute_80 -> ptx -> nvJitLink sm_86",
+        "NVRTC compute_90 -> ptx",
+    ]  # fmt: skip
+    data = fatbin_of(spec)
+    assert entry_set(data) == {("elf", "sm_80"), ("elf", "sm_86"), ("elf", "sm_90"), ("ptx", "sm_90")}
+
+
+SPELLINGS = [
+    # the same meaning: SASS 80, 86, 90 and PTX 90
+    ["sm_80", "sm_86", "sm_90"],
+    "sm_80,sm_86,sm_90",
+    "80;86;90",
+    "8.0 8.6 9.0",
+    "8.0;8.6;9.0+PTX",
+    "80-real;86-real;90",
+    "arch=compute_80,code=sm_80;arch=compute_86,code=sm_86;arch=compute_90,code=[sm_90,compute_90]",
+    {"compute_80": ["sm_80"], "compute_86": "sm_86", "compute_90": ["sm_90", "compute_90"]},
+    ["sm_80", "sm_86", "sm_90", "compute_90"],
+]
+
+
+@pytest.mark.parametrize("spec", SPELLINGS[1:])
+def test_spellings_of_one_set_give_equal_plans(spec):
+    assert plan_fatbin(spec) == plan_fatbin(SPELLINGS[0])
+
+
+@given(st.lists(st.sampled_from(["75", "80", "86", "89", "90", "100", "120"]), min_size=1, max_size=5, unique=True))
+def test_spelling_equivalence_property(sms):
+    archs = sorted(Arch.parse(s) for s in sms)
+    newest = archs[-1]
+    torch = ";".join(a.capability + ("+PTX" if a == newest else "") for a in archs)
+    cmake = ";".join(f"{a.sm}-real" for a in archs[:-1]) + f";{newest.sm}"
+    gencode = " ".join(f"-gencode arch={a.compute},code=[{a}{',' + a.compute if a == newest else ''}]" for a in archs)
+    plain = [str(a) for a in archs]
+    plans = {str(plan_fatbin(s, supported=range(0, 200))) for s in (torch, cmake, gencode, plain)}
+    assert len(plans) == 1
+
+
+@given(st.builds(Arch, st.integers(1, 20), st.integers(0, 9)))
+def test_parse_archs_round_trip(a):
+    assert parse_archs(str(a)) == [a]
+    assert parse_archs(a.bare) == [a]
+
+
+def test_logs_are_prefixed_with_the_job():
+    logs = io.StringIO()
+    src = KERNEL_SRC + "\n__global__ void warn() { int unused = 1; }\n"
+    Program(src, "c++").compile("fatbin", logs=logs, archs=["sm_80", "sm_90"], ptx_for=())
+    text = logs.getvalue()
+    assert "[NVRTC sm_80 -> cubin]" in text and "[NVRTC sm_90 -> cubin]" in text
+    assert "unused" in text
+
+
+def test_failing_source_names_every_failing_arch():
+    bad = KERNEL_SRC + "\n__global__ void broken() { undefined_thing(); }\n"
+    with pytest.raises(FatbinCompileError) as info:
+        Program(bad, "c++").compile("fatbin", archs=["sm_80", "sm_90"], ptx_for=(), max_workers=2)
+    msg = str(info.value)
+    assert "sm_80" in msg and "sm_90" in msg and "undefined_thing" in msg
+    assert len(info.value.failures) == 2
+
+
+def test_one_failure_cancels_the_rest():
+    bad = "__global__ void broken() { undefined_thing(); }"
+    with pytest.raises(FatbinCompileError) as info:
+        Program(bad, "c++").compile("fatbin", archs=SUPPORTED[:6], max_workers=1)
+    assert len(info.value.failures) == 1  # the others were cancelled before they started
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, words",
+    [
+        ({}, ValueError, "needs archs="),
+        ({"archs": ["sm_9x"]}, ValueError, "not an arch: 'sm_9x'"),
+        ({"archs": ["sm_50"]}, ValueError, "sm_50 is not supported by the installed compiler; supported: sm_75"),
+        ({"archs": ["sm_80"], "ptx_for": ["sm_90"]}, ValueError, "ptx_for names sm_90, which is not in archs"),
+        ({"archs": ["sm_80"], "ltoir_for": "sm_86"}, ValueError, "ltoir_for names sm_86"),
+        ({"archs": ["sm_80"], "executor": object()}, TypeError, "executor must be"),
+        ({"archs": ["sm_80"], "max_workers": 0}, ValueError, "max_workers"),
+        ({"archs": []}, ValueError, "names no arch"),
+        ({"archs": ["sm_80"], "cache": object()}, TypeError, "unexpected arguments: cache"),
+    ],
+)
+def test_misuse_errors(kwargs, error, words):
+    with pytest.raises(error, match=re.escape(words)):
+        Program(KERNEL_SRC, "c++").compile("fatbin", **kwargs)
+
+
+def test_arch_option_conflicts_with_archs():
+    with pytest.raises(ValueError, match="conflicts with archs"):
+        Program(KERNEL_SRC, "c++", ProgramOptions(arch="sm_80")).compile("fatbin", archs=["sm_90"])
+    with pytest.raises(ValueError, match="apply to 'fatbin'"):
+        Program(KERNEL_SRC, "c++", ProgramOptions(arch="sm_80")).compile("cubin", archs=["sm_90"])
+    with pytest.raises(ValueError, match="ltoir_for"):
+        Program(KERNEL_SRC, "c++", ProgramOptions(link_time_optimization=True)).compile("fatbin", archs=["sm_90"])
+
+
+def test_options_reach_every_job():
+    opts = ProgramOptions(name="mykernels", define_macro=("TAG", "7"), max_register_count=32, std="c++17")
+    obj = Program(KERNEL_SRC, "c++", opts).compile("fatbin", archs="arch=compute_80,code=[sm_80,sm_86]")
+    assert obj.name == "mykernels"
+    fb = read_fatbin(bytes(obj.code))
+    assert {e.identifier for e in fb.entries} == {"mykernels"}
+    assert [(e.kind, str(e.arch)) for e in fb.entries] == [("elf", "sm_80"), ("elf", "sm_86")]  # gencode: no PTX
+
+
+def test_fatbin_options_are_applied():
+    obj = Program(KERNEL_SRC, "c++").compile(
+        "fatbin", archs=["sm_80"], fatbin_options=FatbinOptions(compress_all=True, compress_mode="speed")
+    )
+    assert {e.compression for e in read_fatbin(bytes(obj.code)).entries} == {"lz4"}
+
+
+def test_single_arch_targets_behave_like_cuda_core():
+    from cuda.core import Program as CoreProgram
+    from cuda.core import ProgramOptions as CoreOptions
+
+    ours = Program(KERNEL_SRC, "c++", ProgramOptions(arch="sm_90")).compile("cubin", ["scale<float>"])
+    theirs = CoreProgram(KERNEL_SRC, "c++", CoreOptions(arch="sm_90")).compile("cubin", ["scale<float>"])
+    assert bytes(ours.code) == bytes(theirs.code) and ours.code_type == "cubin"
+    assert ours.symbol_mapping == theirs.symbol_mapping
+    lto = Program(KERNEL_SRC, "c++", ProgramOptions(arch="sm_90", link_time_optimization=True)).compile("ltoir")
+    assert bytes(lto.code)[:4] == b"\xed\x43\x4e\x7f"
+
+
+def test_no_arch_single_target_needs_a_gpu_and_says_so():
+    program = Program(KERNEL_SRC, "c++")  # constructing needs no driver
+    assert program.options.arch is None
+    try:
+        from cuda.core import Device
+
+        Device()
+        pytest.skip("a GPU is present")
+    except Exception:
+        pass
+    with pytest.raises(RuntimeError, match="no GPU could be queried"):
+        program.compile("cubin")
+
+
+def test_ptx_source(artifacts):
+    ptx = artifacts[("ptx", "sm_80")].rstrip(b"\0").decode()
+    program = Program(ptx, "ptx")
+    assert [str(j) for j in program.plan(["sm_80", "sm_90"]).jobs] == [
+        "PTX source compute_80 -> nvJitLink sm_80, sm_90", "PTX source compute_80 -> ptx"
+    ]  # fmt: skip
+    obj = program.compile("fatbin", archs=["sm_80", "sm_90"])
+    assert entry_set(bytes(obj.code)) == {("elf", "sm_80"), ("elf", "sm_90"), ("ptx", "sm_80")}
+    with pytest.raises(ValueError, match="cannot be assembled for sm_75"):
+        program.plan(["sm_75"])
+    with pytest.raises(ValueError, match="cannot be embedded as PTX for sm_90"):
+        program.plan(["sm_80", "sm_90"], ptx_for=["sm_90"])
+    with pytest.raises(ValueError, match="name_expressions need C"):
+        program.compile("fatbin", ["x"], archs=["sm_80"])
+
+
+def test_nvvm_source():
+    obj = Program(NVVM_IR, "nvvm").compile("fatbin", archs=["sm_80", "sm_90"], ltoir_for=["sm_90"])
+    assert entry_set(bytes(obj.code)) == {("elf", "sm_80"), ("elf", "sm_90"), ("ptx", "sm_90"), ("ltoir", "sm_90")}
+
+
+def test_all_major_resolves_against_nvrtc():
+    plan = plan_fatbin("all-major")
+    sms = nvrtc_supported_sms()
+    assert {a.sm for k, a in plan.entries if k == "cubin"} == {s for s in sms if s % 10 == 0}
+    assert [a for k, a in plan.entries if k == "ptx"] == [Arch(max(sms) // 10, 0)]
