@@ -12,7 +12,7 @@ import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-__all__ = ["ElfFormatError", "ElfHeader", "ElfSection", "iter_sections", "read_header"]
+__all__ = ["ElfFormatError", "ElfHeader", "ElfSection", "iter_sections", "read_header", "section_headers"]
 
 ELF_MAGIC = b"\x7fELF"
 EM_CUDA = 190
@@ -109,6 +109,46 @@ def _section_header(buf, header: ElfHeader, index: int) -> tuple[int, int, int, 
     return name, typ, offset, size
 
 
+_SHDR64 = struct.Struct("<II16xQQ24x")  # name, type, offset, size of a 64-byte Elf64_Shdr
+_SHDR32 = struct.Struct("<II8xII16x")  # the same of a 40-byte Elf32_Shdr
+
+
+def section_headers(buf, header: ElfHeader) -> list[tuple[int, int, int, int]]:
+    """``(name offset, type, offset, size)`` of every section, bounds-checked, without reading names.
+
+    One ``struct.iter_unpack`` over the table: cheap enough to run on every cubin a builder is given.
+
+    Raises
+    ------
+    ElfFormatError
+        If the table or a section lies outside ``buf``.
+    """
+    if header.shoff == 0:
+        return []
+    shnum = header.shnum
+    if shnum == 0:  # extended numbering: the count lives in section 0's size
+        shnum = _section_header(buf, header, 0)[3]
+    table = _SHDR64 if header.bits == 64 else _SHDR32
+    end = header.shoff + shnum * header.shentsize
+    if end > len(buf):
+        raise ElfFormatError(
+            f"section table of {shnum} entries x {header.shentsize} bytes runs past the end ({len(buf)} bytes)",
+            header.shoff,
+        )
+    if header.shentsize == table.size:
+        rows = list(table.iter_unpack(buf[header.shoff : end]))
+    else:
+        rows = [_section_header(buf, header, i) for i in range(shnum)]
+    n = len(buf)
+    if rows and max(offset + size if typ != 8 else 0 for _name, typ, offset, size in rows) > n:  # 8: SHT_NOBITS
+        i = next(i for i, (_n, typ, offset, size) in enumerate(rows) if typ != 8 and offset + size > n)
+        raise ElfFormatError(
+            f"section {i} ({rows[i][3]} bytes at {rows[i][2]:#x}) runs past the end of the data ({n} bytes)",
+            header.shoff + i * header.shentsize,
+        )
+    return rows
+
+
 def iter_sections(buf, header: ElfHeader | None = None) -> Iterator[ElfSection]:
     """Yield the sections of the ELF image in ``buf`` with their names.
 
@@ -121,32 +161,18 @@ def iter_sections(buf, header: ElfHeader | None = None) -> Iterator[ElfSection]:
         If the section table or a section lies outside ``buf``.
     """
     header = header or read_header(buf)
-    if header.shoff == 0:
+    rows = section_headers(buf, header)
+    if not rows:
         return
-    shnum, shstrndx = header.shnum, header.shstrndx
-    if shnum == 0 or shstrndx == 0xFFFF:  # extended numbering: the real values live in section 0
-        _name, _typ, _off, size0 = _section_header(buf, header, 0)
-        link0 = _unpack("<I", buf, header.shoff + (40 if header.bits == 64 else 24))[0]
-        shnum = shnum or size0
-        if shstrndx == 0xFFFF:
-            shstrndx = link0
-    if header.shoff + shnum * header.shentsize > len(buf):
-        raise ElfFormatError(
-            f"section table of {shnum} entries x {header.shentsize} bytes runs past the end ({len(buf)} bytes)",
-            header.shoff,
-        )
-    if shstrndx >= shnum:
-        raise ElfFormatError(f"section-name table index {shstrndx} is not below the section count {shnum}", 0)
-    _n, _t, str_off, str_size = _section_header(buf, header, shstrndx)
+    shstrndx = header.shstrndx
+    if shstrndx == 0xFFFF:  # extended numbering: the real index lives in section 0's sh_link
+        shstrndx = _unpack("<I", buf, header.shoff + (40 if header.bits == 64 else 24))[0]
+    if shstrndx >= len(rows):
+        raise ElfFormatError(f"section-name table index {shstrndx} is not below the section count {len(rows)}", 0)
+    _n, _t, str_off, str_size = rows[shstrndx]
     if str_off + str_size > len(buf):
         raise ElfFormatError("section-name table runs past the end of the data", str_off)
-    for i in range(shnum):
-        name_off, typ, offset, size = _section_header(buf, header, i)
-        if typ != 8 and typ != 0 and offset + size > len(buf):  # 8: SHT_NOBITS, 0: SHT_NULL
-            raise ElfFormatError(
-                f"section {i} ({size} bytes at {offset:#x}) runs past the end of the data ({len(buf)} bytes)",
-                header.shoff + i * header.shentsize,
-            )
+    for name_off, typ, offset, size in rows:
         yield ElfSection(_read_name(buf, str_off, str_size, name_off), typ, offset, size)
 
 
