@@ -15,10 +15,10 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import INSTANTIATIONS, KERNELS, best_of, interleaved
-
 from cuda_fatbin import FatbinOptions, Part, build_fatbin
 from cuda_fatbin._multiarch import _nvrtc
+
+from _common import INSTANTIATIONS, KERNELS, best_of, interleaved
 
 ARCHS = ["75", "80", "86", "89", "90", "100", "120"]
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import time
 
-from _gpu import current_gpu, run_saxpy
-
 from cuda_fatbin import Program, coverage, read_fatbin
+
+from _gpu import current_gpu, run_saxpy
 
 SRC = r"""
 extern "C" __global__ void saxpy(float a, const float* x, float* y, int n) {

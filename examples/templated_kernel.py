@@ -5,9 +5,9 @@ python examples/templated_kernel.py
 
 from __future__ import annotations
 
-from _gpu import current_gpu
-
 from cuda_fatbin import Program, ProgramOptions, read_fatbin
+
+from _gpu import current_gpu
 
 SRC = r"""
 template <typename T, int UNROLL>

@@ -369,7 +369,10 @@ def run_plan(plan: Plan, submit_args, *, max_workers: int | None = None, executo
         workers = max_workers or min(len(jobs), os.cpu_count() or 1)
         executor = cf.ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="cuda-fatbin")
     try:
-        futures = {executor.submit(run_job, job, *submit_args(job)): job for job in jobs}
+        # longest first (jobs that link several archs, then newer archs, whose ptxas runs longer): the last
+        # round of a small pool then holds short jobs. Results are assembled in canonical order regardless.
+        order = sorted(jobs, key=lambda j: (-len(j.link), -j.arch.sm))
+        futures = {executor.submit(run_job, job, *submit_args(job)): job for job in order}
 
         def cancel_rest(done: cf.Future) -> None:  # runs as soon as a job fails, before its worker takes another
             if not done.cancelled() and done.exception() is not None:
@@ -389,6 +392,7 @@ def run_plan(plan: Plan, submit_args, *, max_workers: int | None = None, executo
         if failures:
             raise FatbinCompileError(failures)
         results = [f.result() for f in futures]
+        results.sort(key=lambda r: jobs.index(r.job))
     finally:
         if own:
             executor.shutdown(wait=True, cancel_futures=True)
