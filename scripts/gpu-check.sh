@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# On the GPU machine: run the GPU test suite and the GPU benchmark in one go, then print a summary
+# table of the selection cases (predicted by select_entry vs observed on the device).
+#   bash scripts/gpu-check.sh            (writes its logs and JSON under $OUT, or a temporary folder)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$(mktemp -d)}
+export PYTHONPATH="src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+export CUDA_FATBIN_GPU_REPORT="$OUT/selection.json" CUDA_FATBIN_GPU_BENCH="$OUT/bench.json"
+PY=${PYTHON:-python3}
+
+echo "== machine"
+nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader 2>/dev/null || echo "nvidia-smi: none"
+$PY - <<'PY'
+import importlib.metadata as md
+for p in ("cuda-core", "cuda-bindings", "numpy", "pytest", "hypothesis"):
+    try:
+        print(f"{p} {md.version(p)}")
+    except md.PackageNotFoundError:
+        print(f"{p} missing")
+from cuda.bindings import nvfatbin, nvrtc
+print("libnvfatbin", nvfatbin.version(), "NVRTC", nvrtc.nvrtcVersion()[1:])
+PY
+
+echo "== GPU tests"
+$PY -m pytest -m gpu -p no:cacheprovider -q -rs tests 2>&1 | tee "$OUT/pytest.log"
+rc=${PIPESTATUS[0]}
+
+echo "== GPU benchmark"
+$PY benchmarks/bench_gpu_load.py 2>&1 | tee "$OUT/bench.log"
+
+echo "== selection cases: select_entry vs the driver"
+$PY - "$CUDA_FATBIN_GPU_REPORT" <<'PY'
+import json, sys
+from pathlib import Path
+path = Path(sys.argv[1])
+rows = json.loads(path.read_text()) if path.exists() else []
+print(f"| case | entries | env | predicted | observed | agree |")
+print(f"|---|---|---|---|---|---|")
+bad = 0
+for r in rows:
+    agree = r["observed"] == r["predicted"] or (r["predicted"] == "ERROR" and r["observed"].startswith("ERROR"))
+    bad += not agree
+    print(f"| {r['case']} | {r['entries']} | {r['env'] or '-'} | {r['predicted']} | {r['observed']} | {'yes' if agree else 'NO'} |")
+print(f"\n{len(rows)} cases, {bad} disagreements")
+PY
+echo "pytest exit code: $rc"
+exit $rc

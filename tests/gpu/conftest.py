@@ -1,0 +1,35 @@
+"""GPU fixtures: a device (or a clean skip), the driver version, and the selection report."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuutil import Report
+
+
+@pytest.fixture(scope="session")
+def device():
+    try:
+        from cuda.core import Device
+
+        dev = Device()
+        dev.set_current()
+    except Exception as e:  # no driver or no GPU: every GPU test skips cleanly
+        pytest.skip(f"no CUDA device: {type(e).__name__}: {str(e).splitlines()[0]}")
+    return dev
+
+
+@pytest.fixture(scope="session")
+def driver_version(device) -> int:
+    from cuda.bindings import driver
+
+    err, version = driver.cuDriverGetVersion()
+    assert int(err) == 0
+    return version
+
+
+@pytest.fixture(scope="session")
+def report():
+    r = Report()
+    yield r
+    r.write()
