@@ -54,7 +54,11 @@ def main() -> None:
     src = KERNELS + INSTANTIATIONS
     archs = [f"sm_{s}" for s in nvrtc_supported_sms()]
     rows = []
-    print(f"{dev.name}, compute capability {major}.{minor}, driver CUDA {version // 1000}.{version % 1000 // 10}")
+    loading = os.environ.get("CUDA_MODULE_LOADING", "LAZY (default)")
+    print(
+        f"{dev.name}, compute capability {major}.{minor}, driver CUDA {version // 1000}.{version % 1000 // 10}, "
+        f"CUDA_MODULE_LOADING={loading}"
+    )
     print(f"fatbin: {len(archs)} archs ({archs[0]}..{archs[-1]}) + PTX for each, {len(NAMES)} kernels\n")
     print(f"{'storage':14} {'bytes':>10} {'load + get_kernel (median of 20)':>34}")
     for label, opts in (
@@ -62,11 +66,16 @@ def main() -> None:
         ("LZ4 (speed)", FatbinOptions(compress_all=True, compress_mode="speed")),
         ("zstd (size)", FatbinOptions(compress_all=True, compress_mode="size")),
     ):
-        obj = Program(src, "c++").compile("fatbin", archs=archs, ptx_for=archs, fatbin_options=opts)
+        obj = Program(src, "c++").compile("fatbin", NAMES, archs=archs, ptx_for=archs, fatbin_options=opts)
         data = bytes(obj.code)
         want = "none" if opts.compress is False else ("lz4" if opts.compress_mode == "speed" else "zstd")
         assert {e.compression for e in read_fatbin(data).entries} == {want}
-        t = median_time(lambda data=data: ObjectCode.from_fatbin(data).get_kernel(NAMES[-1]), repeat=20)
+        t = median_time(
+            lambda data=data, m=obj.symbol_mapping: ObjectCode.from_fatbin(data, symbol_mapping=m).get_kernel(
+                NAMES[-1]
+            ),
+            repeat=20,
+        )
         print(f"{label:14} {len(data):10} {t * 1e3:31.2f} ms")
         rows.append({"what": f"load {label}", "bytes": len(data), "ms": round(t * 1e3, 3)})
 
@@ -75,8 +84,8 @@ def main() -> None:
     x, y = dev.allocate(4 * n, stream=stream), dev.allocate(4 * n, stream=stream)
     stream.sync()
 
-    def first_launch(data: bytes) -> None:
-        k = ObjectCode.from_fatbin(data).get_kernel("transform<float, 1>")
+    def first_launch(data: bytes, mapping: dict) -> None:
+        k = ObjectCode.from_fatbin(data, symbol_mapping=mapping).get_kernel("transform<float, 1>")
         launch(stream, LaunchConfig(grid=n // 256, block=256), k, x, y, np.int32(n), np.float32(1.5))
         stream.sync()
 
@@ -85,8 +94,9 @@ def main() -> None:
         (f"SASS {gpu}", {"archs": [gpu], "ptx_for": ()}),
         (f"PTX compute_{major}{minor} (JIT)", {"archs": [f"compute_{major}{minor}"]}),
     ):
-        data = bytes(Program(src, "c++").compile("fatbin", **kw).code)
-        t = median_time(lambda data=data: first_launch(data), repeat=5)
+        obj = Program(src, "c++").compile("fatbin", NAMES, **kw)
+        data = bytes(obj.code)
+        t = median_time(lambda data=data, m=obj.symbol_mapping: first_launch(data, m), repeat=5)
         print(f"{label:26} {t * 1e3:33.2f} ms")
         rows.append({"what": f"first launch {label}", "bytes": len(data), "ms": round(t * 1e3, 3)})
     out = os.environ.get("CUDA_FATBIN_GPU_BENCH")

@@ -26,8 +26,11 @@ echo "== GPU tests"
 $PY -m pytest -m gpu -p no:cacheprovider -q -rs tests 2>&1 | tee "$OUT/pytest.log"
 rc=${PIPESTATUS[0]}
 
-echo "== GPU benchmark"
+echo "== GPU benchmark (default lazy module loading)"
 $PY benchmarks/bench_gpu_load.py 2>&1 | tee "$OUT/bench.log"
+echo "== GPU benchmark (CUDA_MODULE_LOADING=EAGER)"
+CUDA_MODULE_LOADING=EAGER CUDA_FATBIN_GPU_BENCH="$OUT/bench_eager.json" $PY benchmarks/bench_gpu_load.py 2>&1 \
+  | tee "$OUT/bench_eager.log"
 
 echo "== selection cases: select_entry vs the driver"
 $PY - "$CUDA_FATBIN_GPU_REPORT" <<'PY'

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from cuda_fatbin import Arch, detect
 from cuda_fatbin._detect import cubin_arch, ltoir_arch, ptx_version
 
-from conftest import DATA, KERNEL_SRC, listing, nvrtc_compile
+from fatbin_testing import DATA, KERNEL_SRC, listing, nvrtc_compile
 
 
 def test_cubins_for_every_supported_arch(artifacts, supported_specs, cuobjdump):

@@ -24,7 +24,7 @@ from cuda_fatbin import (
 )
 from cuda_fatbin import _fatbin as F
 
-from conftest import KERNEL_SRC, all_records, listing
+from fatbin_testing import KERNEL_SRC, all_records, listing
 
 TILE_IR = b"\x7fTileIR\x00" + bytes([13, 1, 0, 0]) + bytes(20)  # header-only Tile IR that libnvfatbin accepts
 

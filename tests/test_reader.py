@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from cuda_fatbin import FatbinOptions, Part, build_fatbin, iter_fatbins, nvfatbin_version, read_fatbin
 from cuda_fatbin._reader import FatbinFormatError
 
-from conftest import KERNEL_SRC, all_records, listing
+from fatbin_testing import KERNEL_SRC, all_records, listing
 
 CUOBJDUMP_KIND = {
     "elf": "elf",

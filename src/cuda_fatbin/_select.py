@@ -57,7 +57,15 @@ RULES: dict[str, Rule] = {
     ),
     "force_ptx_jit": Rule("CUDA_FORCE_PTX_JIT=1 ignores SASS entries", "checked", "fatbin-format.md §7"),
     "disable_ptx_jit": Rule(
-        "CUDA_DISABLE_PTX_JIT=1 ignores PTX entries", "reported", "CUDA Programming Guide, 'CUDA Environment Variables'"
+        "CUDA_DISABLE_PTX_JIT=1 ignores PTX entries (CUDA_ERROR_JIT_COMPILATION_DISABLED when only PTX fits)",
+        "checked",
+        "docs/gpu-validation.md (H200, driver 580)",
+    ),
+    "concat_driver": Rule(
+        "entries inside a concatenated entry (libnvfatbin -concat) load only on a driver that reads them: a "
+        "CUDA 13.0 driver does not (CUDA_ERROR_NO_BINARY_FOR_GPU); assumed from 13.4, the release that writes them",
+        "checked",
+        "docs/gpu-validation.md (H200, driver 580: rejected); the 13.4 threshold is an assumption",
     ),
     "zstd_driver": Rule(
         "zstd-compressed entries need a CUDA 12.4+ driver (R550+)",
@@ -67,7 +75,7 @@ RULES: dict[str, Rule] = {
     "tie_order": Rule(
         "among equally good entries: 'a' before 'f' before plain, then container order",
         "reported",
-        "assumption of this model; not yet observed",
+        "'a' before plain checked for SASS and PTX in both orders (docs/gpu-validation.md); 'f' not yet observed",
     ),
 }
 
@@ -97,6 +105,7 @@ DRIVER_CUDA: list[tuple[tuple[int, ...], tuple[int, int]]] = [
 _NEWEST_DRIVER_BRANCH = 580
 
 _ZSTD_MIN_CUDA = (12, 4)
+_CONCAT_MIN_CUDA = (13, 4)
 
 
 @dataclass(frozen=True)
@@ -198,6 +207,15 @@ def _judge(
         return None, f"SASS {label}: CUDA_FORCE_PTX_JIT=1 ignores SASS", ("force_ptx_jit",)
     if e.kind == "ptx" and disable_ptx_jit:
         return None, f"PTX {label}: CUDA_DISABLE_PTX_JIT=1 ignores PTX", ("disable_ptx_jit",)
+    if e.concatenated and cuda is not None and cuda < _CONCAT_MIN_CUDA:
+        return (
+            None,
+            (
+                f"{label} is inside a concatenated entry, which a CUDA {cuda[0]}.{cuda[1]} driver does not read "
+                f"(needs {_CONCAT_MIN_CUDA[0]}.{_CONCAT_MIN_CUDA[1]}+)"
+            ),
+            ("concat_driver",),
+        )
     if cuda is not None and e.compression == "zstd" and cuda < _ZSTD_MIN_CUDA:
         return (
             None,
@@ -287,6 +305,8 @@ def select_entry(fatbin, gpu, *, driver=None, force_ptx_jit: bool = False, disab
     extra = ["sass_over_ptx"] if status != "PTX JIT" and any(c[2] == "PTX JIT" for c in chosen) else []
     if status == "PTX JIT" and sum(c[2] == "PTX JIT" for c in chosen) > 1:
         extra.append("ptx_nearest")
+    if entry.concatenated:
+        extra.append("concat_driver")
     ties = [c for c in chosen[1:] if c[0][:2] == chosen[0][0][:2]]
     if ties:
         extra.append("tie_order")

@@ -19,7 +19,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from cuda_fatbin import FatbinOptions, Part, build_fatbin  # noqa: E402
 
-from conftest import nvrtc_compile  # noqa: E402
+from fatbin_testing import nvrtc_compile  # noqa: E402
 
 TAG_SRC = 'extern "C" __global__ void tag(int* out) { *out = TAG; }\n'
 

@@ -1,0 +1,123 @@
+"""Helpers shared by the tests: the kernel source, NVRTC compiles, and the cuobjdump oracle's parsers.
+
+Never ``repr``, hash or compare a cuda.core ``ObjectCode`` in CPU tests: on a machine without the driver
+those try to load it and fail.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+from pathlib import Path
+
+DATA = Path(__file__).parent / "data"
+
+KERNEL_SRC = r"""
+#ifndef TAG
+#define TAG 0
+#endif
+extern "C" __global__ void saxpy(float a, const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i] + TAG * 0.0f;
+}
+template <typename T> __global__ void scale(T* x, T a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] *= a;
+}
+"""
+
+# Every arch spelling the detection tests cover (a/f variants included); those NVRTC lacks are dropped.
+ARCH_SPECS = [
+    "sm_75", "sm_80", "sm_86", "sm_87", "sm_88", "sm_89", "sm_90", "sm_90a",
+    "sm_100", "sm_100a", "sm_100f", "sm_103", "sm_103a", "sm_103f", "sm_107", "sm_107a", "sm_107f",
+    "sm_110", "sm_110a", "sm_110f", "sm_120", "sm_120a", "sm_120f", "sm_121", "sm_121a", "sm_121f",
+]  # fmt: skip
+
+
+def nvrtc_supported_sms() -> list[int]:
+    from cuda.bindings import nvrtc
+
+    err, archs = nvrtc.nvrtcGetSupportedArchs()
+    assert int(err) == 0
+    return list(archs)
+
+
+def nvrtc_compile(src: str, arch: str, target: str, options: tuple[str, ...] = ()) -> bytes:
+    """Compile with NVRTC directly (no driver needed). ``target``: "cubin", "ptx" or "ltoir"."""
+    from cuda.bindings import nvrtc
+
+    err, prog = nvrtc.nvrtcCreateProgram(src.encode(), b"k.cu", 0, [], [])
+    assert int(err) == 0
+    try:
+        prefix = "sm" if target == "cubin" else ("compute" if target == "ptx" else "sm")
+        opts = [f"-arch={prefix}_{arch}".encode(), *(o.encode() for o in options)]
+        if target == "ltoir":
+            opts.append(b"-dlto")
+        (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
+        if int(err) != 0:
+            _, size = nvrtc.nvrtcGetProgramLogSize(prog)
+            log = b" " * size
+            nvrtc.nvrtcGetProgramLog(prog, log)
+            raise RuntimeError(log.decode(errors="replace"))
+        get_size, get = {
+            "cubin": (nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN),
+            "ptx": (nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX),
+            "ltoir": (nvrtc.nvrtcGetLTOIRSize, nvrtc.nvrtcGetLTOIR),
+        }[target]
+        _, size = get_size(prog)
+        buf = b" " * size
+        get(prog, buf)
+        return buf.rstrip(b"\0") + b"\0" if target == "ptx" else buf
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+
+
+class Artifacts(dict):
+    """A dict of compiled artifacts whose repr stays short in test reports."""
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} artifacts>"
+
+
+def find_cuobjdump() -> str | None:
+    found = shutil.which("cuobjdump")
+    if found:
+        return found
+    spec = importlib.util.find_spec("nvidia")
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        for sub in ("cu13", "cu12", "cuda_cuobjdump"):
+            cand = Path(root) / sub / "bin" / "cuobjdump"
+            if cand.is_file() and os.access(cand, os.X_OK):
+                return str(cand)
+    return None
+
+
+_LIST_RE = re.compile(r"^(ELF|PTX|LTOIR|NVVM|TILEIR|Tile IR) file\s+\d+: (.*)$")
+
+
+def listing(text: str) -> list[tuple[str, str]]:
+    """Parse ``cuobjdump -lelf -lptx`` output into (kind, arch) pairs: ("elf", "sm_80a")."""
+    out = []
+    for line in text.splitlines():
+        m = _LIST_RE.match(line.strip())
+        if m:
+            arch = re.search(r"\.(sm_\d+[af]?)\.", m.group(2))
+            out.append((m.group(1).lower(), arch.group(1) if arch else ""))
+    return out
+
+
+def all_records(text: str) -> list[dict[str, str]]:
+    """Parse ``cuobjdump -all`` output into one dict per entry (``kind`` plus its ``key = value`` lines)."""
+    records: list[dict[str, str]] = []
+    for line in text.splitlines():
+        m = re.match(r"^Fatbin (.+) code:$", line.strip())
+        if m:
+            records.append({"kind": m.group(1)})
+        elif records and " = " in line:
+            key, _, value = line.partition(" = ")
+            records[-1][key.strip()] = value.strip()
+        elif records and line.strip() in ("compressed",):
+            records[-1]["compressed"] = "yes"
+    return records
