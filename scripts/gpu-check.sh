@@ -26,6 +26,11 @@ echo "== GPU tests"
 $PY -m pytest -m gpu -p no:cacheprovider -q -rs tests 2>&1 | tee "$OUT/pytest.log"
 rc=${PIPESTATUS[0]}
 
+echo "== examples on the GPU"
+for ex in examples/saxpy_multiarch.py examples/templated_kernel.py; do
+  $PY "$ex" 2>&1 | tail -3 | sed "s|^|  $ex: |" || rc=1
+done
+
 echo "== GPU benchmark (default lazy module loading)"
 $PY benchmarks/bench_gpu_load.py 2>&1 | tee "$OUT/bench.log"
 echo "== GPU benchmark (CUDA_MODULE_LOADING=EAGER)"
