@@ -348,10 +348,13 @@ def _nvjitlink(ptx: bytes, options) -> tuple[bytes, str]:
         nvjitlink.destroy(handle)
 
 
-def run_plan(plan: Plan, submit_args, *, max_workers: int | None = None, executor=None, logs=None) -> list[JobResult]:
+def run_plan(
+    plan: Plan, submit_args, *, max_workers: int | None = None, executor=None, logs=None, progress=None
+) -> list[JobResult]:
     """Run every job of ``plan``; ``submit_args(job)`` gives ``run_job``'s arguments after ``job``.
 
-    One failing job cancels those not started; the error lists every job that failed.
+    One failing job cancels those not started; the error lists every job that failed. ``progress``, if
+    given, is called in this thread as ``progress(done, total, job)`` each time a job succeeds.
     """
     jobs = plan.jobs
     if (
@@ -381,7 +384,11 @@ def run_plan(plan: Plan, submit_args, *, max_workers: int | None = None, executo
 
         for f in futures:
             f.add_done_callback(cancel_rest)
-        cf.wait(futures)
+        finished = 0
+        for f in cf.as_completed(futures):
+            if progress is not None and not f.cancelled() and f.exception() is None:
+                finished += 1
+                progress(finished, len(jobs), futures[f])
         done = {f for f in futures if not f.cancelled()}
         failures = []
         for f in futures:

@@ -128,6 +128,8 @@ class Program(_CoreProgram):
         max_workers: int | None = None,
         executor=None,
         group: bool = False,
+        extra_options: Sequence[str] = (),
+        progress=None,
         **kwargs,
     ) -> ObjectCode:
         """Compile to ``"ptx"``, ``"cubin"``, ``"ltoir"`` (as cuda.core does) or ``"fatbin"`` (many archs).
@@ -157,6 +159,11 @@ class Program(_CoreProgram):
         group : bool, optional
             One front-end compile per virtual arch, nvJitLink per real arch (see :func:`plan_fatbin`).
             Default: False.
+        extra_options : sequence of str, optional
+            Raw NVRTC (or libNVVM) options appended to every front-end compile, for options
+            ``ProgramOptions`` has no field for. ``-arch`` is refused: use ``archs``. Default: ().
+        progress : callable, optional
+            Called as ``progress(done, total, job)`` each time a job finishes. Default: None.
         **kwargs
             Passed to cuda.core's ``compile`` for single-arch targets (e.g. ``cache=``).
 
@@ -194,7 +201,16 @@ class Program(_CoreProgram):
         names = tuple(name_expressions or ())
         if names and self._fb_code_type != "c++":
             raise ValueError(f"name_expressions need C++ source; this program is {self._fb_code_type!r}")
-        results = run_plan(plan, self._job_args(names), max_workers=max_workers, executor=executor, logs=logs)
+        extra = tuple(extra_options)
+        for opt in extra:
+            if not isinstance(opt, str):
+                raise TypeError(f"extra_options must be strings; got {opt!r}")
+            if opt.lstrip("-").startswith(("arch", "gpu-architecture")):
+                raise ValueError(f"extra_options {opt!r}: the archs come from archs=, not from an -arch option")
+        results = run_plan(
+            plan, self._job_args(names, extra), max_workers=max_workers, executor=executor, logs=logs,
+            progress=progress,
+        )  # fmt: skip
         data, mapping = _assemble(results, fatbin_options, self._fb_options.name)
         return ObjectCode.from_fatbin(data, name=self._fb_options.name or "", symbol_mapping=mapping)
 
@@ -220,7 +236,7 @@ class Program(_CoreProgram):
             ptx_source_target=target,
         )  # fmt: skip
 
-    def _job_args(self, names: tuple[str, ...]):
+    def _job_args(self, names: tuple[str, ...], extra: tuple[str, ...] = ()):
         options = self._fb_options
         backend = "nvvm" if self._fb_code_type == "nvvm" else "nvrtc"
         name = options.name or "default_program"
@@ -235,6 +251,7 @@ class Program(_CoreProgram):
                 if backend == "nvrtc":
                     fields["link_time_optimization"] = job.target == "ltoir"
                 front = tuple(_CoreProgramOptions(**{**_fields(options), **fields}).as_bytes(backend))
+                front += tuple(o.encode() for o in extra)
             link = {a: _linker_options(options, a) for a in job.link}
             return (source, name, front, link, names if job.front == "nvrtc" else ())
 

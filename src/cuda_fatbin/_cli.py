@@ -1,0 +1,462 @@
+"""The ``cuda-fatbin`` command: compile, build, inspect, which, extract.
+
+``inspect``, ``which`` and ``extract`` use only the pure-Python reader and selection model: they need
+no CUDA toolkit and never import cuda.core. ``compile`` and ``build`` import the compile side when
+they run. Exit codes: 0 success, 1 failure (compile error, uncovered GPU, unreadable data), 2 usage.
+The ``--json`` outputs are documented in docs/cli.md and versioned by their ``"schema"`` field.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["main"]
+
+JSON_SCHEMA = 1
+_LANGS = {".cu": "c++", ".cuh": "c++", ".cpp": "c++", ".cc": "c++", ".ptx": "ptx", ".ll": "nvvm", ".bc": "nvvm",
+          ".nvvm": "nvvm"}  # fmt: skip
+_EXT = {"elf": "cubin", "ptx": "ptx", "ltoir": "ltoir", "reloc": "ptx", "tile_ir": "tileir", "index": "idx"}
+
+
+class UsageError(Exception):
+    """Bad command-line input: exit code 2."""
+
+
+class Failure(Exception):
+    """The command ran but did not succeed (e.g. an uncovered GPU): exit code 1."""
+
+
+# -- output helpers ------------------------------------------------------------------------------------
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[object]], out=None) -> None:
+    """A table: rich's when it is installed and the output is a terminal, plain aligned text otherwise."""
+    out = out or sys.stdout
+    cells = [[("" if c is None else str(c)) for c in row] for row in rows]
+    if out.isatty():
+        try:
+            from rich.console import Console
+            from rich.table import Table
+
+            table = Table(*headers)
+            for row in cells:
+                table.add_row(*row)
+            Console(file=out).print(table)
+            return
+        except ImportError:
+            pass
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
+    print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip(), file=out)
+    print("  ".join("-" * w for w in widths), file=out)
+    for r in cells:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip(), file=out)
+
+
+class _Progress:
+    """A progress line on stderr for multi-job compiles: rich's bar on a terminal, nothing otherwise."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled and sys.stderr.isatty()
+        self._bar = None
+
+    def __call__(self, done: int, total: int, job) -> None:
+        if not self.enabled:
+            return
+        try:
+            from rich.progress import Progress
+
+            if self._bar is None:
+                self._bar = Progress(transient=True)
+                self._bar.start()
+                self._task = self._bar.add_task("compiling", total=total)
+            self._bar.update(self._task, completed=done, description=str(job))
+        except ImportError:
+            print(f"\r[{done}/{total}] {job}".ljust(70), end="" if done < total else "\n", file=sys.stderr)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
+def _entry_json(e) -> dict:
+    return {
+        "kind": e.kind,
+        "arch": str(e.arch) if e.arch else None,
+        "sm": e.sm,
+        "version": f"{e.version[0]}.{e.version[1]}",
+        "identifier": e.identifier,
+        "options": e.options,
+        "host": e.host,
+        "address_bits": e.address_bits,
+        "debug": e.debug,
+        "producer": e.producer,
+        "compression": e.compression,
+        "size": e.size,
+        "stored_size": e.stored_size,
+        "offset": e.offset,
+        "concatenated": e.concatenated,
+    }
+
+
+def _fatbins(path: str):
+    from ._reader import iter_fatbins
+
+    if not os.path.exists(path):
+        raise Failure(f"{path}: no such file")
+    return list(iter_fatbins(path))
+
+
+def _where(fb) -> str:
+    return f"{fb.section} @ {fb.offset:#x}" if fb.section else f"fatbin @ {fb.offset:#x}"
+
+
+# -- subcommands ---------------------------------------------------------------------------------------
+
+
+def cmd_inspect(args) -> int:
+    files = []
+    for path in args.files:
+        fatbins = _fatbins(path)
+        files.append((path, fatbins))
+    if args.json:
+        doc = {"schema": JSON_SCHEMA, "files": []}
+        for path, fatbins in files:
+            doc["files"].append({
+                "path": path,
+                "fatbins": [{"offset": fb.offset, "size": fb.size, "section": fb.section,
+                             "entries": [_entry_json(e) for e in fb.iter_entries()]} for fb in fatbins],
+            })  # fmt: skip
+        json.dump(doc, sys.stdout, indent=1)
+        print()
+        return 0
+    for path, fatbins in files:
+        n = sum(1 for fb in fatbins for _ in fb.iter_entries())
+        print(f"{path}: {len(fatbins)} fatbin(s), {n} entries")
+        for fb in fatbins:
+            print(f"\n  {_where(fb)}, {fb.size} bytes")
+            rows = [(e.kind, e.arch, f"{e.version[0]}.{e.version[1]}", e.size, e.stored_size or "-", e.compression,
+                     e.identifier or "") for e in fb.iter_entries()]  # fmt: skip
+            _table(["kind", "arch", "version", "size", "stored", "compression", "identifier"], rows)
+        size = sum(e.size for fb in fatbins for e in fb.iter_entries())
+        stored = sum(fb.size for fb in fatbins)
+        kinds: dict = {}
+        for fb in fatbins:
+            for e in fb.iter_entries():
+                kinds[e.kind] = kinds.get(e.kind, 0) + 1
+        print(f"\n  total: {', '.join(f'{v} {k}' for k, v in sorted(kinds.items()))}; {size} bytes of payload "
+              f"in {stored} bytes of fatbin\n")  # fmt: skip
+    return 0
+
+
+def cmd_which(args) -> int:
+    from ._arch import Arch, split_arch_list
+    from ._select import coverage, parse_driver
+
+    try:
+        gpus = [Arch.parse(g) for g in split_arch_list(args.gpu)]
+        parse_driver(args.driver)
+    except (TypeError, ValueError) as e:
+        raise UsageError(str(e)) from None
+    fatbins = _fatbins(args.file)
+    if not fatbins:
+        raise Failure(f"{args.file}: no fatbin in it")
+    kw = {"driver": args.driver, "force_ptx_jit": args.force_ptx_jit, "disable_ptx_jit": args.disable_ptx_jit}
+    results = [(fb, coverage(fb, gpus, **kw)) for fb in fatbins]
+    covered = all(row for _, rows in results for row in rows)
+    if args.json:
+        doc = {
+            "schema": JSON_SCHEMA, "file": args.file, "driver": args.driver, "covered": covered,
+            "fatbins": [{"offset": fb.offset, "section": fb.section, "gpus": [
+                {"gpu": str(r.gpu), "capability": r.gpu.capability, "status": r.status, "reason": r.reason,
+                 "unconfirmed": r.unconfirmed, "entry": _entry_json(r.entry) if r.entry else None} for r in rows
+            ]} for fb, rows in results],
+        }  # fmt: skip
+        json.dump(doc, sys.stdout, indent=1)
+        print()
+    else:
+        for fb, rows in results:
+            if len(results) > 1:
+                print(f"{_where(fb)}:")
+            table = [(r.gpu.capability, r.status, r.reason + (" (rests on a reported rule)" if r.unconfirmed else ""))
+                     for r in rows]  # fmt: skip
+            _table(["gpu", "loads", "why"], table)
+        print("\nevery GPU is covered" if covered else "\nsome GPU is NOT covered", file=sys.stderr)
+    return 0 if covered else 1
+
+
+def cmd_extract(args) -> int:
+    from ._arch import Arch
+    from ._reader import FatbinFormatError
+
+    fatbins = _fatbins(args.file)
+    try:
+        want_arch = Arch.parse(args.arch) if args.arch else None
+    except (TypeError, ValueError) as e:
+        raise UsageError(str(e)) from None
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = Path(args.file).name
+    counters: dict = {}
+    written, failed = [], []
+    for fb in fatbins:
+        for e in fb.iter_entries():
+            counters[e.kind] = counters.get(e.kind, 0) + 1
+            if (args.kind and e.kind != args.kind) or (want_arch and e.arch != want_arch):
+                continue
+            base = e.identifier or f"{stem}.{counters[e.kind]}"
+            suffix = f".{e.arch or 'sm_' + str(e.sm)}.{_EXT.get(e.kind, 'bin')}"
+            name, k = base + suffix, 2
+            while name in written:  # two entries with one identifier and arch: number the later ones
+                name, k = f"{base}-{k}{suffix}", k + 1
+            target = out / name
+            try:
+                data = e.data()
+            except FatbinFormatError as err:
+                failed.append(f"{name}: {err}")
+                continue
+            if e.kind in ("ptx", "reloc"):
+                data = data.rstrip(b"\0")
+            target.write_bytes(data)
+            written.append(target.name)
+            if not args.quiet:
+                print(f"{target}")
+    for f in failed:
+        print(f"cuda-fatbin extract: cannot extract {f}", file=sys.stderr)
+    if not written and not failed:
+        raise Failure("no entry matches --kind/--arch")
+    return 1 if failed else 0
+
+
+def _fatbin_options(args):
+    from ._fatbin import FatbinOptions
+
+    return FatbinOptions(
+        compress=args.compress,
+        compress_all=args.compress_all or None,
+        compress_mode=args.compress_mode,
+        concat=args.concat or None,
+        host=args.host,
+        address_bits=args.address_bits,
+        debug=args.debug_info or None,
+        producer=args.producer,
+    )
+
+
+def _parse_part(spec: str):
+    from ._fatbin import Part
+
+    fields = {}
+    for item in spec.split(","):
+        key, sep, value = item.partition("=")
+        if not sep or key not in ("kind", "arch", "file", "identifier", "options"):
+            raise UsageError(f"--part {spec!r}: expected key=value items among kind, arch, file, identifier, options")
+        fields[key] = value
+    if "file" not in fields:
+        raise UsageError(f"--part {spec!r}: file= is required")
+    path = fields.pop("file")
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise Failure(f"{path}: {e.strerror}") from None
+    return Part(data, **fields)
+
+
+def cmd_build(args) -> int:
+    from ._fatbin import build_fatbin
+
+    parts = list(args.parts) + [_parse_part(p) for p in args.part]
+    if not parts:
+        raise UsageError("build needs at least one part (a file, or --part kind=...,file=...)")
+    data = build_fatbin(parts, options=_fatbin_options(args))
+    Path(args.output).write_bytes(data)
+    if not args.quiet:
+        print(f"{args.output}: {len(data)} bytes, {len(parts)} part(s)")
+    return 0
+
+
+def cmd_compile(args) -> int:
+    from ._program import Program, ProgramOptions
+
+    src = Path(args.source)
+    try:
+        code = src.read_bytes()
+    except OSError as e:
+        raise Failure(f"{src}: {e.strerror}") from None
+    lang = args.lang or _LANGS.get(src.suffix.lower())
+    if lang is None:
+        raise UsageError(f"cannot tell the language of {src.name}; pass --lang c++|ptx|nvvm")
+    defines = []
+    for d in args.define:
+        name, sep, value = d.partition("=")
+        defines.append((name, value) if sep else name)
+    opts = ProgramOptions(name=args.name or src.stem, std=args.std, include_path=args.include or None,
+                          define_macro=defines or None)  # fmt: skip
+    program = Program(code.decode() if lang != "nvvm" else code, lang, opts)
+    ptx_for = _spec_list(args.ptx_for)
+    ltoir_for = _spec_list(args.ltoir_for) or ()
+    if args.dry_run:
+        print(program.plan(args.arch, ptx_for=ptx_for, ltoir_for=ltoir_for, group=args.group))
+        return 0
+    progress = _Progress(not args.quiet)
+    logs = sys.stderr if args.verbose else None
+    try:
+        obj = program.compile(
+            "fatbin", args.name_expression, logs, archs=args.arch, ptx_for=ptx_for, ltoir_for=ltoir_for,
+            fatbin_options=_fatbin_options(args), max_workers=args.jobs, group=args.group,
+            extra_options=args.nvrtc_option, progress=progress,
+        )  # fmt: skip
+    finally:
+        progress.close()
+    data = bytes(obj.code)
+    Path(args.output).write_bytes(data)
+    mapping = {k: v.decode() if isinstance(v, bytes) else v for k, v in obj.symbol_mapping.items()}
+    if args.symbols:
+        Path(args.symbols).write_text(json.dumps(mapping, indent=1))
+    if not args.quiet:
+        from ._reader import read_fatbin
+
+        entries = ", ".join(f"{e.kind} {e.arch}" for e in read_fatbin(data).iter_entries())
+        print(f"{args.output}: {len(data)} bytes: {entries}")
+        for k, v in mapping.items():
+            print(f"  {k} -> {v}")
+    return 0
+
+
+def _spec_list(value):
+    if value is None:
+        return None
+    if value.strip().lower() in ("", "none"):
+        return ()
+    return value
+
+
+# -- argument parsing ------------------------------------------------------------------------------------
+
+
+def _add_fatbin_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("fatbin options (FatbinOptions)")
+    g.add_argument("--compress", dest="compress", action="store_true", default=None, help="compress entries")
+    g.add_argument("--no-compress", dest="compress", action="store_false", help="store entries uncompressed")
+    g.add_argument("--compress-all", action="store_true", help="compress every entry, even small ones")
+    g.add_argument("--compress-mode", choices=["default", "size", "speed", "balance", "none"])
+    g.add_argument("--concat", action="store_true", help="one compressed stream per kind (libnvfatbin >= 13.4)")
+    g.add_argument("--host", choices=["linux", "windows", "mac"])
+    g.add_argument("--address-bits", type=int, choices=[32, 64])
+    g.add_argument("-g", "--debug-info", dest="debug_info", action="store_true",
+                   help="mark entries as carrying debug information")  # fmt: skip
+    g.add_argument("--producer", choices=["cuda", "opencl"])
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cuda-fatbin", description="Make, inspect and check CUDA fat binaries (toolkit-free inspection)."
+    )
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", dest="traceback", action="store_true", default=argparse.SUPPRESS,
+                        help="show the traceback of an error")  # fmt: skip
+    parser.add_argument("--debug", dest="traceback", action="store_true", help="show the traceback of an error")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _sub_add = sub.add_parser
+
+    def add_parser(name: str, **kw) -> argparse.ArgumentParser:
+        return _sub_add(name, parents=[common], **kw)
+
+    sub.add_parser = add_parser  # every subcommand takes --debug too
+
+    p = sub.add_parser("compile", help="compile a .cu/.ptx/.ll file for many archs into one fatbin")
+    p.add_argument("source", help="source file (.cu, .ptx, .ll/.bc for NVVM IR)")
+    p.add_argument("--arch", required=True, metavar="SPEC",
+                   help="archs in any spelling: '80;90;100+PTX', 'all-major', '80-real;90', 'arch=compute_80,code=[sm_80,sm_86]'")  # noqa: E501 # fmt: skip
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("-I", "--include", action="append", default=[], metavar="DIR")
+    p.add_argument("-D", "--define", action="append", default=[], metavar="NAME[=VALUE]")
+    p.add_argument("--std", help="C++ dialect, e.g. c++17")
+    p.add_argument("--name", help="program name (default: the source file's stem)")
+    p.add_argument("--lang", choices=["c++", "ptx", "nvvm"], help="source language (default: from the extension)")
+    p.add_argument("--name-expression", action="append", default=[], metavar="EXPR",
+                   help="a kernel name expression to resolve, e.g. 'scale<float>' (repeatable)")  # fmt: skip
+    p.add_argument("--symbols", metavar="FILE", help="write the name-expression -> symbol mapping as JSON")
+    p.add_argument("--ptx-for", metavar="SPEC", help="archs to embed PTX for (default: the newest; 'none' for none)")
+    p.add_argument("--ltoir-for", metavar="SPEC", help="archs to embed LTO-IR for")
+    p.add_argument("-j", "--jobs", type=int, help="parallel compile jobs (default: the CPU count)")
+    p.add_argument("--group", action="store_true", help="one front end per virtual arch, nvJitLink per real arch")
+    p.add_argument("-X", "--nvrtc-option", action="append", default=[], metavar="OPT",
+                   help="pass an option to NVRTC as is (repeatable), e.g. -X=--use_fast_math")  # fmt: skip
+    p.add_argument("--dry-run", action="store_true", help="print the plan and compile nothing")
+    p.add_argument("-q", "--quiet", action="store_true")
+    p.add_argument("-v", "--verbose", action="store_true", help="print the compiler logs")
+    _add_fatbin_options(p)
+    p.set_defaults(func=cmd_compile)
+
+    p = sub.add_parser("build", help="assemble existing artifacts into a fatbin (like the fatbinary tool)")
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("parts", nargs="*", metavar="FILE", help="cubin/PTX/LTO-IR/-rdc object files (detected)")
+    p.add_argument("--part", action="append", default=[], metavar="kind=K,arch=A,file=F[,identifier=I][,options=O]")
+    p.add_argument("-q", "--quiet", action="store_true")
+    _add_fatbin_options(p)
+    p.set_defaults(func=cmd_build)
+
+    p = sub.add_parser("inspect", help="list the entries of fatbins, objects, shared libraries, executables")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--json", action="store_true", help="machine-readable output (docs/cli.md)")
+    p.set_defaults(func=cmd_inspect)
+
+    p = sub.add_parser("which", help="which entry each GPU would load; exit 1 if some GPU is not covered")
+    p.add_argument("file")
+    p.add_argument("--gpu", required=True, metavar="SPEC", help="compute capabilities, e.g. '75;80;86;89;90;100;120'")
+    p.add_argument("--driver", help="driver: CUDA version ('12.4') or driver version ('550.54.14')")
+    p.add_argument("--force-ptx-jit", action="store_true", help="as with CUDA_FORCE_PTX_JIT=1")
+    p.add_argument("--disable-ptx-jit", action="store_true", help="as with CUDA_DISABLE_PTX_JIT=1")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_which)
+
+    p = sub.add_parser("extract", help="write entries out as files, named like cuobjdump does")
+    p.add_argument("file")
+    p.add_argument("-o", "--output", required=True, metavar="DIR")
+    p.add_argument("--kind", choices=sorted(_EXT))
+    p.add_argument("--arch")
+    p.add_argument("-q", "--quiet", action="store_true")
+    p.set_defaults(func=cmd_extract)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command; returns the exit code (0 success, 1 failure, 2 usage error)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except UsageError as e:
+        _error(args, e, f"error: {e}")
+        return 2
+    except Failure as e:
+        _error(args, e, str(e))
+        return 1
+    except (TypeError, ValueError) as e:
+        from ._reader import FatbinFormatError
+
+        _error(args, e, f"{type(e).__name__}: {e}")
+        return 1 if isinstance(e, FatbinFormatError) else 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # a library failure: one readable line
+        _error(args, e, f"{type(e).__name__}: {e}")
+        return 1
+
+
+def _error(args, exc: BaseException, line: str) -> None:
+    """One readable line (a compile error adds the compiler logs after it); --debug adds the traceback."""
+    if getattr(args, "traceback", False):
+        import traceback
+
+        traceback.print_exception(exc)
+    print(f"cuda-fatbin {args.command}: {line}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

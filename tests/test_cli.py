@@ -1,0 +1,190 @@
+"""The cuda-fatbin command, run as a user runs it: in a subprocess, checking output and exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cuda_fatbin import FatbinOptions, build_fatbin, nvfatbin_version, read_fatbin
+
+from fatbin_testing import listing
+
+SRC = r"""
+template <typename T> __global__ void scale(T* x, T a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] *= a;
+}
+extern "C" __global__ void k(int* p) { p[0] = VALUE; }
+"""
+
+
+def cli(*args, cwd=None, check=None):
+    res = subprocess.run([sys.executable, "-m", "cuda_fatbin", *map(str, args)], capture_output=True, text=True,
+                         cwd=cwd, timeout=300)  # fmt: skip
+    if check is not None:
+        assert res.returncode == check, f"exit {res.returncode}\n{res.stdout}\n{res.stderr}"
+    return res
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("cli") / "kern.cu"
+    path.write_text(SRC)
+    return path
+
+
+@pytest.fixture(scope="module")
+def compiled(source) -> Path:
+    out = source.parent / "kern.fatbin"
+    cli("compile", source, "--arch", "80;90;100+PTX", "-o", out, "-DVALUE=3", "--name-expression", "scale<float>",
+        "--symbols", source.parent / "symbols.json", check=0)  # fmt: skip
+    return out
+
+
+def test_compile_writes_the_fatbin_and_symbols(compiled, cuobjdump):
+    assert sorted(listing(cuobjdump(compiled.read_bytes(), "-lelf", "-lptx"))) == [
+        ("elf", "sm_100"), ("elf", "sm_80"), ("elf", "sm_90"), ("ptx", "sm_100")]  # fmt: skip
+    assert json.loads((compiled.parent / "symbols.json").read_text()) == {"scale<float>": "_Z5scaleIfEvPT_S0_i"}
+
+
+def test_compile_options(source, tmp_path):
+    out = tmp_path / "o.fatbin"
+    res = cli("compile", source, "--arch", "arch=compute_80,code=[sm_80,sm_86]", "-o", out, "-X=-DVALUE=1",
+              "--compress-mode", "speed", "--compress-all", "-j", "1", "--ptx-for", "none", "-q", check=0)  # fmt: skip
+    assert res.stdout == ""
+    fb = read_fatbin(out)
+    assert [(e.kind, str(e.arch), e.compression) for e in fb.entries] == [
+        ("elf", "sm_80", "lz4"),
+        ("elf", "sm_86", "lz4"),
+    ]
+    assert {e.identifier for e in fb.entries} == {"kern"}
+
+
+def test_compile_dry_run_prints_the_plan(source, tmp_path):
+    res = cli("compile", source, "--arch", "75;80;86", "--group", "--dry-run", "-o", tmp_path / "x", check=0)
+    assert "NVRTC compute_80 -> ptx -> nvJitLink sm_80, sm_86" in res.stdout
+    assert not (tmp_path / "x").exists()
+
+
+def test_compile_errors(source, tmp_path):
+    res = cli("compile", source, "--arch", "80", "-o", tmp_path / "x.fatbin", check=1)  # VALUE undefined
+    assert 'identifier "VALUE" is undefined' in res.stderr and "Traceback" not in res.stderr
+    res = cli("compile", source, "--arch", "80;9x", "-o", tmp_path / "x", check=2)
+    assert res.stderr.startswith("cuda-fatbin compile: ValueError: not an arch: '9x'")
+    res = cli("compile", tmp_path / "missing.cu", "--arch", "80", "-o", tmp_path / "x", check=1)
+    assert "no such file" in res.stderr.lower() or "No such file" in res.stderr
+    weird = tmp_path / "k.txt"
+    weird.write_text(SRC)
+    assert "--lang" in cli("compile", weird, "--arch", "80", "-o", tmp_path / "x", check=2).stderr
+    res = cli("compile", source, "--arch", "80", "-o", tmp_path / "x", "-X=-arch=sm_90", check=2)
+    assert "archs come from archs=" in res.stderr
+    res = cli("--debug", "compile", source, "--arch", "80;9x", "-o", tmp_path / "x", check=2)
+    assert "Traceback" in res.stderr
+    assert cli("compile", source, check=2).stderr.startswith("usage:")
+
+
+def test_inspect_text_and_json(compiled, tmp_path):
+    res = cli("inspect", compiled, check=0)
+    assert "4 entries" in res.stdout and "sm_100" in res.stdout and "total: 3 elf, 1 ptx" in res.stdout
+    doc = json.loads(cli("inspect", "--json", compiled, check=0).stdout)
+    assert doc["schema"] == 1
+    [f] = doc["files"]
+    entries = f["fatbins"][0]["entries"]
+    assert [(e["kind"], e["arch"]) for e in entries] == [("elf", "sm_80"), ("elf", "sm_90"), ("elf", "sm_100"),
+                                                         ("ptx", "sm_100")]  # fmt: skip
+    assert set(entries[0]) == {
+        "kind", "arch", "sm", "version", "identifier", "options", "host", "address_bits", "debug", "producer",
+        "compression", "size", "stored_size", "offset", "concatenated",
+    }  # fmt: skip
+    bad = tmp_path / "bad.bin"
+    bad.write_bytes(b"not a fatbin at all")
+    res = cli("inspect", bad, check=1)
+    assert "neither a fatbin" in res.stderr and "Traceback" not in res.stderr
+    assert "no such file" in cli("inspect", tmp_path / "nope", check=1).stderr
+
+
+def test_inspect_never_imports_the_compile_side(compiled):
+    res = subprocess.run([sys.executable, "-X", "importtime", "-m", "cuda_fatbin", "inspect", str(compiled)],
+                         capture_output=True, text=True, check=True)  # fmt: skip
+    imported = [line.split("|")[-1].strip() for line in res.stderr.splitlines() if "|" in line]
+    assert "cuda_fatbin._reader" in imported
+    assert not [m for m in imported if m.startswith(("cuda.core", "cuda.bindings", "cuda_fatbin._program"))]
+
+
+def test_which(compiled):
+    res = cli("which", compiled, "--gpu", "80;86;90;100", check=0)
+    assert "every GPU is covered" in res.stderr and "SASS compatible" in res.stdout
+    res = cli("which", compiled, "--gpu", "75;90", check=1)
+    assert "NOT covered" in res.stderr
+    doc = json.loads(cli("which", compiled, "--gpu", "9.0,12.0", "--driver", "580.65.06", "--json", check=1).stdout)
+    rows = doc["fatbins"][0]["gpus"]
+    assert [r["status"] for r in rows] == ["SASS exact", "none"] and doc["covered"] is False
+    assert "needs a CUDA 13.5 driver" in rows[1]["reason"] or "needs a CUDA" in rows[1]["reason"]
+    assert cli("which", compiled, "--gpu", "90", "--force-ptx-jit", check=1)
+    assert "not an arch" in cli("which", compiled, "--gpu", "9x", check=2).stderr
+    assert "not a driver" in cli("which", compiled, "--gpu", "90", "--driver", "abc", check=2).stderr
+
+
+def test_extract_and_build_round_trip(compiled, tmp_path):
+    out = tmp_path / "parts"
+    res = cli("extract", compiled, "-o", out, check=0)
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["kern.sm_100.cubin", "kern.sm_100.ptx", "kern.sm_80.cubin", "kern.sm_90.cubin"]
+    assert len(res.stdout.splitlines()) == 4
+    rebuilt = tmp_path / "rebuilt.fatbin"
+    cli("build", "-o", rebuilt, *sorted(out.iterdir()), check=0)
+    before = {(e.kind, str(e.arch)) for e in read_fatbin(compiled).iter_entries()}
+    after = {(e.kind, str(e.arch)) for e in read_fatbin(rebuilt).iter_entries()}
+    assert before == after
+    only = tmp_path / "only"
+    cli("extract", compiled, "-o", only, "--kind", "elf", "--arch", "sm_90", check=0)
+    assert [p.name for p in only.iterdir()] == ["kern.sm_90.cubin"]
+    assert "no entry matches" in cli("extract", compiled, "-o", only, "--arch", "sm_75", check=1).stderr
+
+
+def test_extract_reports_undecodable_entries(artifacts, tmp_path):
+    path = tmp_path / "lto.fatbin"
+    path.write_bytes(build_fatbin([artifacts[("ltoir", "sm_80")], artifacts[("cubin", "sm_80")]]))
+    res = cli("extract", path, "-o", tmp_path / "x", check=1)
+    assert "obfuscated" in res.stderr
+    assert [p.suffix for p in (tmp_path / "x").iterdir()] == [".cubin"]
+
+
+def test_build_with_explicit_parts_and_every_option(artifacts, tmp_path, cuobjdump):
+    ptx = tmp_path / "k.ptx"
+    ptx.write_bytes(artifacts[("ptx", "sm_90")])
+    cubin = tmp_path / "k.cubin"
+    cubin.write_bytes(artifacts[("cubin", "sm_80")])
+    out = tmp_path / "b.fatbin"
+    args = ["build", "-o", out, cubin, "--part", f"kind=ptx,arch=90,file={ptx},identifier=mine,options=-O3",
+            "--no-compress", "--host", "windows", "--address-bits", "64", "-g", "--producer", "cuda"]  # fmt: skip
+    cli(*args, check=0)
+    fb = read_fatbin(out)
+    assert [(e.kind, str(e.arch), e.identifier, e.options, e.host, e.debug, e.compression) for e in fb.entries] == [
+        ("elf", "sm_80", None, None, "windows", True, "none"),
+        ("ptx", "sm_90", "mine", "-O3", "windows", True, "none"),
+    ]
+    if nvfatbin_version() >= (13, 4):
+        cli("build", "-o", out, cubin, "--concat", check=0)
+        assert read_fatbin(out).entries[0].kind == "concat"
+    assert (
+        "arch sm_75 was given" in cli("build", "-o", out, "--part", f"kind=cubin,arch=75,file={cubin}", check=2).stderr
+    )
+    assert "key=value" in cli("build", "-o", out, "--part", "nonsense", check=2).stderr
+    assert "contradicts" in cli("build", "-o", out, cubin, "--no-compress", "--compress-all", check=2).stderr
+    assert "at least one part" in cli("build", "-o", out, check=2).stderr
+    assert FatbinOptions(host="windows")  # the flags map one to one onto FatbinOptions
+
+
+def test_python_dash_m_and_entry_point_agree(compiled):
+    import shutil
+
+    exe = shutil.which("cuda-fatbin", path=str(Path(sys.executable).parent))
+    if exe is None:
+        pytest.skip("the console script is not installed next to this Python")
+    a = subprocess.run([exe, "inspect", "--json", str(compiled)], capture_output=True, text=True, check=True).stdout
+    assert a == cli("inspect", "--json", compiled, check=0).stdout
