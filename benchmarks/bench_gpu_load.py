@@ -14,9 +14,7 @@ import os
 os.environ.setdefault("CUDA_CACHE_DISABLE", "1")  # before any CUDA library is loaded
 
 import json
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -29,12 +27,7 @@ from _common import INSTANTIATIONS, KERNELS, NAMES
 
 
 def median_time(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    return best_of(fn, repeat=repeat, warmup=0)  # the first load is the one to measure too
 
 
 def main() -> None:

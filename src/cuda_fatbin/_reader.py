@@ -71,6 +71,21 @@ def _host(flags: int) -> str | None:
     return None
 
 
+def _described(kind: int, sm: int, vmajor: int, vminor: int, flags: int) -> dict:
+    """The FatbinEntry fields read from an entry (or member) header's kind, SM, version and flags."""
+    return {
+        "kind": KIND_NAMES.get(kind, f"unknown({kind:#x})"),
+        "arch": _arch(sm, flags),
+        "sm": sm,
+        "version": (vmajor, vminor),
+        "host": _host(flags),
+        "address_bits": 64 if flags & FLAG_64BIT else 32,
+        "debug": bool(flags & FLAG_DEBUG),
+        "producer": "cuda" if flags & FLAG_CUDA else ("opencl" if flags & FLAG_OPENCL else None),
+        "flags": flags,
+    }
+
+
 def _arch(sm: int, flags: int) -> Arch | None:
     if sm == 0:
         return None
@@ -429,28 +444,17 @@ def _parse_entry(buf, pos: int, end: int) -> tuple[FatbinEntry, int]:
         size = usize
     else:
         size = usize if compression == "obfuscated" and usize else psize
-    common = dict(
-        host=_host(flags),
-        address_bits=64 if flags & FLAG_64BIT else 32,
-        debug=bool(flags & FLAG_DEBUG),
-        producer="cuda" if flags & FLAG_CUDA else ("opencl" if flags & FLAG_OPENCL else None),
-        offset=pos,
-    )
     entry = FatbinEntry(
-        kind=KIND_NAMES.get(kind, f"unknown({kind:#x})"),
-        arch=_arch(sm, flags),
-        sm=sm,
-        version=(vmajor, vminor),
+        **_described(kind, sm, vmajor, vminor, flags),
         identifier=identifier,
         options=options,
         compression=compression,
         stored_size=psize,
         size=size,
-        flags=flags,
+        offset=pos,
         _buf=buf,
         _payload=header_end,
         _compressed=csize if compression in ("zstd", "lz4") else 0,
-        **common,
     )
     if kind == 0x100:
         members = _parse_members(buf, pos, opt_off, header_end, entry)
@@ -487,21 +491,13 @@ def _parse_members(buf, pos: int, table_off: int, header_end: int, parent: Fatbi
             )
         members.append(
             FatbinEntry(
-                kind=KIND_NAMES.get(kind, f"unknown({kind:#x})"),
-                arch=_arch(sm, flags),
-                sm=sm,
-                version=(vmajor, vminor),
+                **_described(kind, sm, vmajor, vminor, flags),
                 identifier=identifier,
                 options=options,
-                host=_host(flags),
-                address_bits=64 if flags & FLAG_64BIT else 32,
-                debug=bool(flags & FLAG_DEBUG),
-                producer="cuda" if flags & FLAG_CUDA else ("opencl" if flags & FLAG_OPENCL else None),
                 compression=parent.compression,
                 stored_size=0,
                 size=msize,
                 offset=pos,
-                flags=flags,
                 _buf=buf,
                 _parent=parent,
                 _member_offset=stream_off,
