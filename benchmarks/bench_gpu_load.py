@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from cuda_fatbin import FatbinOptions, Program, read_fatbin
 from cuda_fatbin._arch import nvrtc_supported_sms
 
-from _common import INSTANTIATIONS, KERNELS, NAMES
+from _common import INSTANTIATIONS, KERNELS, NAMES, best_of
 
 
 def median_time(fn, repeat: int) -> float:
