@@ -10,6 +10,8 @@ from __future__ import annotations
 import importlib
 
 from ._arch import Arch, ArchList, parse_archs
+from ._bundle import BundleCoverageError, KernelBundle, KernelSuite
+from ._cache import CacheReport
 from ._detect import Detected, detect
 from ._fatbin import (
     FatbinBuilder,
@@ -30,10 +32,15 @@ __version__ = "0.1.0"
 # Public names whose modules import cuda.core or the compilers: loaded on first attribute access.
 _LAZY: dict[str, str] = {"Program": "._program", "ProgramOptions": "._program"}
 
+
 __all__ = [
     "RULES",
     "Arch",
     "ArchList",
+    "BundleCoverageError",
+    "CacheReport",
+    "KernelBundle",
+    "KernelSuite",
     "Detected",
     "FatbinCompileError",
     "Job",

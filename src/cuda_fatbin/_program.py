@@ -8,6 +8,7 @@ returns one ``cuda.core.ObjectCode``. Nothing here needs the CUDA driver, unlike
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Sequence
 
@@ -16,6 +17,7 @@ from cuda.core import Program as _CoreProgram
 from cuda.core import ProgramOptions as _CoreProgramOptions
 
 from ._arch import Arch
+from ._cache import CacheEntryError, CacheReport, decode, encode, include_digest, job_key
 from ._detect import ptx_target
 from ._fatbin import FatbinBuilder, FatbinOptions
 from ._multiarch import JobResult, Plan, plan_fatbin, run_plan
@@ -130,6 +132,8 @@ class Program(_CoreProgram):
         group: bool = False,
         extra_options: Sequence[str] = (),
         progress=None,
+        cache=None,
+        cache_extra_digest: bytes | None = None,
         **kwargs,
     ) -> ObjectCode:
         """Compile to ``"ptx"``, ``"cubin"``, ``"ltoir"`` (as cuda.core does) or ``"fatbin"`` (many archs).
@@ -164,6 +168,15 @@ class Program(_CoreProgram):
             ``ProgramOptions`` has no field for. ``-arch`` is refused: use ``archs``. Default: ().
         progress : callable, optional
             Called as ``progress(done, total, job)`` each time a job finishes. Default: None.
+        cache : cuda.core.utils.ProgramCacheResource, optional
+            For ``"fatbin"``: look each per-arch job up in this cache and store it there
+            (``InMemoryProgramCache``, ``FileStreamProgramCache``...). Adding an arch compiles that arch
+            only; an unchanged build compiles nothing; name expressions survive hits. What happened is in
+            :attr:`last_cache_report` and, per job, in ``logs``. Default: None.
+        cache_extra_digest : bytes, optional
+            Extra bytes for the cache keys, for inputs the keys cannot see (generated headers outside
+            ``include_path``...). The content of ``include_path`` and ``pre_include`` is hashed for you.
+            Default: None.
         **kwargs
             Passed to cuda.core's ``compile`` for single-arch targets (e.g. ``cache=``).
 
@@ -197,6 +210,8 @@ class Program(_CoreProgram):
                 program.close()
         if kwargs:
             raise TypeError(f"compile('fatbin') got unexpected arguments: {', '.join(kwargs)}")
+        if cache is None and cache_extra_digest is not None:
+            raise ValueError("cache_extra_digest needs cache=")
         plan = self.plan(archs, ptx_for=ptx_for, ltoir_for=ltoir_for, group=group)
         names = tuple(name_expressions or ())
         if names and self._fb_code_type != "c++":
@@ -207,12 +222,58 @@ class Program(_CoreProgram):
                 raise TypeError(f"extra_options must be strings; got {opt!r}")
             if opt.lstrip("-").startswith(("arch", "gpu-architecture")):
                 raise ValueError(f"extra_options {opt!r}: the archs come from archs=, not from an -arch option")
-        results = run_plan(
-            plan, self._job_args(names, extra), max_workers=max_workers, executor=executor, logs=logs,
-            progress=progress,
-        )  # fmt: skip
+        job_args = self._job_args(names, extra)
+        run = dict(max_workers=max_workers, executor=executor, logs=logs, progress=progress)
+        if cache is None:
+            results = run_plan(plan, job_args, **run)
+        else:
+            results = self._run_cached(plan, job_args, names, extra, cache, cache_extra_digest, run)
         data, mapping = _assemble(results, fatbin_options, self._fb_options.name)
         return ObjectCode.from_fatbin(data, name=self._fb_options.name or "", symbol_mapping=mapping)
+
+    @property
+    def last_cache_report(self) -> CacheReport | None:
+        """What the last ``compile("fatbin", cache=...)`` took from the cache and what it compiled."""
+        return getattr(self, "_fb_cache_report", None)
+
+    def _run_cached(self, plan: Plan, job_args, names, extra, cache, extra_digest, run) -> list[JobResult]:
+        if not all(callable(getattr(cache, m, None)) for m in ("get", "__setitem__", "__delitem__")):
+            raise TypeError(f"cache must be a cuda.core.utils.ProgramCacheResource; got {type(cache).__name__}")
+        if extra_digest is not None and not isinstance(extra_digest, (bytes, bytearray)):
+            raise TypeError("cache_extra_digest must be bytes")
+        digest = include_digest(self._fb_options) + bytes(extra_digest or b"") + "\0".join(extra).encode()
+        code = self._fb_code
+        keys = {job: job_key(job, code, self._fb_code_type, self._fb_options, names, job_args(job), digest)
+                for job in plan.jobs}  # fmt: skip
+        found: dict = {}
+        corrupt = []
+        for job in plan.jobs:
+            value = cache.get(keys[job])
+            if value is None:
+                continue
+            try:
+                found[job] = decode(bytes(value), job)
+            except CacheEntryError:
+                corrupt.append(str(job))
+                with contextlib.suppress(KeyError):
+                    del cache[keys[job]]
+        misses = [job for job in plan.jobs if job not in found]
+        compiled = run_plan(Plan(tuple(misses)), job_args, **run) if misses else []
+        for result in compiled:
+            cache[keys[result.job]] = encode(result)
+        report = CacheReport(tuple(str(j) for j in found), tuple(str(j) for j in misses), tuple(corrupt))
+        self._fb_cache_report = report
+        logs = run.get("logs")
+        if logs is not None:
+            for job in plan.jobs:
+                state = (
+                    "cache hit"
+                    if job in found
+                    else ("corrupt entry, recompiled" if str(job) in corrupt else "cache miss")
+                )
+                logs.write(f"[{job}] {state}\n")
+        by_job = {r.job: r for r in [*found.values(), *compiled]}
+        return [by_job[job] for job in plan.jobs]
 
     def plan(self, archs, *, ptx_for=None, ltoir_for=(), group: bool = False) -> Plan:
         """The jobs ``compile("fatbin", ...)`` would run, without compiling (a dry run; ``print`` it)."""
