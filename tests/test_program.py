@@ -206,7 +206,9 @@ def test_one_failure_cancels_the_rest():
         ({"archs": ["sm_80"], "executor": object()}, TypeError, "executor must be"),
         ({"archs": ["sm_80"], "max_workers": 0}, ValueError, "max_workers"),
         ({"archs": []}, ValueError, "names no arch"),
-        ({"archs": ["sm_80"], "cache": object()}, TypeError, "unexpected arguments: cache"),
+        ({"archs": ["sm_80"], "colour": "blue"}, TypeError, "unexpected arguments: colour"),
+        ({"archs": ["sm_80"], "cache": object()}, TypeError, "cache must be a cuda.core.utils.ProgramCacheResource"),
+        ({"archs": ["sm_80"], "cache_extra_digest": b"x"}, ValueError, "cache_extra_digest needs cache="),
     ],
 )
 def test_misuse_errors(kwargs, error, words):

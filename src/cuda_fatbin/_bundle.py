@@ -174,11 +174,17 @@ class KernelBundle:
             if not name or not all(c.isalnum() or c in "_-." for c in name) or name.startswith("."):
                 raise ValueError(f"suite name {name!r}: use letters, digits, '_', '-' and '.'")
             program = Program(suite.source, suite.code_type, suite.options)
+            own = suite.archs is not None  # a suite with its own archs takes its own PTX default too
             obj = program.compile(
-                "fatbin", suite.name_expressions, logs, archs=suite.archs if suite.archs is not None else archs,
-                ptx_for=suite.ptx_for if suite.ptx_for is not None else ptx_for, fatbin_options=fatbin_options,
-                cache=cache, max_workers=max_workers,
-            )  # fmt: skip
+                "fatbin",
+                suite.name_expressions,
+                logs,
+                archs=suite.archs if own else archs,
+                ptx_for=suite.ptx_for if suite.ptx_for is not None or own else ptx_for,
+                fatbin_options=fatbin_options,
+                cache=cache,
+                max_workers=max_workers,
+            )
             data = bytes(obj.code)
             (root / f"{name}.fatbin").write_bytes(data)
             manifest["suites"][name] = {"file": f"{name}.fatbin", **_describe(data, obj.symbol_mapping)}
@@ -248,7 +254,7 @@ class KernelBundle:
             where += f" with a CUDA {cuda[0]}.{cuda[1]} driver"
         fixes = [f"rebuild with {sel.gpu} in archs (e.g. archs=[..., '{sel.gpu}'] or cuda-fatbin compile --arch ...)"]
         need = record["ptx_min_driver_cuda"]
-        if need and cuda is not None and tuple(int(x) for x in need.split(".")) > cuda:
+        if need and cuda is not None and select_entry(self.fatbin(suite), gpu):  # only the driver is too old
             fixes.append(
                 f"or update the driver to CUDA {need}+ so that its PTX (ISA {record['ptx_isa']}) can be JIT-compiled"
             )

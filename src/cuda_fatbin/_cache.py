@@ -76,7 +76,8 @@ def include_digest(options) -> bytes:
         h.update(f"dir {root}\0".encode())
         if not root.is_dir():
             continue
-        for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in _HEADER_SUFFIXES):
+        files = (p for p in root.rglob("*") if p.suffix.lower() in _HEADER_SUFFIXES and p.is_file())
+        for path in sorted(p for p in files if not any(part.startswith(".") for part in p.relative_to(root).parts)):
             count += 1
             size += path.stat().st_size
             if count > _MAX_INCLUDE_FILES or size > _MAX_INCLUDE_BYTES:

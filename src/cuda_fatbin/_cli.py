@@ -294,7 +294,8 @@ def cmd_compile(args) -> int:
     for d in args.define:
         name, sep, value = d.partition("=")
         defines.append((name, value) if sep else name)
-    opts = ProgramOptions(name=args.name or src.stem, std=args.std, include_path=args.include or None,
+    includes = [*args.include, str(src.resolve().parent)]  # quoted includes next to the source, as nvcc finds them
+    opts = ProgramOptions(name=args.name or src.stem, std=args.std, include_path=includes,
                           define_macro=defines or None)  # fmt: skip
     program = Program(code.decode() if lang != "nvvm" else code, lang, opts)
     ptx_for = _spec_list(args.ptx_for)
@@ -304,14 +305,23 @@ def cmd_compile(args) -> int:
         return 0
     progress = _Progress(not args.quiet)
     logs = sys.stderr if args.verbose else None
+    cache = None
+    if args.cache:
+        from cuda.core.utils import FileStreamProgramCache
+
+        cache = FileStreamProgramCache(args.cache)
     try:
         obj = program.compile(
             "fatbin", args.name_expression, logs, archs=args.arch, ptx_for=ptx_for, ltoir_for=ltoir_for,
             fatbin_options=_fatbin_options(args), max_workers=args.jobs, group=args.group,
-            extra_options=args.nvrtc_option, progress=progress,
+            extra_options=args.nvrtc_option, progress=progress, cache=cache,
         )  # fmt: skip
     finally:
         progress.close()
+        if cache is not None:
+            cache.close()
+    if cache is not None and not args.quiet:
+        print(program.last_cache_report, file=sys.stderr)
     data = bytes(obj.code)
     Path(args.output).write_bytes(data)
     mapping = {k: v.decode() if isinstance(v, bytes) else v for k, v in obj.symbol_mapping.items()}
@@ -387,6 +397,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--group", action="store_true", help="one front end per virtual arch, nvJitLink per real arch")
     p.add_argument("-X", "--nvrtc-option", action="append", default=[], metavar="OPT",
                    help="pass an option to NVRTC as is (repeatable), e.g. -X=--use_fast_math")  # fmt: skip
+    p.add_argument("--cache", metavar="DIR", help="per-arch job cache directory (cuda.core FileStreamProgramCache)")
     p.add_argument("--dry-run", action="store_true", help="print the plan and compile nothing")
     p.add_argument("-q", "--quiet", action="store_true")
     p.add_argument("-v", "--verbose", action="store_true", help="print the compiler logs")

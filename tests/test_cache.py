@@ -1,0 +1,217 @@
+"""Per-job caching of compile("fatbin") and kernel bundles: hits, misses, invalidation, corruption, processes."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import importlib
+import io
+import json
+import multiprocessing
+import sys
+from pathlib import Path
+
+import pytest
+from cuda.core.utils import FileStreamProgramCache, InMemoryProgramCache
+
+from cuda_fatbin import (
+    BundleCoverageError,
+    FatbinOptions,
+    KernelBundle,
+    KernelSuite,
+    Program,
+    ProgramOptions,
+    read_fatbin,
+)
+
+SRC = r"""
+#include "consts.cuh"
+template <typename T> __global__ void scale(T* x, T a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] *= a * FACTOR;
+}
+"""
+NAMES = ["scale<float>", "scale<double>"]
+
+
+@pytest.fixture
+def include_dir(tmp_path) -> Path:
+    d = tmp_path / "inc"
+    d.mkdir()
+    (d / "consts.cuh").write_text("#define FACTOR 2\n")
+    return d
+
+
+def compile_(cache, include_dir, archs, **kw):
+    program = Program(SRC, "c++", ProgramOptions(include_path=[str(include_dir)], **kw.pop("opts", {})))
+    logs = io.StringIO()
+    obj = program.compile("fatbin", NAMES, logs, archs=archs, ptx_for=(), cache=cache, **kw)
+    return obj, program.last_cache_report, logs.getvalue()
+
+
+def test_hits_misses_and_adding_an_arch(include_dir):
+    cache = InMemoryProgramCache()
+    cold, report, logs = compile_(cache, include_dir, ["sm_80", "sm_90"])
+    assert (len(report.hits), len(report.misses)) == (0, 2) and "cache miss" in logs
+    warm, report, logs = compile_(cache, include_dir, ["sm_80", "sm_90"])
+    assert (len(report.hits), len(report.misses)) == (2, 0) and logs.count("cache hit") == 2
+    assert bytes(warm.code) == bytes(cold.code)
+    assert warm.symbol_mapping == cold.symbol_mapping == {  # name expressions survive a hit
+        "scale<float>": b"_Z5scaleIfEvPT_S0_i", "scale<double>": b"_Z5scaleIdEvPT_S0_i"}  # fmt: skip
+    more, report, _ = compile_(cache, include_dir, ["sm_80", "sm_90", "sm_100"])
+    assert report.misses == ("NVRTC sm_100 -> cubin",) and len(report.hits) == 2  # exactly one job compiled
+    uncached = Program(SRC, "c++", ProgramOptions(include_path=[str(include_dir)])).compile(
+        "fatbin", NAMES, archs=["sm_80", "sm_90", "sm_100"], ptx_for=()
+    )
+    assert bytes(more.code) == bytes(uncached.code)
+
+
+def test_changed_header_or_option_invalidates(include_dir):
+    cache = InMemoryProgramCache()
+    compile_(cache, include_dir, ["sm_80"])
+    (include_dir / "consts.cuh").write_text("#define FACTOR 3\n")
+    _, report, _ = compile_(cache, include_dir, ["sm_80"])
+    assert len(report.misses) == 1
+    _, report, _ = compile_(cache, include_dir, ["sm_80"], opts={"define_macro": "EXTRA"})
+    assert len(report.misses) == 1
+    _, report, _ = compile_(cache, include_dir, ["sm_80"], extra_options=["-DMORE"])
+    assert len(report.misses) == 1
+    _, report, _ = compile_(cache, include_dir, ["sm_80"], cache_extra_digest=b"generated v2")
+    assert len(report.misses) == 1
+    _, report, _ = compile_(cache, include_dir, ["sm_80"], group=True)  # nvJitLink path: another job
+    assert len(report.misses) == 1
+    _, report, _ = compile_(cache, include_dir, ["sm_80"], group=True)
+    assert len(report.hits) == 1
+
+
+def test_corrupted_entries_are_detected_and_recompiled(include_dir, tmp_path):
+    with FileStreamProgramCache(tmp_path / "cache") as cache:
+        cold, _, _ = compile_(cache, include_dir, ["sm_80", "sm_90"])
+    root = tmp_path / "cache"
+    files = sorted(p for p in root.rglob("*") if p.is_file() and "tmp" not in p.relative_to(root).parts)
+    assert len(files) == 2
+    data = bytearray(files[0].read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    files[0].write_bytes(bytes(data))
+    files[1].write_bytes(files[1].read_bytes()[:100])  # torn
+    with FileStreamProgramCache(tmp_path / "cache") as cache:
+        again, report, logs = compile_(cache, include_dir, ["sm_80", "sm_90"])
+    assert len(report.corrupt) == 2 and len(report.misses) == 2 and "corrupt entry, recompiled" in logs
+    assert bytes(again.code) == bytes(cold.code)
+    with FileStreamProgramCache(tmp_path / "cache") as cache:
+        _, report, _ = compile_(cache, include_dir, ["sm_80", "sm_90"])
+    assert len(report.hits) == 2
+
+
+def _worker(cache_dir: str, include_dir: str) -> tuple[bytes, dict]:
+    with FileStreamProgramCache(cache_dir) as cache:
+        obj = Program(SRC, "c++", ProgramOptions(include_path=[include_dir])).compile(
+            "fatbin", NAMES, archs=["sm_75", "sm_80", "sm_86", "sm_90"], cache=cache, max_workers=1
+        )
+    return bytes(obj.code), dict(obj.symbol_mapping)
+
+
+def test_concurrent_writers_share_one_directory(include_dir, tmp_path):
+    ctx = multiprocessing.get_context("spawn")
+    with cf.ProcessPoolExecutor(max_workers=3, mp_context=ctx) as pool:
+        results = list(pool.map(_worker, [str(tmp_path / "c")] * 3, [str(include_dir)] * 3))
+    assert len({r[0] for r in results}) == 1 and all(r[1] == results[0][1] for r in results)
+    with FileStreamProgramCache(tmp_path / "c") as cache:
+        _, report, _ = compile_(cache, include_dir, ["sm_75", "sm_80", "sm_86", "sm_90"])
+        # ptx_for=() here and None in the workers: the 4 SASS jobs hit, and no entry was torn or mixed
+        assert len(report.hits) == 4 and not report.corrupt
+
+
+def test_cache_misuse():
+    with pytest.raises(TypeError, match="ProgramCacheResource"):
+        Program(SRC, "c++").compile("fatbin", archs=["sm_80"], cache=[])
+    with pytest.raises(TypeError, match="cache_extra_digest must be bytes"):
+        Program(SRC, "c++").compile("fatbin", archs=["sm_80"], cache=InMemoryProgramCache(), cache_extra_digest="x")
+
+
+# -- bundles -------------------------------------------------------------------------------------------
+
+SUITES = {
+    "scale": KernelSuite(SRC.replace('#include "consts.cuh"', "#define FACTOR 2"), NAMES),
+    "fill": KernelSuite('extern "C" __global__ void fill(int* p, int v) { p[threadIdx.x] = v; }', archs=["sm_90"]),
+}
+
+
+def test_bundle_round_trip(tmp_path):
+    built = KernelBundle.build(tmp_path / "b", SUITES, archs=["sm_80", "sm_100"], ptx_for=["sm_80"],
+                               fatbin_options=FatbinOptions(compress_mode="size"))  # fmt: skip
+    opened = KernelBundle.open(tmp_path / "b")
+    assert opened.manifest == built.manifest == json.loads((tmp_path / "b" / "manifest.json").read_text())
+    assert opened.suites == ["fill", "scale"]
+    rec = opened.manifest["suites"]["scale"]
+    assert rec["sass_archs"] == ["sm_80", "sm_100"] and rec["ptx_archs"] == ["compute_80"]
+    assert rec["ptx_min_driver_cuda"] is not None and rec["ptx_isa"] is not None
+    assert rec["symbol_mapping"]["scale<float>"] == "_Z5scaleIfEvPT_S0_i"
+    assert {e["arch"] for e in rec["entries"]} == {"sm_80", "sm_100"}
+    assert opened.manifest["suites"]["fill"]["sass_archs"] == ["sm_90"]  # a suite overrides the archs
+    assert set(opened.manifest["built_with"]) >= {"cuda-fatbin", "cuda-core", "cuda-bindings", "nvrtc", "libnvfatbin"}
+    obj = opened.load("scale", gpu="8.6", driver="13.5")
+    assert obj.code_type == "fatbin" and obj.symbol_mapping["scale<double>"] == b"_Z5scaleIdEvPT_S0_i"
+    assert {(e.kind, str(e.arch)) for e in read_fatbin(bytes(obj.code)).iter_entries()} == {
+        ("elf", "sm_80"), ("elf", "sm_100"), ("ptx", "sm_80")}  # fmt: skip
+    with pytest.raises(KeyError, match="no suite 'nope'.*fill, scale"):
+        opened.load("nope", gpu="8.0", driver="13.0")
+
+
+def test_bundle_coverage_error_text(tmp_path):
+    bundle = KernelBundle.build(tmp_path / "b", {"scale": SUITES["scale"]}, archs=["sm_80", "sm_100"],
+                                ptx_for=["sm_100"])  # fmt: skip
+    with pytest.raises(BundleCoverageError) as info:
+        bundle.load("scale", gpu="9.0", driver="13.0")
+    msg = str(info.value)
+    assert "compute capability 9.0 with a CUDA 13.0 driver" in msg
+    assert "the bundle has sm_80, sm_100, compute_100" in msg
+    assert "rebuild with sm_90 in archs" in msg and "update the driver" not in msg
+    isa_bound = KernelBundle.build(tmp_path / "c", {"scale": SUITES["scale"]}, archs=["sm_80"], ptx_for=["sm_80"])
+    isa = isa_bound.manifest["suites"]["scale"]["ptx_isa"]
+    need = isa_bound.manifest["suites"]["scale"]["ptx_min_driver_cuda"]
+    with pytest.raises(BundleCoverageError, match=f"update the driver to CUDA {need}\\+ .*ISA {isa}"):
+        isa_bound.load("scale", gpu="9.0", driver="12.0")
+    with pytest.raises(BundleCoverageError, match="no GPU to load kernels on"):
+        isa_bound.load("scale")  # this machine has no GPU: a clear error, not the driver's
+
+
+def test_bundle_integrity_and_errors(tmp_path):
+    KernelBundle.build(tmp_path / "b", {"fill": SUITES["fill"]}, archs=["sm_90"])
+    fat = tmp_path / "b" / "fill.fatbin"
+    fat.write_bytes(fat.read_bytes()[:-8] + b"\0" * 8)
+    with pytest.raises(ValueError, match="does not match its manifest hash"):
+        KernelBundle.open(tmp_path / "b").load("fill", gpu="9.0", driver="13.0")
+    with pytest.raises(ValueError, match="not a kernel bundle"):
+        KernelBundle.open(tmp_path)
+    with pytest.raises(ValueError, match="suite name"):
+        KernelBundle.build(tmp_path / "x", {"../evil": SUITES["fill"]}, archs=["sm_90"])
+    with pytest.raises(TypeError, match="KernelSuite"):
+        KernelBundle.build(tmp_path / "x", {"s": "source"}, archs=["sm_90"])
+    with pytest.raises(ValueError, match="at least one suite"):
+        KernelBundle.build(tmp_path / "x", {}, archs=["sm_90"])
+
+
+def test_bundle_as_package_data(tmp_path, monkeypatch):
+    pkg = tmp_path / "site" / "mykernels"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    KernelBundle.build(pkg / "kernels", {"fill": SUITES["fill"]}, archs=["sm_90"], cache=InMemoryProgramCache())
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    importlib.invalidate_caches()
+    resources = importlib.import_module("importlib.resources")
+    bundle = KernelBundle.open(resources.files("mykernels") / "kernels")
+    assert bundle.load("fill", gpu="9.0", driver="13.0").code_type == "fatbin"
+    sys.modules.pop("mykernels", None)
+
+
+def test_cli_cache(tmp_path, include_dir):
+    import subprocess
+
+    src = include_dir / "k.cu"
+    src.write_text(SRC)
+    out = tmp_path / "k.fatbin"
+    cmd = [sys.executable, "-m", "cuda_fatbin", "compile", str(src), "--arch", "80;90", "-o", str(out),
+           "--cache", str(tmp_path / "cache")]  # fmt: skip
+    first = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    second = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    assert "0 hit(s), 3 miss(es)" in first.stderr and "3 hit(s), 0 miss(es)" in second.stderr
