@@ -15,9 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from _gpu import current_gpu
-
 from cuda_fatbin import BundleCoverageError
+
+from _gpu import current_gpu
 
 HERE = Path(__file__).parent / "aot_package"
 
