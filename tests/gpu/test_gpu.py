@@ -190,3 +190,19 @@ def test_model_predicts_cubin_from_newer_nvrtc_runs(device, driver_version, repo
     """A cubin made by a newer NVRTC than the driver still loads (ELF ABI is what matters)."""
     data = build_fatbin([tagged("cubin", str(device_arch(device)), 50)])
     assert run_fatbin(device, data) == "TAG 50"
+
+
+def test_kernel_bundle_on_the_device(device, tmp_path):
+    """A bundle built for this GPU loads and runs; one without its arch raises before the driver does."""
+    from cuda_fatbin import BundleCoverageError, KernelBundle, KernelSuite
+
+    gpu = device_arch(device)
+    suite = KernelSuite(SAXPY, ["saxpy<float>"])
+    bundle = KernelBundle.build(tmp_path / "ok", {"saxpy": suite}, archs=["sm_80", str(gpu)])
+    obj = KernelBundle.open(tmp_path / "ok").load("saxpy")
+    assert launch_saxpy(device, obj, "saxpy<float>", np.float32) < 1e-5
+    other = "sm_100" if gpu.major != 10 else "sm_80"
+    KernelBundle.build(tmp_path / "no", {"saxpy": suite}, archs=[other], ptx_for=())
+    with pytest.raises(BundleCoverageError, match=f"compute capability {gpu.capability}"):
+        KernelBundle.open(tmp_path / "no").load("saxpy")
+    assert bundle.suites == ["saxpy"]
