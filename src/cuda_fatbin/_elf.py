@@ -140,8 +140,10 @@ def section_headers(buf, header: ElfHeader) -> list[tuple[int, int, int, int]]:
     else:
         rows = [_section_header(buf, header, i) for i in range(shnum)]
     n = len(buf)
-    if rows and max(offset + size if typ != 8 else 0 for _name, typ, offset, size in rows) > n:  # 8: SHT_NOBITS
-        i = next(i for i, (_n, typ, offset, size) in enumerate(rows) if typ != 8 and offset + size > n)
+    # 8: SHT_NOBITS (shared memory, .bss) occupies no file space whatever its size
+    bad = [i for i, (_name, typ, offset, size) in enumerate(rows) if offset + size > n and typ != 8]
+    if bad:
+        i = bad[0]
         raise ElfFormatError(
             f"section {i} ({rows[i][3]} bytes at {rows[i][2]:#x}) runs past the end of the data ({n} bytes)",
             header.shoff + i * header.shentsize,
