@@ -455,6 +455,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1 if isinstance(e, FatbinFormatError) else 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # output piped into head & co.: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as e:  # a library failure: one readable line
         _error(args, e, f"{type(e).__name__}: {e}")
         return 1
