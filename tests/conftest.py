@@ -64,3 +64,17 @@ def cuobjdump(cuobjdump_path, tmp_path_factory):
         return res.stdout
 
     return run
+
+
+@pytest.fixture(scope="session")
+def needs_nvcc() -> str:
+    """nvcc, an oracle for tests of fatbins it makes: skipped without it, except in CI where it must be there."""
+    import os
+    import shutil
+
+    path = shutil.which("nvcc")
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail("nvcc is not on PATH in CI")
+        pytest.skip("nvcc not on PATH: the tests of nvcc-made files need it")
+    return path

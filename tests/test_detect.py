@@ -36,7 +36,7 @@ def test_cubin_fixtures_of_nvrtc_12_9(name, cuobjdump):
     assert cubin_arch(data)[1] is True
 
 
-def test_nvcc_cubins(tmp_path, cuobjdump):
+def test_nvcc_cubins(tmp_path, cuobjdump, needs_nvcc):
     src = tmp_path / "k.cu"
     src.write_text(KERNEL_SRC)
     for arch in ("sm_75", "sm_90a", "sm_100a", "sm_120"):
@@ -91,7 +91,7 @@ def test_ltoir_unknown_layout_has_no_arch():
     assert detect(b"\xed\x43\x4e\x7f" + b"\xff" * 200) == ("ltoir", None)
 
 
-def test_other_magics(tmp_path):
+def test_other_magics(tmp_path, needs_nvcc):
     assert detect(b"\x50\xed\x55\xba\x01\x00\x10\x00" + bytes(8)) == ("fatbin", None)
     assert detect(b"\x7fTileIR\x00\x0d\x01\x00") == ("tile_ir", None)
     assert detect(b"BC\xc0\xde" + bytes(20)) == ("nvvm", None)

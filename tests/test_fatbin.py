@@ -131,7 +131,7 @@ def test_every_option_reaches_the_fatbin(cubin80, ptx80, cuobjdump):
 # -- FatbinBuilder ---------------------------------------------------------------------------------
 
 
-def test_builder_all_add_methods(artifacts, cuobjdump, tmp_path):
+def test_builder_all_add_methods(artifacts, cuobjdump, tmp_path, needs_nvcc):
     obj = tmp_path / "r.o"
     src = tmp_path / "r.cu"
     src.write_text(KERNEL_SRC)

@@ -293,3 +293,15 @@ def test_all_major_resolves_against_nvrtc():
     sms = nvrtc_supported_sms()
     assert {a.sm for k, a in plan.entries if k == "cubin"} == {s for s in sms if s % 10 == 0}
     assert [a for k, a in plan.entries if k == "ptx"] == [Arch(max(sms) // 10, 0)]
+
+
+def test_native_without_a_gpu_is_a_clear_error():
+    try:
+        from cuda.core import Device
+
+        Device()
+        pytest.skip("a GPU is present")
+    except Exception:
+        pass
+    with pytest.raises(ValueError, match="'native' needs a GPU"):
+        parse_archs("native")

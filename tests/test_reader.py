@@ -94,7 +94,7 @@ def assert_matches_cuobjdump(data_or_path, cuobjdump, cuobjdump_path, tmp_path):
 
 
 @pytest.fixture(scope="session")
-def cu_file(tmp_path_factory):
+def cu_file(tmp_path_factory, needs_nvcc):
     d = tmp_path_factory.mktemp("src")
     src = d / "k.cu"
     src.write_text(
