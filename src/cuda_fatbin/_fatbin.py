@@ -458,6 +458,12 @@ class FatbinBuilder:
                 "added; give it another identifier or pass allow_duplicates=True"
             )
 
+    def _add(self, part: dict, binding: str, c_name: str, view: memoryview, *args) -> None:
+        """Check for a duplicate, call libnvfatbin's ``c_name`` with the data, record the part."""
+        self._commit(part)
+        self._call(getattr(_nvfatbin(), binding), c_name, part, self._handle, view, len(view), *args)
+        self._finish(part)
+
     def _finish(self, part: dict) -> None:
         self._keys.add((part["kind"], part["arch"], part["identifier"]))
         self._parts.append(part)
@@ -489,18 +495,7 @@ class FatbinBuilder:
         except ValueError as e:
             raise ValueError(f"part #{part['index']} (cubin): {e}") from None
         part["arch"] = _reconcile(part, recorded, arch, a_known=a_known, f_recorded=False)
-        self._commit(part)
-        self._call(
-            _nvfatbin().add_cubin,
-            "nvFatbinAddCubin",
-            part,
-            self._handle,
-            view,
-            len(view),
-            part["arch"].bare,
-            identifier or "",
-        )
-        self._finish(part)
+        self._add(part, "add_cubin", "nvFatbinAddCubin", view, part["arch"].bare, identifier or "")
 
     def add_ptx(
         self,
@@ -531,19 +526,7 @@ class FatbinBuilder:
             raise ValueError(f"part #{part['index']} (ptx): no .version/.target directives; is this PTX?")
         part["arch"] = _reconcile(part, recorded, arch, a_known=True, f_recorded=True)
         _check_options("ptxas_options", ptxas_options)
-        self._commit(part)
-        self._call(
-            _nvfatbin().add_ptx,
-            "nvFatbinAddPTX",
-            part,
-            self._handle,
-            view,
-            len(view),
-            part["arch"].bare,
-            identifier or "",
-            ptxas_options or "",
-        )
-        self._finish(part)
+        self._add(part, "add_ptx", "nvFatbinAddPTX", view, part["arch"].bare, identifier or "", ptxas_options or "")
 
     def add_ltoir(
         self, data, arch: Arch | str | int | None = None, identifier: str | None = None, nvvm_options: str | None = None
@@ -567,19 +550,7 @@ class FatbinBuilder:
         recorded = ltoir_arch(view)
         part["arch"] = _reconcile(part, recorded, arch, a_known=recorded is not None, f_recorded=False)
         _check_options("nvvm_options", nvvm_options)
-        self._commit(part)
-        self._call(
-            _nvfatbin().add_ltoir,
-            "nvFatbinAddLTOIR",
-            part,
-            self._handle,
-            view,
-            len(view),
-            part["arch"].bare,
-            identifier or "",
-            nvvm_options or "",
-        )
-        self._finish(part)
+        self._add(part, "add_ltoir", "nvFatbinAddLTOIR", view, part["arch"].bare, identifier or "", nvvm_options or "")
 
     def add_reloc(self, data) -> None:
         """Add the relocatable device code of a host object (``nvFatbinAddReloc``; libnvfatbin 12.5+).
@@ -593,9 +564,7 @@ class FatbinBuilder:
         part, view = self._begin("reloc", None, None, data)
         if _detected_or_none(view) != "host_elf":
             raise ValueError(f"part #{part['index']} (reloc): expected a host ELF object (nvcc -rdc=true -c output)")
-        self._commit(part)
-        self._call(_nvfatbin().add_reloc, "nvFatbinAddReloc", part, self._handle, view, len(view))
-        self._finish(part)
+        self._add(part, "add_reloc", "nvFatbinAddReloc", view)
 
     def add_tile_ir(self, data, identifier: str | None = None, options: str | None = None) -> None:
         """Add Tile IR bytecode (``nvFatbinAddTileIR``; libnvfatbin 13.1+).
@@ -616,18 +585,7 @@ class FatbinBuilder:
                 f"part #{part['index']} (tile_ir): data does not start with the Tile IR magic \\x7fTileIR\\0"
             )
         _check_options("options", options)
-        self._commit(part)
-        self._call(
-            _nvfatbin().add_tile_ir,
-            "nvFatbinAddTileIR",
-            part,
-            self._handle,
-            view,
-            len(view),
-            identifier or "",
-            options or "",
-        )
-        self._finish(part)
+        self._add(part, "add_tile_ir", "nvFatbinAddTileIR", view, identifier or "", options or "")
 
     def add_index(self, data, identifier: str | None = None) -> None:
         """Add an index (``nvFatbinAddIndex``; libnvfatbin 12.5+ and a cuda-bindings that exposes it).
@@ -641,9 +599,7 @@ class FatbinBuilder:
         """
         _require("add_index")
         part, view = self._begin("index", None, identifier, data)
-        self._commit(part)
-        self._call(_nvfatbin().add_index, "nvFatbinAddIndex", part, self._handle, view, len(view), identifier or "")
-        self._finish(part)
+        self._add(part, "add_index", "nvFatbinAddIndex", view, identifier or "")
 
     def add(self, part) -> None:
         """Add any part form :func:`from_parts` takes (``Part``, ObjectCode, bytes-like or path).
