@@ -12,7 +12,7 @@ import struct
 from typing import NamedTuple
 
 from ._arch import Arch
-from ._elf import EM_CUDA, ElfFormatError, read_header, section_headers
+from ._elf import ELF_MAGIC, EM_CUDA, ElfFormatError, read_header, section_headers
 
 __all__ = ["KINDS", "Detected", "detect"]
 
@@ -23,7 +23,6 @@ FATBIN_MAGIC = b"\x50\xed\x55\xba"
 LTOIR_MAGIC = b"\xed\x43\x4e\x7f"
 TILE_IR_MAGIC = b"\x7fTileIR\x00"
 _BITCODE_MAGICS = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")  # raw LLVM bitcode, bitcode wrapper
-_ELF_MAGIC = b"\x7fELF"
 
 _SHT_NV_COMPAT = 0x70000086
 _COMPAT_ATTR_ARCH_SPECIFIC = 0x09
@@ -81,7 +80,7 @@ def detect(data) -> Detected:
     head = bytes(view[:8])
     if head[:4] == FATBIN_MAGIC:
         return Detected("fatbin", None)
-    if head[:4] == _ELF_MAGIC:
+    if head[:4] == ELF_MAGIC:
         try:
             header = read_header(view)
         except ElfFormatError as e:

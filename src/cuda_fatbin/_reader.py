@@ -18,12 +18,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ._arch import Arch
-from ._elf import EM_CUDA, ElfFormatError, iter_sections, read_header
+from ._detect import FATBIN_MAGIC
+from ._elf import ELF_MAGIC, EM_CUDA, ElfFormatError, iter_sections, read_header
 
 __all__ = ["Fatbin", "FatbinEntry", "FatbinFormatError", "iter_fatbins", "read_fatbin"]
 
-FATBIN_MAGIC = 0xBA55ED50
-_MAGIC_BYTES = struct.pack("<I", FATBIN_MAGIC)
+_MAGIC_BYTES = FATBIN_MAGIC  # the bytes 50 ED 55 BA, from _detect (the one home of magic numbers)
+_MAGIC_INT = struct.unpack("<I", FATBIN_MAGIC)[0]
 _ENTRY = struct.Struct("<HHIQIIHHIIIQQQ")  # the 64 fixed bytes of an entry header
 _ENTRY_SIZE = 64
 
@@ -339,7 +340,7 @@ def iter_fatbins(source) -> Iterator[Fatbin]:
     if head == _MAGIC_BYTES:
         yield from _walk(buf, 0, len(buf), None)
         return
-    if head != b"\x7fELF":
+    if head != ELF_MAGIC:
         raise FatbinFormatError("neither a fatbin (magic 0xBA55ED50) nor an ELF file", 0)
     try:
         header = read_header(buf)
@@ -383,7 +384,7 @@ def _u(fmt: str, buf, offset: int, limit: int, what: str) -> tuple:
 
 def _parse(buf, start: int, limit: int, section: str | None) -> Fatbin:
     magic, version, header_size, body = _u("<IHHQ", buf, start, limit, "fatbin header")
-    if magic != FATBIN_MAGIC:
+    if magic != _MAGIC_INT:
         raise FatbinFormatError(f"wrong magic {magic:#010x}; a fatbin starts with 0xba55ed50", start)
     if header_size < 16:
         raise FatbinFormatError(f"fatbin header size {header_size} is below 16", start + 6)
