@@ -73,3 +73,12 @@ def interleaved(fns: dict, repeat: int = 51, warmup: int = 3) -> dict:
             fn()
             times[k].append(time.perf_counter() - t0)
     return {k: statistics.median(v) for k, v in times.items()}
+
+
+def instantiations(block_sizes=(128, 256), unrolls=(1, 4)) -> str:
+    """Explicit instantiations of the kernels for every type and the given parameters."""
+    out = [f"template __global__ void block_sum<{t}, {b}>(const {t}*, {t}*, int);" for t in TYPES for b in block_sizes]
+    out += [
+        f"template __global__ void transform<{t}, {u}>(const {t}*, {t}*, int, float);" for t in TYPES for u in unrolls
+    ]
+    return "\n".join(out) + "\n"

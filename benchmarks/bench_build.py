@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from cuda_fatbin import FatbinOptions, Part, build_fatbin
 from cuda_fatbin._multiarch import _nvrtc
 
-from _common import INSTANTIATIONS, KERNELS, best_of, interleaved
+from _common import KERNELS, best_of, instantiations, interleaved
 
 ARCHS = ["75", "80", "86", "89", "90", "100", "120"]
 
@@ -39,7 +39,18 @@ def raw_calls(cubins, ptx, opts):
 
 
 def main() -> None:
-    src = KERNELS + INSTANTIATIONS
+    for label, inst in (
+        ("realistic kernels (16 instantiations)", instantiations()),
+        (
+            "a larger kernel set (48 instantiations)",
+            instantiations((32, 64, 128, 256, 512, 1024), (1, 2, 4, 8, 16, 32)),
+        ),
+    ):
+        print(f"== {label}")
+        run(KERNELS + inst)
+
+
+def run(src: str) -> None:
     cubins = [(a, _nvrtc(src, "k", [f"-arch=sm_{a}".encode()], "cubin", ())[0]) for a in ARCHS]
     ptx = _nvrtc(src, "k", [b"-arch=compute_120"], "ptx", ())[0]
     total = sum(len(c) for _, c in cubins) + len(ptx)

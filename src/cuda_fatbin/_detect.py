@@ -12,7 +12,7 @@ import struct
 from typing import NamedTuple
 
 from ._arch import Arch
-from ._elf import ELF_MAGIC, EM_CUDA, ElfFormatError, read_header, section_headers
+from ._elf import ELF_MAGIC, EM_CUDA, ElfFormatError, find_section_by_type, read_header
 
 __all__ = ["KINDS", "Detected", "detect"]
 
@@ -128,16 +128,15 @@ def cubin_arch(data) -> tuple[Arch, bool]:
         header = read_header(view)
         if header.machine != EM_CUDA:
             raise ValueError(f"not a cubin: ELF e_machine is {header.machine}, not {EM_CUDA} (EM_CUDA)")
-        sections = section_headers(view, header)
+        compat = find_section_by_type(view, header, _SHT_NV_COMPAT)
     except ElfFormatError as e:
         raise ValueError(f"malformed cubin: {e}") from None
     flags = header.flags
     if header.abi_version >= 8 or header.osabi == 0x41:
         sm, a_flag = (flags >> 8) & 0xFF, bool(flags & 0x8)
         known = a_flag
-        compat = next((s for s in sections if s[1] == _SHT_NV_COMPAT), None)
         if compat is not None:
-            value = _compat_attribute(view, compat[2], compat[3], _COMPAT_ATTR_ARCH_SPECIFIC)
+            value = _compat_attribute(view, compat[0], compat[1], _COMPAT_ATTR_ARCH_SPECIFIC)
             if value is not None:
                 a_flag, known = a_flag or bool(value), True
     else:
