@@ -37,41 +37,21 @@ ARCH_SPECS = [
 
 
 def nvrtc_supported_sms() -> list[int]:
-    from cuda.bindings import nvrtc
+    """SM numbers the installed NVRTC targets."""
+    from cuda_fatbin._arch import nvrtc_supported_sms as supported
 
-    err, archs = nvrtc.nvrtcGetSupportedArchs()
-    assert int(err) == 0
-    return list(archs)
+    return list(supported())
 
 
 def nvrtc_compile(src: str, arch: str, target: str, options: tuple[str, ...] = ()) -> bytes:
     """Compile with NVRTC directly (no driver needed). ``target``: "cubin", "ptx" or "ltoir"."""
-    from cuda.bindings import nvrtc
+    from cuda_fatbin._multiarch import _nvrtc
 
-    err, prog = nvrtc.nvrtcCreateProgram(src.encode(), b"k.cu", 0, [], [])
-    assert int(err) == 0
-    try:
-        prefix = "sm" if target == "cubin" else ("compute" if target == "ptx" else "sm")
-        opts = [f"-arch={prefix}_{arch}".encode(), *(o.encode() for o in options)]
-        if target == "ltoir":
-            opts.append(b"-dlto")
-        (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
-        if int(err) != 0:
-            _, size = nvrtc.nvrtcGetProgramLogSize(prog)
-            log = b" " * size
-            nvrtc.nvrtcGetProgramLog(prog, log)
-            raise RuntimeError(log.decode(errors="replace"))
-        get_size, get = {
-            "cubin": (nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN),
-            "ptx": (nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX),
-            "ltoir": (nvrtc.nvrtcGetLTOIRSize, nvrtc.nvrtcGetLTOIR),
-        }[target]
-        _, size = get_size(prog)
-        buf = b" " * size
-        get(prog, buf)
-        return buf.rstrip(b"\0") + b"\0" if target == "ptx" else buf
-    finally:
-        nvrtc.nvrtcDestroyProgram(prog)
+    prefix = "compute" if target == "ptx" else "sm"
+    opts = [f"-arch={prefix}_{arch}".encode(), *(o.encode() for o in options)]
+    if target == "ltoir":
+        opts.append(b"-dlto")
+    return _nvrtc(src, "k.cu", opts, target, ())[0]
 
 
 class Artifacts(dict):

@@ -183,6 +183,9 @@ def test_bundle_integrity_and_errors(tmp_path):
         KernelBundle.open(tmp_path / "b").load("fill", gpu="9.0", driver="13.0")
     with pytest.raises(ValueError, match="not a kernel bundle"):
         KernelBundle.open(tmp_path)
+    (tmp_path / "b" / "manifest.json").write_text("{ torn")
+    with pytest.raises(ValueError, match="manifest.json is not valid JSON"):
+        KernelBundle.open(tmp_path / "b")
     with pytest.raises(ValueError, match="suite name"):
         KernelBundle.build(tmp_path / "x", {"../evil": SUITES["fill"]}, archs=["sm_90"])
     with pytest.raises(TypeError, match="KernelSuite"):

@@ -19,13 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from ._reader import read_fatbin
-from ._select import parse_driver, ptx_isa_needs, select_entry
+from ._select import ZSTD_MIN_CUDA, parse_driver, ptx_isa_needs, select_entry
 
 __all__ = ["BundleCoverageError", "KernelBundle", "KernelSuite"]
 
 MANIFEST = "manifest.json"
 SCHEMA = 1
-_ZSTD_MIN_CUDA = "12.4"
 
 
 class BundleCoverageError(RuntimeError):
@@ -102,14 +101,9 @@ def _describe(data: bytes, mapping: Mapping) -> dict:
         "ptx_isa": "{}.{}".format(*isa) if isa else None,
         "ptx_min_driver_cuda": ptx_driver,
         "compression": compressions,
-        "decompress_min_driver_cuda": _ZSTD_MIN_CUDA if "zstd" in compressions else None,
+        "decompress_min_driver_cuda": "{}.{}".format(*ZSTD_MIN_CUDA) if "zstd" in compressions else None,
         "symbol_mapping": {k: v.decode() if isinstance(v, bytes) else v for k, v in mapping.items()},
     }
-
-
-def _entry_record(e) -> dict:
-    return {"kind": e.kind, "arch": str(e.arch) if e.arch else None, "version": "{}.{}".format(*e.version),
-            "compression": e.compression}  # fmt: skip
 
 
 class KernelBundle:
@@ -207,6 +201,8 @@ class KernelBundle:
             manifest = json.loads(root.joinpath(MANIFEST).read_text())
         except FileNotFoundError:
             raise ValueError(f"{root} is not a kernel bundle: no {MANIFEST}") from None
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{root}/{MANIFEST} is not valid JSON ({e}); rebuild the bundle") from None
         if manifest.get("schema") != SCHEMA:
             raise ValueError(f"{root}/{MANIFEST}: schema {manifest.get('schema')!r}, this package reads {SCHEMA}")
         return cls(root, manifest)
@@ -233,14 +229,16 @@ class KernelBundle:
         BundleCoverageError
             No entry can run there; the message lists what the bundle has and how to rebuild.
         """
+        return self._check(suite, self.fatbin(suite), gpu, driver)
+
+    def _check(self, suite: str, data: bytes, gpu, driver):
+        device = None
         if gpu is None or driver is None:
             dev_gpu, dev_driver, device = _current_device()
             gpu = dev_gpu if gpu is None else gpu
             driver = dev_driver if driver is None else driver
-        else:
-            device = None
         record = self._record(suite)
-        sel = select_entry(self.fatbin(suite), gpu, driver=driver)
+        sel = select_entry(data, gpu, driver=driver)
         if sel:
             return sel
         cuda = parse_driver(driver)
@@ -254,7 +252,7 @@ class KernelBundle:
             where += f" with a CUDA {cuda[0]}.{cuda[1]} driver"
         fixes = [f"rebuild with {sel.gpu} in archs (e.g. archs=[..., '{sel.gpu}'] or cuda-fatbin compile --arch ...)"]
         need = record["ptx_min_driver_cuda"]
-        if need and cuda is not None and select_entry(self.fatbin(suite), gpu):  # only the driver is too old
+        if need and cuda is not None and select_entry(data, gpu):  # only the driver is too old
             fixes.append(
                 f"or update the driver to CUDA {need}+ so that its PTX (ISA {record['ptx_isa']}) can be JIT-compiled"
             )
@@ -274,10 +272,10 @@ class KernelBundle:
         """
         from cuda.core import ObjectCode
 
-        self.check(suite, gpu=gpu, driver=driver)
-        record = self._record(suite)
-        mapping = {k: v.encode() for k, v in record["symbol_mapping"].items()}  # bytes, as cuda.core's compile gives
-        return ObjectCode.from_fatbin(self.fatbin(suite), name=suite, symbol_mapping=mapping)
+        data = self.fatbin(suite)
+        self._check(suite, data, gpu, driver)
+        mapping = {k: v.encode() for k, v in self._record(suite)["symbol_mapping"].items()}  # bytes, as cuda.core gives
+        return ObjectCode.from_fatbin(data, name=suite, symbol_mapping=mapping)
 
 
 def _current_device() -> tuple[str, int, str]:

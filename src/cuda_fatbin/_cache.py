@@ -96,24 +96,15 @@ def include_digest(options) -> bytes:
 
 
 def job_key(job: Job, code, code_type: str, options, names, args: tuple, extra_digest: bytes) -> bytes:
-    """The cache key of one job. ``args`` are the job's ``run_job`` arguments after ``job``."""
-    from cuda.core import ProgramOptions
-
+    """The cache key of one job: ``options`` are its single-arch options, ``args`` its ``run_job`` arguments."""
     try:
         from cuda.core.utils import make_program_cache_key
     except ImportError as e:
         raise ImportError(f"cache= needs cuda.core.utils.make_program_cache_key (cuda-core >= 1.2.2): {e}") from None
     _source, _name, front, link, _names = args
-    if job.front == "none":
-        arch, target = str(job.link[0]) if job.link else str(job.arch), "cubin" if job.link else "ptx"
-    else:
-        arch = job.arch.compute if job.target == "ptx" else str(job.arch)
-        target = job.target
-    fields = {f.name: getattr(options, f.name) for f in dataclasses.fields(options) if f.init}
-    fields.update(arch=arch, include_path=None, pre_include=None)
-    if code_type == "c++":
-        fields["link_time_optimization"] = target == "ltoir"
-    key_options = ProgramOptions(**fields)
+    target = ("cubin" if job.link else "ptx") if job.front == "none" else job.target
+    # include_path / pre_include content is hashed into extra_digest, which make_program_cache_key asks for
+    key_options = dataclasses.replace(options, include_path=None, pre_include=None)
     described = {
         "schema": _SCHEMA,
         "job": str(job),

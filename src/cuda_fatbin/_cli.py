@@ -83,26 +83,6 @@ class _Progress:
             self._bar.stop()
 
 
-def _entry_json(e) -> dict:
-    return {
-        "kind": e.kind,
-        "arch": str(e.arch) if e.arch else None,
-        "sm": e.sm,
-        "version": f"{e.version[0]}.{e.version[1]}",
-        "identifier": e.identifier,
-        "options": e.options,
-        "host": e.host,
-        "address_bits": e.address_bits,
-        "debug": e.debug,
-        "producer": e.producer,
-        "compression": e.compression,
-        "size": e.size,
-        "stored_size": e.stored_size,
-        "offset": e.offset,
-        "concatenated": e.concatenated,
-    }
-
-
 def _fatbins(path: str):
     from ._reader import iter_fatbins
 
@@ -129,7 +109,7 @@ def cmd_inspect(args) -> int:
             doc["files"].append({
                 "path": path,
                 "fatbins": [{"offset": fb.offset, "size": fb.size, "section": fb.section,
-                             "entries": [_entry_json(e) for e in fb.iter_entries()]} for fb in fatbins],
+                             "entries": [e.as_dict() for e in fb.iter_entries()]} for fb in fatbins],
             })  # fmt: skip
         json.dump(doc, sys.stdout, indent=1)
         print()
@@ -173,7 +153,7 @@ def cmd_which(args) -> int:
             "schema": JSON_SCHEMA, "file": args.file, "driver": args.driver, "covered": covered,
             "fatbins": [{"offset": fb.offset, "section": fb.section, "gpus": [
                 {"gpu": str(r.gpu), "capability": r.gpu.capability, "status": r.status, "reason": r.reason,
-                 "unconfirmed": r.unconfirmed, "entry": _entry_json(r.entry) if r.entry else None} for r in rows
+                 "unconfirmed": r.unconfirmed, "entry": r.entry.as_dict() if r.entry else None} for r in rows
             ]} for fb, rows in results],
         }  # fmt: skip
         json.dump(doc, sys.stdout, indent=1)

@@ -781,12 +781,10 @@ def _detected_kind(data, where: str) -> str:
     return kind
 
 
-def _merge_mappings(resolved: Iterable[_Resolved], extra: Mapping[str, str] | None) -> dict:
+def merge_symbol_mappings(sources: Iterable[tuple[str, Mapping]]) -> dict:
+    """Merge ``(label, mapping)`` pairs; a name mapped two ways raises ``ValueError`` naming both sources."""
     merged: dict = {}
     origin: dict = {}
-    sources = [(f"part #{i}", r.symbol_mapping) for i, r in enumerate(resolved)]
-    if extra:
-        sources.append(("symbol_mapping=", dict(extra)))
     for src, mapping in sources:
         for key, value in mapping.items():
             if key in merged and merged[key] != value:
@@ -853,7 +851,8 @@ def from_parts(
         Two parts (or ``symbol_mapping``) map one name expression to different symbols; or a part is bad.
     """
     data, resolved = _build(parts, options)
-    merged = _merge_mappings(resolved, symbol_mapping)
+    sources = [(f"part #{i}", r.symbol_mapping) for i, r in enumerate(resolved)]
+    merged = merge_symbol_mappings([*sources, ("symbol_mapping=", dict(symbol_mapping or {}))])
     from cuda.core import ObjectCode
 
     return ObjectCode.from_fatbin(data, name=name, symbol_mapping=merged)

@@ -19,7 +19,7 @@ from cuda.core import ProgramOptions as _CoreProgramOptions
 from ._arch import Arch
 from ._cache import CacheEntryError, CacheReport, decode, encode, include_digest, job_key
 from ._detect import ptx_target
-from ._fatbin import FatbinBuilder, FatbinOptions
+from ._fatbin import FatbinBuilder, FatbinOptions, merge_symbol_mappings
 from ._multiarch import JobResult, Plan, plan_fatbin, run_plan
 
 __all__ = ["Program", "ProgramOptions"]
@@ -243,7 +243,7 @@ class Program(_CoreProgram):
             raise TypeError("cache_extra_digest must be bytes")
         digest = include_digest(self._fb_options) + bytes(extra_digest or b"") + "\0".join(extra).encode()
         code = self._fb_code
-        keys = {job: job_key(job, code, self._fb_code_type, self._fb_options, names, job_args(job), digest)
+        keys = {job: job_key(job, code, self._fb_code_type, self._job_options(job), names, job_args(job), digest)
                 for job in plan.jobs}  # fmt: skip
         found: dict = {}
         corrupt = []
@@ -297,6 +297,17 @@ class Program(_CoreProgram):
             ptx_source_target=target,
         )  # fmt: skip
 
+    def _job_options(self, job) -> _CoreProgramOptions:
+        """The single-arch options of a job's front end (for PTX source: of the first arch it links)."""
+        fields = _fields(self._fb_options)
+        if job.front == "none":
+            fields["arch"] = str(job.link[0]) if job.link else str(job.arch)
+        else:
+            fields["arch"] = job.arch.compute if job.target == "ptx" else str(job.arch)
+            if self._fb_code_type == "c++":
+                fields["link_time_optimization"] = job.target == "ltoir"
+        return _CoreProgramOptions(**fields)
+
     def _job_args(self, names: tuple[str, ...], extra: tuple[str, ...] = ()):
         options = self._fb_options
         backend = "nvvm" if self._fb_code_type == "nvvm" else "nvrtc"
@@ -304,15 +315,9 @@ class Program(_CoreProgram):
         source = self._fb_code
 
         def args(job):
-            if job.front == "none":
-                front = ()
-            else:
-                arch = job.arch.compute if job.target == "ptx" else str(job.arch)
-                fields = {"arch": arch}
-                if backend == "nvrtc":
-                    fields["link_time_optimization"] = job.target == "ltoir"
-                front = tuple(_CoreProgramOptions(**{**_fields(options), **fields}).as_bytes(backend))
-                front += tuple(o.encode() for o in extra)
+            front = ()
+            if job.front != "none":
+                front = tuple(self._job_options(job).as_bytes(backend)) + tuple(o.encode() for o in extra)
             link = {a: _linker_options(options, a) for a in job.link}
             return (source, name, front, link, names if job.front == "nvrtc" else ())
 
@@ -326,17 +331,8 @@ def _fields(options: _CoreProgramOptions) -> dict:
 
 def _assemble(results: list[JobResult], fatbin_options: FatbinOptions | None, name: str | None) -> tuple[bytes, dict]:
     """Feed the artifacts to libnvfatbin in canonical order; merge the symbol mappings."""
-    mapping: dict = {}
-    origin: dict = {}
-    artifacts = []
-    for r in results:
-        for key, value in r.symbol_mapping.items():
-            if key in mapping and mapping[key] != value:
-                raise ValueError(
-                    f"name expression {key!r} lowers to {mapping[key]!r} for {origin[key]} but to {value!r} for {r.job}"
-                )
-            mapping[key], origin[key] = value, str(r.job)
-        artifacts.extend(r.artifacts)
+    mapping = merge_symbol_mappings((str(r.job), r.symbol_mapping) for r in results)
+    artifacts = [a for r in results for a in r.artifacts]
     order = {"cubin": 0, "ptx": 1, "ltoir": 2}
     artifacts.sort(key=lambda a: (order[a[0]], a[1]))
     identifier = name or None

@@ -160,6 +160,26 @@ class FatbinEntry:
     _parent: FatbinEntry | None = field(default=None, repr=False)
     _member_offset: int = field(default=0, repr=False)
 
+    def as_dict(self) -> dict:
+        """The entry's fields as JSON-ready values (``arch`` as ``"sm_90a"``, ``version`` as ``"9.0"``)."""
+        return {
+            "kind": self.kind,
+            "arch": str(self.arch) if self.arch else None,
+            "sm": self.sm,
+            "version": f"{self.version[0]}.{self.version[1]}",
+            "identifier": self.identifier,
+            "options": self.options,
+            "host": self.host,
+            "address_bits": self.address_bits,
+            "debug": self.debug,
+            "producer": self.producer,
+            "compression": self.compression,
+            "size": self.size,
+            "stored_size": self.stored_size,
+            "offset": self.offset,
+            "concatenated": self.concatenated,
+        }
+
     @property
     def concatenated(self) -> bool:
         """True for a member of a ``"concat"`` entry."""

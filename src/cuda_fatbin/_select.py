@@ -104,7 +104,7 @@ DRIVER_CUDA: list[tuple[tuple[int, ...], tuple[int, int]]] = [
 ]  # fmt: skip
 _NEWEST_DRIVER_BRANCH = 580
 
-_ZSTD_MIN_CUDA = (12, 4)
+ZSTD_MIN_CUDA = (12, 4)
 _CONCAT_MIN_CUDA = (13, 4)
 
 
@@ -216,7 +216,7 @@ def _judge(
             ),
             ("concat_driver",),
         )
-    if cuda is not None and e.compression == "zstd" and cuda < _ZSTD_MIN_CUDA:
+    if cuda is not None and e.compression == "zstd" and cuda < ZSTD_MIN_CUDA:
         return (
             None,
             f"{label}: zstd-compressed; needs a CUDA 12.4+ driver, driver is CUDA {cuda[0]}.{cuda[1]}",
