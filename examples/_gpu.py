@@ -7,6 +7,13 @@ import numpy as np
 
 def current_gpu():
     """The current cuda.core Device, or None (with the reason) on a machine without a GPU or driver."""
+    from cuda_fatbin import NoDriverError
+    from cuda_fatbin._driver import devices
+
+    try:
+        devices("running the kernel")  # asked first without cuda.core, whose second failed call can hang
+    except NoDriverError as e:
+        return None, str(e)
     try:
         from cuda.core import Device
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 import importlib
 
 from ._arch import Arch, ArchList, parse_archs
-from ._bundle import BundleCoverageError, KernelBundle, KernelSuite
+from ._bundle import BundleCoverageError, BundleError, KernelBundle, KernelSuite
 from ._cache import CacheReport
 from ._detect import Detected, detect
+from ._driver import NoDriverError
+from ._extract import ExtractError, extract_entries
 from ._fatbin import (
     FatbinBuilder,
     FatbinError,
@@ -38,10 +40,14 @@ __all__ = [
     "Arch",
     "ArchList",
     "BundleCoverageError",
+    "BundleError",
     "CacheReport",
     "KernelBundle",
     "KernelSuite",
     "Detected",
+    "ExtractError",
+    "NoDriverError",
+    "extract_entries",
     "FatbinCompileError",
     "Job",
     "Plan",

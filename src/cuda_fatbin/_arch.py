@@ -402,28 +402,8 @@ def _all_archs(keyword: str, supported) -> list[Arch]:
 
 
 def _native_archs() -> list[Arch]:
-    """Compute capabilities of the GPUs present, through the driver."""
-    try:
-        from cuda.bindings import driver
+    """Compute capabilities of the GPUs present, through the driver (raises NoDriverError without one)."""
+    from ._driver import devices
 
-        (err,) = driver.cuInit(0)
-        if int(err) != 0:
-            raise RuntimeError(f"cuInit failed: {err}")
-        err, count = driver.cuDeviceGetCount()
-        archs = set()
-        for i in range(count):
-            _, dev = driver.cuDeviceGet(i)
-            _, major = driver.cuDeviceGetAttribute(
-                driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev
-            )
-            _, minor = driver.cuDeviceGetAttribute(
-                driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev
-            )
-            archs.add(Arch(major, minor))
-    except Exception as e:
-        raise ValueError(
-            f"'native' needs a GPU and its driver; none could be queried ({type(e).__name__}: {e})"
-        ) from None
-    if not archs:
-        raise ValueError("'native' found no GPU")
-    return sorted(archs)
+    found = devices("'native' in an arch spec", "name the archs instead, e.g. '80;90'")
+    return sorted({Arch(*d.capability) for d in found})

@@ -13,6 +13,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,14 +23,35 @@ from typing import Any
 from ._reader import read_fatbin
 from ._select import ZSTD_MIN_CUDA, parse_driver, ptx_isa_needs, select_entry
 
-__all__ = ["BundleCoverageError", "KernelBundle", "KernelSuite"]
+__all__ = ["BundleCoverageError", "BundleError", "KernelBundle", "KernelSuite"]
 
 MANIFEST = "manifest.json"
-SCHEMA = 1
+#: Manifest schema. 2 added ``record_sha256``, which covers each suite's whole record (symbol mapping
+#: and coverage fields included) and so the fatbin's hash too.
+SCHEMA = 2
+#: The largest manifest :meth:`KernelBundle.open` reads.
+MAX_MANIFEST_BYTES = 16 << 20
+_NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}")
+_HEX64_RE = re.compile(r"[0-9a-f]{64}")
+_VERSION_RE = re.compile(r"[0-9]{1,3}\.[0-9]{1,3}")
 
 
 class BundleCoverageError(RuntimeError):
     """The current GPU or driver cannot run any entry of a bundle's suite."""
+
+
+class BundleError(ValueError):
+    """A bundle is not what its manifest promises: malformed manifest, file outside the bundle, wrong hash.
+
+    Attributes
+    ----------
+    field : str or None
+        The manifest field that is wrong, as a path (``"suites.scale.file"``), where one is to blame.
+    """
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(f"{field}: {message}" if field else message)
+        self.field = field
 
 
 @dataclass(frozen=True)
@@ -181,7 +204,9 @@ class KernelBundle:
             )
             data = bytes(obj.code)
             (root / f"{name}.fatbin").write_bytes(data)
-            manifest["suites"][name] = {"file": f"{name}.fatbin", **_describe(data, obj.symbol_mapping)}
+            record = {"file": f"{name}.fatbin", **_describe(data, obj.symbol_mapping)}
+            record["record_sha256"] = _record_digest(record)
+            manifest["suites"][name] = record
         tmp = root / f".{MANIFEST}.tmp"
         tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True))
         os.replace(tmp, root / MANIFEST)
@@ -191,34 +216,78 @@ class KernelBundle:
     def open(cls, root) -> KernelBundle:
         """Open a bundle from a directory path or an ``importlib.resources`` traversable (package data).
 
+        The manifest is read (at most :data:`MAX_MANIFEST_BYTES`) and checked against its schema: every
+        field's type, the schema version, plain file names inside the bundle. Files are checked when a
+        suite is read (:meth:`fatbin`).
+
         Raises
         ------
-        ValueError
-            No manifest, or one of another schema.
+        BundleError
+            No manifest, one of another schema, or any field malformed; the message names the field.
         """
         root = Path(root) if isinstance(root, (str, os.PathLike)) else root
+        where = f"{root}/{MANIFEST}"
         try:
-            manifest = json.loads(root.joinpath(MANIFEST).read_text())
+            with root.joinpath(MANIFEST).open("rb") as f:
+                raw = f.read(MAX_MANIFEST_BYTES + 1)
         except FileNotFoundError:
-            raise ValueError(f"{root} is not a kernel bundle: no {MANIFEST}") from None
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{root}/{MANIFEST} is not valid JSON ({e}); rebuild the bundle") from None
-        if manifest.get("schema") != SCHEMA:
-            raise ValueError(f"{root}/{MANIFEST}: schema {manifest.get('schema')!r}, this package reads {SCHEMA}")
+            raise BundleError(f"{root} is not a kernel bundle: no {MANIFEST}") from None
+        except OSError as e:
+            raise BundleError(f"{where} cannot be read: {e.strerror or e}") from None
+        if len(raw) > MAX_MANIFEST_BYTES:
+            raise BundleError(f"{where} is over {MAX_MANIFEST_BYTES} bytes; not a manifest this package wrote")
+        try:
+            manifest = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as e:
+            raise BundleError(f"{where} is not valid JSON ({type(e).__name__}: {e}); rebuild the bundle") from None
+        _validate(manifest)
         return cls(root, manifest)
 
+    def __repr__(self) -> str:
+        return f"<KernelBundle {self._root} suites={self.suites}>"
+
     def fatbin(self, suite: str) -> bytes:
-        """The suite's fatbin bytes, checked against the manifest's SHA-256."""
+        """The suite's fatbin bytes, checked against the manifest before and after reading.
+
+        The suite's record must match its ``record_sha256`` (so an edited symbol mapping or coverage
+        field is refused before anything is read), its file must be a regular file directly inside the
+        bundle (not a symlink leading out) of the recorded size, and the bytes must match ``sha256``.
+
+        Raises
+        ------
+        BundleError
+            Any of the checks fails.
+        KeyError
+            No such suite.
+        """
         record = self._record(suite)
-        data = self._root.joinpath(record["file"]).read_bytes()
-        if hashlib.sha256(data).hexdigest() != record["sha256"]:
-            raise ValueError(f"bundle suite {suite!r}: {record['file']} does not match its manifest hash; rebuild")
+        field = f"suites.{suite}"
+        if _record_digest(record) != record["record_sha256"]:
+            raise BundleError("the record was edited after the bundle was built (record_sha256); rebuild", field)
+        name, size = record["file"], record["size"]
+        target = self._root.joinpath(name)
+        if isinstance(self._root, Path):
+            try:
+                st = os.lstat(target)
+                real = target.resolve(strict=True)
+            except OSError as e:
+                raise BundleError(f"{name} cannot be read: {e.strerror}", f"{field}.file") from None
+            if real.parent != self._root.resolve() or not stat.S_ISREG(os.stat(real).st_mode):
+                raise BundleError(f"{name} is not a regular file inside {self._root}", f"{field}.file")
+            if stat.S_ISLNK(st.st_mode) or os.stat(real).st_size != size:
+                raise BundleError(
+                    f"{name} is a link or not of the recorded size {size}; rebuild the bundle", f"{field}.file"
+                )
+        with target.open("rb") as f:
+            data = f.read(size + 1)
+        if len(data) != size or hashlib.sha256(data).hexdigest() != record["sha256"]:
+            raise BundleError(f"{name} does not match its manifest hash; rebuild the bundle", f"{field}.sha256")
         return data
 
     def _record(self, suite: str) -> dict:
         try:
             return self.manifest["suites"][suite]
-        except KeyError:
+        except (KeyError, TypeError):
             raise KeyError(f"no suite {suite!r} in this bundle; it has {', '.join(self.suites)}") from None
 
     def check(self, suite: str, *, gpu=None, driver=None):
@@ -279,16 +348,66 @@ class KernelBundle:
 
 
 def _current_device() -> tuple[str, int, str]:
-    try:
-        from cuda.bindings import driver
-        from cuda.core import Device
+    from ._driver import NoDriverError, devices
 
-        dev = Device()
-        major, minor = dev.compute_capability
-        _, version = driver.cuDriverGetVersion()
-        return f"{major}.{minor}", int(version), dev.name
-    except Exception as e:
-        raise BundleCoverageError(
-            f"no GPU to load kernels on ({type(e).__name__}: {str(e).splitlines()[0]}); "
-            "pass gpu= and driver= to check a bundle without one"
-        ) from None
+    try:
+        dev = devices("loading kernels")[0]
+    except NoDriverError as e:
+        raise BundleCoverageError(f"{e}; pass gpu= and driver= to check a bundle without one") from None
+    return "{}.{}".format(*dev.capability), dev.driver, dev.name
+
+
+def _record_digest(record: Mapping) -> str:
+    """SHA-256 of a suite record's canonical JSON, without its own ``record_sha256`` field."""
+    body = {k: v for k, v in record.items() if k != "record_sha256"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _check_type(value, types, field: str, what: str):
+    if not isinstance(value, types) or isinstance(value, bool):  # JSON true/false is no int here
+        raise BundleError(f"must be {what}; got {type(value).__name__}", field)
+    return value
+
+
+def _validate(manifest) -> None:
+    """Check a manifest's schema: the types of every field :class:`KernelBundle` uses, and safe file names."""
+    _check_type(manifest, dict, "manifest", "a JSON object")
+    if manifest.get("schema") != SCHEMA:
+        raise BundleError(f"{manifest.get('schema')!r}; this package reads schema {SCHEMA}: rebuild the bundle",
+                          "schema")  # fmt: skip
+    _check_type(manifest.get("built_with", {}), dict, "built_with", "an object")
+    suites = _check_type(manifest.get("suites"), dict, "suites", "an object of suite records")
+    if not suites:
+        raise BundleError("the bundle has no suite", "suites")
+    for name, record in suites.items():
+        field = f"suites.{name}"
+        if not _NAME_RE.fullmatch(name):
+            raise BundleError("suite names are letters, digits, '_', '-' and '.'", field)
+        _check_type(record, dict, field, "an object")
+        for key, types, what in (
+            ("file", str, "a file name"), ("sha256", str, "a hex SHA-256"), ("record_sha256", str, "a hex SHA-256"),
+            ("size", int, "an int"), ("entries", list, "a list"), ("sass_archs", list, "a list"),
+            ("ptx_archs", list, "a list"), ("compression", list, "a list"), ("symbol_mapping", dict, "an object"),
+            ("ptx_isa", (str, type(None)), "a version or null"),
+            ("ptx_min_driver_cuda", (str, type(None)), "a version or null"),
+            ("decompress_min_driver_cuda", (str, type(None)), "a version or null"),
+        ):  # fmt: skip
+            if key not in record:
+                raise BundleError("missing", f"{field}.{key}")
+            _check_type(record[key], types, f"{field}.{key}", what)
+        file = record["file"]
+        if not _NAME_RE.fullmatch(file) or file in (".", ".."):
+            raise BundleError(f"{file!r} is not a plain file name inside the bundle", f"{field}.file")
+        for key in ("sha256", "record_sha256"):
+            if not _HEX64_RE.fullmatch(record[key]):
+                raise BundleError("not 64 lowercase hex digits", f"{field}.{key}")
+        if record["size"] < 0:
+            raise BundleError("negative", f"{field}.size")
+        for key in ("ptx_isa", "ptx_min_driver_cuda", "decompress_min_driver_cuda"):
+            if record[key] is not None and not _VERSION_RE.fullmatch(record[key]):
+                raise BundleError(f"{record[key]!r} is not a version like '12.4'", f"{field}.{key}")
+        for key in ("sass_archs", "ptx_archs", "compression"):
+            for i, item in enumerate(record[key]):
+                _check_type(item, str, f"{field}.{key}[{i}]", "a string")
+        for k, v in record["symbol_mapping"].items():
+            _check_type(v, str, f"{field}.symbol_mapping[{k!r}]", "a symbol name")

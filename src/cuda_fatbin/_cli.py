@@ -20,7 +20,6 @@ __all__ = ["main"]
 JSON_SCHEMA = 1
 _LANGS = {".cu": "c++", ".cuh": "c++", ".cpp": "c++", ".cc": "c++", ".ptx": "ptx", ".ll": "nvvm", ".bc": "nvvm",
           ".nvvm": "nvvm"}  # fmt: skip
-_EXT = {"elf": "cubin", "ptx": "ptx", "ltoir": "ltoir", "reloc": "ptx", "tile_ir": "tileir", "index": "idx"}
 
 
 class UsageError(Exception):
@@ -83,44 +82,72 @@ class _Progress:
             self._bar.stop()
 
 
-def _fatbins(path: str):
+def _fatbins(path: str, embedded: bool = False, relocatable: bool | None = None) -> list:
     from ._reader import iter_fatbins
 
-    if not os.path.exists(path):
+    if path != "-" and not os.path.lexists(path):
         raise Failure(f"{path}: no such file")
-    return list(iter_fatbins(path))
+    try:
+        return list(iter_fatbins(path, embedded=embedded, relocatable=relocatable))
+    except OSError as e:
+        raise Failure(f"{path}: {e.strerror or e}") from None
 
 
 def _where(fb) -> str:
-    return f"{fb.section} @ {fb.offset:#x}" if fb.section else f"fatbin @ {fb.offset:#x}"
+    if fb.standalone:
+        return "standalone file"
+    marks = "".join(f", {m}" for m in ("relocatable", "embedded") if getattr(fb, m))
+    return (f"{fb.section} @ {fb.offset:#x}" if fb.section else f"fatbin @ {fb.offset:#x}") + marks
+
+
+def _relocatable_flag(args) -> bool | None:
+    return True if getattr(args, "relocatable", False) else None
 
 
 # -- subcommands ---------------------------------------------------------------------------------------
 
 
+def _fatbin_dict(fb) -> dict:
+    return {"offset": fb.offset, "size": fb.size, "section": fb.section, "standalone": fb.standalone,
+            "relocatable": fb.relocatable, "embedded": fb.embedded,
+            "entries": [e.as_dict() for e in fb.iter_entries()]}  # fmt: skip
+
+
 def cmd_inspect(args) -> int:
-    files = []
+    from ._reader import FatbinFormatError
+
+    files, failed = [], 0
     for path in args.files:
-        fatbins = _fatbins(path)
-        files.append((path, fatbins))
+        try:
+            files.append((path, _fatbins(path, args.embedded, _relocatable_flag(args)), None))
+        except (Failure, FatbinFormatError) as e:
+            failed += 1
+            files.append((path, [], str(e)))
+            if not args.json:
+                print(f"cuda-fatbin inspect: {e if isinstance(e, Failure) else f'{path}: {e}'}", file=sys.stderr)
     if args.json:
         doc = {"schema": JSON_SCHEMA, "files": []}
-        for path, fatbins in files:
-            doc["files"].append({
-                "path": path,
-                "fatbins": [{"offset": fb.offset, "size": fb.size, "section": fb.section,
-                             "entries": [e.as_dict() for e in fb.iter_entries()]} for fb in fatbins],
-            })  # fmt: skip
+        for path, fatbins, error in files:
+            record = {"path": path, "fatbins": [_fatbin_dict(fb) for fb in fatbins]}
+            if error is not None:
+                record["error"] = error
+            doc["files"].append(record)
         json.dump(doc, sys.stdout, indent=1)
         print()
-        return 0
-    for path, fatbins in files:
+        return 1 if failed else 0
+    for path, fatbins, error in files:
+        if error is not None:
+            continue
         n = sum(1 for fb in fatbins for _ in fb.iter_entries())
+        if not n:
+            print(f"{path}: does not contain device code\n")
+            continue
         print(f"{path}: {len(fatbins)} fatbin(s), {n} entries")
         for fb in fatbins:
             print(f"\n  {_where(fb)}, {fb.size} bytes")
-            rows = [(e.kind, e.arch, f"{e.version[0]}.{e.version[1]}", e.size, e.stored_size or "-", e.compression,
-                     e.identifier or "") for e in fb.iter_entries()]  # fmt: skip
+            rows = [(e.kind, e.arch, f"{e.version[0]}.{e.version[1]}", e.size, e.stored_size or "-",
+                     "in concat" if e.concatenated else e.compression, e.identifier or "")
+                    for e in fb.iter_entries()]  # fmt: skip
             _table(["kind", "arch", "version", "size", "stored", "compression", "identifier"], rows)
         size = sum(e.size for fb in fatbins for e in fb.iter_entries())
         stored = sum(fb.size for fb in fatbins)
@@ -130,7 +157,7 @@ def cmd_inspect(args) -> int:
                 kinds[e.kind] = kinds.get(e.kind, 0) + 1
         print(f"\n  total: {', '.join(f'{v} {k}' for k, v in sorted(kinds.items()))}; {size} bytes of payload "
               f"in {stored} bytes of fatbin\n")  # fmt: skip
-    return 0
+    return 1 if failed else 0
 
 
 def cmd_which(args) -> int:
@@ -138,20 +165,22 @@ def cmd_which(args) -> int:
     from ._select import coverage, parse_driver
 
     try:
-        gpus = [Arch.parse(g) for g in split_arch_list(args.gpu)]
+        gpus = [Arch.parse(g) for spec in args.gpu for g in split_arch_list(spec)]
         parse_driver(args.driver)
     except (TypeError, ValueError) as e:
         raise UsageError(str(e)) from None
-    fatbins = _fatbins(args.file)
+    if not gpus:
+        raise UsageError("--gpu names no GPU")
+    fatbins = [fb for fb in _fatbins(args.file, args.embedded) if fb.loadable]
     if not fatbins:
-        raise Failure(f"{args.file}: no fatbin in it")
+        raise Failure(f"{args.file}: no loadable fatbin in it (device code for a device link only, or none)")
     kw = {"driver": args.driver, "force_ptx_jit": args.force_ptx_jit, "disable_ptx_jit": args.disable_ptx_jit}
     results = [(fb, coverage(fb, gpus, **kw)) for fb in fatbins]
     covered = all(row for _, rows in results for row in rows)
     if args.json:
         doc = {
             "schema": JSON_SCHEMA, "file": args.file, "driver": args.driver, "covered": covered,
-            "fatbins": [{"offset": fb.offset, "section": fb.section, "gpus": [
+            "fatbins": [{"offset": fb.offset, "section": fb.section, "embedded": fb.embedded, "gpus": [
                 {"gpu": str(r.gpu), "capability": r.gpu.capability, "status": r.status, "reason": r.reason,
                  "unconfirmed": r.unconfirmed, "entry": r.entry.as_dict() if r.entry else None} for r in rows
             ]} for fb, rows in results],
@@ -170,41 +199,27 @@ def cmd_which(args) -> int:
 
 
 def cmd_extract(args) -> int:
-    from ._arch import Arch
-    from ._reader import FatbinFormatError
+    from ._arch import Arch, split_arch_list
+    from ._extract import ExtractError, extract_entries
 
-    fatbins = _fatbins(args.file)
     try:
-        want_arch = Arch.parse(args.arch) if args.arch else None
+        archs = [Arch.parse(a) for spec in args.arch for a in split_arch_list(spec)] or None
     except (TypeError, ValueError) as e:
         raise UsageError(str(e)) from None
-    out = Path(args.output)
-    out.mkdir(parents=True, exist_ok=True)
-    stem = Path(args.file).name
-    counters: dict = {}
-    written, failed = [], []
-    for fb in fatbins:
-        for e in fb.iter_entries():
-            counters[e.kind] = counters.get(e.kind, 0) + 1
-            if (args.kind and e.kind != args.kind) or (want_arch and e.arch != want_arch):
-                continue
-            base = e.identifier or f"{stem}.{counters[e.kind]}"
-            suffix = f".{e.arch or 'sm_' + str(e.sm)}.{_EXT.get(e.kind, 'bin')}"
-            name, k = base + suffix, 2
-            while name in written:  # two entries with one identifier and arch: number the later ones
-                name, k = f"{base}-{k}{suffix}", k + 1
-            target = out / name
-            try:
-                data = e.data()
-            except FatbinFormatError as err:
-                failed.append(f"{name}: {err}")
-                continue
-            if e.kind in ("ptx", "reloc"):
-                data = data.rstrip(b"\0")
-            target.write_bytes(data)
-            written.append(target.name)
-            if not args.quiet:
-                print(f"{target}")
+    kinds = [k for spec in args.kind for k in spec.replace(";", ",").split(",") if k] or None
+    failed: list[str] = []
+    if args.file != "-" and not os.path.lexists(args.file):
+        raise Failure(f"{args.file}: no such file")
+    try:
+        written = extract_entries(
+            args.file, args.output, kinds=kinds, archs=archs, force=args.force, embedded=args.embedded,
+            relocatable=_relocatable_flag(args), on_error=lambda e, name, exc: failed.append(f"{name}: {exc}"),
+        )  # fmt: skip
+    except ExtractError as e:
+        raise Failure(str(e)) from None
+    if not args.quiet:
+        for path in written:
+            print(path)
     for f in failed:
         print(f"cuda-fatbin extract: cannot extract {f}", file=sys.stderr)
     if not written and not failed:
@@ -342,6 +357,13 @@ def _add_fatbin_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--producer", choices=["cuda", "opencl"])
 
 
+def _add_reading_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--embedded", action="store_true",
+                   help="also find fatbins stored as data (e.g. cuFFT's), which cuobjdump does not see")  # fmt: skip
+    p.add_argument("--relocatable", action="store_true",
+                   help="also list __nv_relfatbin fatbins of linked files (device-link input)")  # fmt: skip
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cuda-fatbin", description="Make, inspect and check CUDA fat binaries (toolkit-free inspection)."
@@ -393,13 +415,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_build)
 
     p = sub.add_parser("inspect", help="list the entries of fatbins, objects, shared libraries, executables")
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("files", nargs="+", metavar="FILE", help="files to list ('-' reads standard input)")
     p.add_argument("--json", action="store_true", help="machine-readable output (docs/cli.md)")
+    _add_reading_options(p)
     p.set_defaults(func=cmd_inspect)
 
     p = sub.add_parser("which", help="which entry each GPU would load; exit 1 if some GPU is not covered")
     p.add_argument("file")
-    p.add_argument("--gpu", required=True, metavar="SPEC", help="compute capabilities, e.g. '75;80;86;89;90;100;120'")
+    p.add_argument("--gpu", required=True, action="append", metavar="SPEC",
+                   help="compute capabilities, e.g. '75;80;86;89;90;100;120' (repeatable)")  # fmt: skip
+    p.add_argument("--embedded", action="store_true", help="also check fatbins stored as data")
     p.add_argument("--driver", help="driver: CUDA version ('12.4') or driver version ('550.54.14')")
     p.add_argument("--force-ptx-jit", action="store_true", help="as with CUDA_FORCE_PTX_JIT=1")
     p.add_argument("--disable-ptx-jit", action="store_true", help="as with CUDA_DISABLE_PTX_JIT=1")
@@ -409,9 +434,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("extract", help="write entries out as files, named like cuobjdump does")
     p.add_argument("file")
     p.add_argument("-o", "--output", required=True, metavar="DIR")
-    p.add_argument("--kind", choices=sorted(_EXT))
-    p.add_argument("--arch")
+    p.add_argument("--kind", action="append", default=[], metavar="KIND",
+                   help="kinds to write: elf (or cubin), ptx, ltoir, reloc, tile_ir, index (repeatable)")  # fmt: skip
+    p.add_argument("--arch", action="append", default=[], metavar="SPEC", help="only these archs (repeatable)")
+    p.add_argument("--force", action="store_true", help="replace existing files (symlinks are never followed)")
     p.add_argument("-q", "--quiet", action="store_true")
+    _add_reading_options(p)
     p.set_defaults(func=cmd_extract)
     return parser
 

@@ -1,8 +1,7 @@
 """What a blob of bytes is, and which arch it targets.
 
 The one home of byte sniffing. Magic numbers and header layouts are documented in
-``shared/design/fatbin-format.md`` §4; the LTO-IR header fields used here were read off NVRTC
-13.x output (see ``docs/formats.md``).
+``docs/formats.md`` (the LTO-IR header fields used here were read off NVRTC 12.9/13.x output).
 """
 
 from __future__ import annotations

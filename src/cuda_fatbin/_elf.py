@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 __all__ = [
+    "ET_REL",
     "ElfFormatError",
     "ElfHeader",
     "ElfSection",
@@ -41,7 +42,11 @@ class ElfFormatError(ValueError):
 
     def __init__(self, message: str, offset: int) -> None:
         super().__init__(f"{message} (at offset {offset:#x})")
+        self.message = message
         self.offset = offset
+
+
+ET_REL = 1  # e_type of a relocatable object (.o)
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,7 @@ class ElfHeader:
     shentsize: int
     shnum: int
     shstrndx: int
+    type: int = 0  # e_type: 1 relocatable, 2 executable, 3 shared object
 
 
 @dataclass(frozen=True)
@@ -104,11 +110,14 @@ def read_header(buf) -> ElfHeader:
         bits, min_entsize = 32, 40
     else:
         raise ElfFormatError(f"invalid ELF class {ei_class}", 4)
+    (e_type,) = _unpack("<H", buf, 16)
     if shoff and shentsize < min_entsize:
         raise ElfFormatError(
             f"section header entry size {shentsize} is below {min_entsize}", 0x3A if bits == 64 else 0x2E
         )
-    return ElfHeader(bits, buf[7], buf[8], machine, flags, phoff, phentsize, phnum, shoff, shentsize, shnum, shstrndx)
+    return ElfHeader(
+        bits, buf[7], buf[8], machine, flags, phoff, phentsize, phnum, shoff, shentsize, shnum, shstrndx, e_type
+    )
 
 
 def _section_header(buf, header: ElfHeader, index: int) -> tuple[int, int, int, int]:

@@ -275,9 +275,10 @@ def _nvrtc(source, name: str, options, target: str, name_expressions) -> tuple[b
             check(nvrtc.nvrtcAddNameExpression(prog, expr.encode()), f"nvrtcAddNameExpression({expr!r})")
         (err,) = nvrtc.nvrtcCompileProgram(prog, len(options), list(options))
         (size,) = check(nvrtc.nvrtcGetProgramLogSize(prog), "nvrtcGetProgramLogSize")
-        buf = b" " * size
+        # Never b" " * size: for size 1 that is CPython's shared one-byte object, and NVRTC writes into it.
+        buf = bytearray(size)
         check(nvrtc.nvrtcGetProgramLog(prog, buf), "nvrtcGetProgramLog")
-        log = buf.rstrip(b"\0").decode(errors="replace")
+        log = bytes(buf).rstrip(b"\0").decode(errors="replace")
         if int(err) != 0:
             raise _JobFailed(f"nvrtcCompileProgram failed: {nvrtc.nvrtcGetErrorString(err)[1].decode()}", log)
         get_size, get = {
@@ -286,13 +287,13 @@ def _nvrtc(source, name: str, options, target: str, name_expressions) -> tuple[b
             "ltoir": (nvrtc.nvrtcGetLTOIRSize, nvrtc.nvrtcGetLTOIR),
         }[target]
         (size,) = check(get_size(prog), f"get {target} size")
-        out = b" " * size
+        out = bytearray(size)
         check(get(prog, out), f"get {target}")
         mapping = {}
         for expr in name_expressions:
             (lowered,) = check(nvrtc.nvrtcGetLoweredName(prog, expr.encode()), f"nvrtcGetLoweredName({expr!r})")
             mapping[expr] = lowered
-        return out, mapping, log
+        return bytes(out), mapping, log
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
 
@@ -394,6 +395,8 @@ def run_plan(
         for f in futures:
             if f in done and f.exception() is not None:
                 e = f.exception()
+                if not isinstance(e, Exception):  # Ctrl-C, SystemExit, GeneratorExit in a job: unchanged
+                    raise e
                 log = getattr(e, "log", "")
                 failures.append((str(futures[f]), f"{getattr(e, 'message', None) or e}\n{log}"))
         if failures:

@@ -51,15 +51,12 @@ class ProgramOptions(_CoreProgramOptions):
 
 
 def _device_arch() -> str:
-    try:
-        from cuda.core import Device
+    from ._driver import devices
 
-        major, minor = Device().compute_capability
-    except Exception as e:
-        raise RuntimeError(
-            f"ProgramOptions.arch is not set and no GPU could be queried to pick one ({type(e).__name__}: {e}); "
-            "pass ProgramOptions(arch='sm_XX'), or compile to 'fatbin' with archs=[...]"
-        ) from None
+    major, minor = devices(
+        "a compile without ProgramOptions.arch",
+        "pass ProgramOptions(arch='sm_XX'), or compile to 'fatbin' with archs=[...]",
+    )[0].capability
     return f"sm_{major}{minor}"
 
 
@@ -248,19 +245,20 @@ class Program(_CoreProgram):
         found: dict = {}
         corrupt = []
         for job in plan.jobs:
-            value = cache.get(keys[job])
-            if value is None:
-                continue
             try:
+                value = cache.get(keys[job])
+                if value is None:
+                    continue
                 found[job] = decode(bytes(value), job)
-            except CacheEntryError:
+            except (CacheEntryError, OSError):  # torn, foreign, or not a file at all (a directory planted there)
                 corrupt.append(str(job))
-                with contextlib.suppress(KeyError):
+                with contextlib.suppress(KeyError, OSError):
                     del cache[keys[job]]
         misses = [job for job in plan.jobs if job not in found]
         compiled = run_plan(Plan(tuple(misses)), job_args, **run) if misses else []
         for result in compiled:
-            cache[keys[result.job]] = encode(result)
+            with contextlib.suppress(OSError):  # an unwritable entry costs a recompile next time, not this build
+                cache[keys[result.job]] = encode(result)
         report = CacheReport(tuple(str(j) for j in found), tuple(str(j) for j in misses), tuple(corrupt))
         self._fb_cache_report = report
         logs = run.get("logs")

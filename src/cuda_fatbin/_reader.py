@@ -1,32 +1,43 @@
-"""A pure-Python reader of CUDA fat binaries, standalone or embedded in host ELF files.
+"""A pure-Python reader of CUDA fat binaries: standalone, in host ELF files, or stored as data anywhere.
 
-Parses lazily from any buffer: files are memory-mapped, headers are read on demand, payloads are
-decompressed only in :meth:`FatbinEntry.data`, which checks the size it got against the header.
-Every offset and size is checked against the data before use; malformed input raises
-:class:`FatbinFormatError` with the file offset. The layout is described in
-``shared/design/fatbin-format.md`` §1-3 and in ``docs/formats.md``.
+Parses lazily from any buffer: files are memory-mapped (small ones read), headers are read on demand,
+payloads are decompressed only in :meth:`FatbinEntry.data`, which checks the size it got against the
+header. Every offset and size is checked against the data before use; malformed input raises
+:class:`FatbinFormatError` with the file offset. The layout and the bounds this reader guarantees on
+untrusted input are described in ``docs/formats.md`` and ``docs/security.md``:
+
+* every fatbin lies inside its file (and its ELF section), every entry inside its fatbin, and the
+  members of a concatenated entry tile its member table and lie, without overlap, inside its
+  decompressed stream;
+* a compressed payload may claim at most :data:`MAX_EXPANSION` times its compressed size, and a
+  concatenated entry's stream is decompressed at most once per :class:`Fatbin` object, so all the
+  bytes ``data()`` can produce from one file total at most ``MAX_EXPANSION`` x the file size;
+* fatbins are parsed once each, whatever the section table says, so listing is linear in the file.
 
 This module does not import the compile side (cuda.core, NVRTC, libnvfatbin).
 """
 
 from __future__ import annotations
 
+import bisect
 import mmap
 import os
+import stat
 import struct
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ._arch import Arch
-from ._detect import FATBIN_MAGIC
-from ._elf import ELF_MAGIC, EM_CUDA, ElfFormatError, iter_sections, read_header
+from ._detect import FATBIN_MAGIC, LTOIR_MAGIC, TILE_IR_MAGIC, cubin_arch, ltoir_arch, ptx_target, ptx_version
+from ._elf import ELF_MAGIC, EM_CUDA, ET_REL, ElfFormatError, iter_sections, read_header
 
-__all__ = ["Fatbin", "FatbinEntry", "FatbinFormatError", "iter_fatbins", "read_fatbin"]
+__all__ = ["MAX_EXPANSION", "MAX_STREAM", "Fatbin", "FatbinEntry", "FatbinFormatError", "iter_fatbins", "read_fatbin"]
 
-_MAGIC_BYTES = FATBIN_MAGIC  # the bytes 50 ED 55 BA, from _detect (the one home of magic numbers)
 _MAGIC_INT = struct.unpack("<I", FATBIN_MAGIC)[0]
 _ENTRY = struct.Struct("<HHIQIIHHIIIQQQ")  # the 64 fixed bytes of an entry header
 _ENTRY_SIZE = 64
+_ENTRY_HEADER_VERSION = 0x0101
 
 KIND_NAMES = {0x01: "ptx", 0x02: "elf", 0x08: "ltoir", 0x20: "index", 0x40: "reloc", 0x80: "tile_ir", 0x100: "concat"}
 
@@ -43,25 +54,36 @@ FLAG_OBFUSCATED = 0x10000
 FLAG_ARCH_SPECIFIC = 0x100000  # "a"
 FLAG_FAMILY = 0x200000  # "f"
 
-#: A compressed entry claiming to expand more than this many times is treated as malformed, so a
-#: header field cannot make :meth:`FatbinEntry.data` allocate without bound. Real cubins and PTX
-#: compress 2-20x; zstd of long zero runs reaches a few hundred.
+#: A compressed payload may claim at most this many times its compressed size once decompressed;
+#: a header claiming more is malformed. Real cubins and PTX compress 2-20x; zstd of long zero runs
+#: reaches a few hundred. Bounds what :meth:`FatbinEntry.data` can allocate.
 MAX_EXPANSION = 1024
+#: Bytes read at most from a pipe or standard input (which cannot be memory-mapped): 1 GiB.
+MAX_STREAM = 1 << 30
+_SMALL_FILE = 1 << 20  # files up to this size are read, not mapped: a file that shrinks cannot fault
 _SECTIONS = (".nv_fatbin", "__nv_relfatbin")
+_RELOCATABLE_SECTION = "__nv_relfatbin"
 _MAX_GAP = 4096  # zero padding tolerated between back-to-back fatbins in a section
+_SHT_NOBITS = 8
 
 
 class FatbinFormatError(ValueError):
     """Malformed fat binary data: truncated, wrong magic, or a size or offset out of bounds.
 
+    Also raised for sources that are not data at all (a directory, a device file) and for a file
+    that shrinks while it is read.
+
     Attributes
     ----------
+    message : str
+        What is wrong, without the offset.
     offset : int
         File offset of the field or data that is wrong.
     """
 
     def __init__(self, message: str, offset: int) -> None:
         super().__init__(f"{message} (at offset {offset:#x})")
+        self.message = message
         self.offset = offset
 
 
@@ -124,18 +146,18 @@ class FatbinEntry:
     producer : str or None
         ``"cuda"`` or ``"opencl"``.
     compression : str
-        ``"none"``, ``"lz4"``, ``"zstd"`` or ``"obfuscated"``.
+        ``"none"``, ``"lz4"``, ``"zstd"`` or ``"obfuscated"``. Members of a concatenated entry say
+        ``"none"``: the compression belongs to the concatenated entry that holds them.
     stored_size : int
-        Bytes the payload occupies in the container (padding included).
+        Bytes the payload occupies in the container (padding included; 0 for members).
     size : int
         Size of the payload once decompressed (for uncompressed entries, as stored).
     offset : int
-        File offset of the entry header.
+        File offset of the entry header (for members, of their concatenated entry).
     flags : int
         The raw flags word.
     members : tuple of FatbinEntry
-        For ``"concat"`` entries, the entries stored in its one compressed stream (their ``offset``
-        is the parent's and their ``stored_size`` is 0).
+        For ``"concat"`` entries, the entries stored in its one compressed stream.
     """
 
     kind: str
@@ -154,11 +176,13 @@ class FatbinEntry:
     offset: int
     flags: int
     members: tuple[FatbinEntry, ...] = ()
-    _buf: object = field(default=None, repr=False)
+    _src: _Data | None = field(default=None, repr=False)
     _payload: int = field(default=0, repr=False)  # buffer offset of the payload
     _compressed: int = field(default=0, repr=False)  # compressed byte count
     _parent: FatbinEntry | None = field(default=None, repr=False)
     _member_offset: int = field(default=0, repr=False)
+    _exact: bool = field(default=False, repr=False)  # a standalone file: the payload is the whole file
+    _stream: list = field(default_factory=list, repr=False)  # a concat entry's decompressed stream, once
 
     def as_dict(self) -> dict:
         """The entry's fields as JSON-ready values (``arch`` as ``"sm_90a"``, ``version`` as ``"9.0"``)."""
@@ -193,33 +217,40 @@ class FatbinEntry:
     def data(self) -> bytes:
         """The payload, decompressed (LZ4 block or zstd) and checked against the header's size.
 
-        ELF payloads are trimmed to the ELF image (the container pads entries to 8 bytes), so they
-        equal ``cuobjdump -xelf`` output. PTX is returned as stored: minified and NUL-terminated.
+        ELF payloads are cut at the end of the ELF image, which the container pads with zeros to 8
+        bytes, so they equal ``cuobjdump -xelf`` output; anything but zeros after the image is an error.
+        PTX is returned as stored: minified and NUL-terminated. A concatenated entry's stream is
+        decompressed once; its members' payloads are slices of it.
 
         Raises
         ------
         FatbinFormatError
-            The payload is obfuscated, fails to decompress, or its size differs from the header.
+            The payload is obfuscated, fails to decompress, its size differs from the header, the
+            file shrank since it was opened, or an ELF image is followed by non-zero bytes.
         """
         if self._parent is not None:
-            stream = self._parent.data()
-            end = self._member_offset + self.size
-            if end > len(stream):
-                raise FatbinFormatError(
-                    f"concatenated member ({self.kind}) runs past its stream ({end} > {len(stream)} bytes)", self.offset
-                )
-            return (
-                _trim_elf(stream[self._member_offset : end])
-                if self.kind == "elf"
-                else stream[self._member_offset : end]
-            )
-        raw = self._buf[self._payload : self._payload + (self._compressed or self.stored_size)]
+            stream = self._parent._decompressed()
+            out = stream[self._member_offset : self._member_offset + self.size]
+        else:
+            out = self._decompressed()
+        if self.kind == "elf" and not self._exact:
+            return _trim_elf(out, self.offset)
+        return out
+
+    def _decompressed(self) -> bytes:
+        if self._stream:
+            return self._stream[0]
         if self.compression == "obfuscated":
             raise FatbinFormatError(
                 f"{self.kind} entry payload is obfuscated (flag 0x10000); it cannot be decoded", self.offset
             )
+        end = self._payload + (self._compressed or self.stored_size)
+        self._src.check(end, self.offset)
+        raw = self._src.view[self._payload : end]
         out = bytes(raw) if self.compression == "none" else _decompress(self.compression, raw, self.size, self.offset)
-        return _trim_elf(out) if self.kind == "elf" else out
+        if self.kind == "concat":
+            self._stream.append(out)
+        return out
 
     def __repr__(self) -> str:
         arch = f" {self.arch}" if self.arch else ""
@@ -227,13 +258,22 @@ class FatbinEntry:
         return f"<FatbinEntry {self.kind}{arch}{ident} {self.size} bytes, {self.compression} at {self.offset:#x}>"
 
 
-def _trim_elf(data: bytes) -> bytes:
+def _trim_elf(data: bytes, offset: int) -> bytes:
+    """Cut container padding after an ELF image; refuse anything but zeros there."""
     try:
         header = read_header(data)
     except ElfFormatError:
         return data
-    end = max(header.shoff + header.shnum * header.shentsize, header.phoff + header.phnum * header.phentsize)
-    return data[:end] if 0 < end <= len(data) else data
+    end = max(header.shoff + header.shnum * header.shentsize, header.phoff + header.phnum * header.phentsize, 64)
+    if end >= len(data):
+        return data
+    if data.count(0, end) != len(data) - end:
+        raise FatbinFormatError(
+            f"the ELF image ends at +{end:#x} of its {len(data)}-byte payload, but non-zero bytes follow "
+            "(a corrupt ELF header or a corrupt entry)",
+            offset,
+        )
+    return data[:end]
 
 
 def _decompress(method: str, raw, size: int, offset: int) -> bytes:
@@ -274,13 +314,22 @@ class Fatbin:
     entries : tuple of FatbinEntry
         Top-level entries in container order (a ``"concat"`` entry holds its own members).
     offset : int
-        File offset of the fatbin header.
+        File offset of the fatbin header (0 for a standalone artifact).
     size : int
         Bytes of the whole fatbin (header included).
     version : int
-        Container version (1).
+        Container version (1; 0 for a standalone artifact).
     section : str or None
-        The ELF section it came from (``".nv_fatbin"``, ``"__nv_relfatbin"``), or ``None`` for a raw fatbin.
+        The ELF section it came from (``".nv_fatbin"``, ``"__nv_relfatbin"``, or for an embedded fatbin
+        the section holding it), or ``None`` for a raw fatbin.
+    standalone : bool
+        True when the source is a single cubin, PTX, LTO-IR or Tile IR file, read as a one-entry fatbin.
+    relocatable : bool
+        True for a fatbin of the ``__nv_relfatbin`` section: input to a device link (``-rdc``), which
+        the CUDA runtime never hands to the driver. See docs/formats.md.
+    embedded : bool
+        True for a fatbin found stored as data (``iter_fatbins(..., embedded=True)``) rather than in a
+        section the CUDA runtime registers.
     """
 
     entries: tuple[FatbinEntry, ...]
@@ -288,6 +337,14 @@ class Fatbin:
     size: int
     version: int
     section: str | None = None
+    standalone: bool = False
+    relocatable: bool = False
+    embedded: bool = False
+
+    @property
+    def loadable(self) -> bool:
+        """True unless the fatbin is relocatable (device-link input the driver never loads)."""
+        return not self.relocatable
 
     def iter_entries(self, *, flatten: bool = True) -> Iterator[FatbinEntry]:
         """Yield the entries; with ``flatten`` (default) concat entries are replaced by their members."""
@@ -299,93 +356,235 @@ class Fatbin:
 
     def __repr__(self) -> str:
         where = f" in {self.section}" if self.section else ""
-        return f"<Fatbin {len(self.entries)} entries, {self.size} bytes at {self.offset:#x}{where}>"
+        marks = "".join(f" {m}" for m in ("standalone", "relocatable", "embedded") if getattr(self, m))
+        return f"<Fatbin {len(self.entries)} entries, {self.size} bytes at {self.offset:#x}{where}{marks}>"
 
 
-def _open(source):
-    """Return a buffer over ``source``; paths are memory-mapped read-only."""
+class _Data:
+    """The bytes of a source and how to read them safely: a view, a fast find, a guard against shrinking."""
+
+    def __init__(self, view: memoryview, raw=None, mapped: mmap.mmap | None = None, name: str = "the data") -> None:
+        self.view = view
+        self._raw = raw if raw is not None else view
+        self._mapped = mapped
+        self.name = name
+
+    def __len__(self) -> int:
+        return len(self.view)
+
+    def find(self, sub: bytes, start: int, end: int) -> int:
+        if isinstance(self._raw, memoryview):  # a caller's view of unknown origin: copy once
+            self._raw = bytes(self._raw)
+        return self._raw.find(sub, start, end)
+
+    def check(self, end: int, offset: int) -> None:
+        """Raise if a mapped file is now shorter than ``end`` (reading the map would raise SIGBUS)."""
+        if self._mapped is not None and self._mapped.size() < end:
+            raise FatbinFormatError(
+                f"{self.name} shrank to {self._mapped.size()} bytes while it was being read", offset
+            )
+
+
+def _open(source) -> _Data:
+    """A :class:`_Data` over ``source``: bytes-like data, a path, ``"-"`` (standard input) or a pipe."""
     if isinstance(source, (str, os.PathLike)):
-        path = os.fspath(source)
-        try:
-            with open(path, "rb") as f:
-                size = os.fstat(f.fileno()).st_size
-                if size == 0:
-                    return memoryview(b"")
-                return memoryview(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ))
-        except OSError as e:
-            raise OSError(e.errno, f"cannot read {path!r}: {e.strerror}") from None
+        return _open_path(os.fspath(source))
     try:
         view = memoryview(source)
     except TypeError:
         raise TypeError(f"expected bytes-like data or a path; got {type(source).__name__}") from None
     if view.ndim != 1 or view.format != "B":
         view = view.cast("B")
-    return view
+    raw = view.obj if isinstance(view.obj, (bytes, bytearray, mmap.mmap)) and len(view.obj) == len(view) else None
+    return _Data(view, raw)
+
+
+def _open_path(path) -> _Data:
+    if path == "-" or path == b"-":
+        return _read_stream(sys.stdin.buffer, "standard input")
+    shown = os.fsdecode(path)
+    try:
+        f = open(path, "rb")  # noqa: SIM115 - closed below; the map keeps its own descriptor
+    except OSError as e:
+        raise OSError(e.errno, f"cannot read {shown!r}: {e.strerror}") from None
+    with f:
+        st = os.fstat(f.fileno())
+        if stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode):
+            return _read_stream(f, repr(shown))
+        if not stat.S_ISREG(st.st_mode):
+            raise FatbinFormatError(f"{shown!r} is not a regular file, a pipe or standard input", 0)
+        if st.st_size <= _SMALL_FILE:
+            data = f.read(_SMALL_FILE + 1)
+            return _Data(memoryview(data), data, name=repr(shown))
+        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        return _Data(memoryview(mapped), mapped, mapped, repr(shown))
+
+
+def _read_stream(stream, name: str) -> _Data:
+    data = stream.read(MAX_STREAM + 1)
+    if len(data) > MAX_STREAM:
+        raise FatbinFormatError(
+            f"{name} holds over {MAX_STREAM} bytes; save it to a file, which can be mapped, and read that", MAX_STREAM
+        )
+    return _Data(memoryview(data), data, name=name)
 
 
 def read_fatbin(source) -> Fatbin:
-    """Read a raw fatbin from bytes-like data or a path.
+    """Read a raw fatbin, or a single cubin, PTX, LTO-IR or Tile IR file as a one-entry fatbin.
 
     Parameters
     ----------
     source : bytes, bytearray, memoryview, str or os.PathLike
+        Data, a path, ``"-"`` for standard input, or a pipe (read up to :data:`MAX_STREAM` bytes).
 
     Returns
     -------
     Fatbin
+        ``standalone`` is True for a single artifact.
 
     Raises
     ------
     FatbinFormatError
-        Not a fatbin, or malformed (truncated, sizes past the end, bad entry headers).
+        Not a fatbin or a device-code artifact, malformed (truncated, sizes past the end, bad entry
+        headers), or not a regular file, pipe or standard input.
     """
-    buf = _open(source)
-    return _parse(buf, 0, len(buf), None)
+    src = _open(source)
+    if bytes(src.view[:4]) == FATBIN_MAGIC:
+        return _parse(src, 0, len(src), None)
+    standalone = _standalone(src)
+    if standalone is None:
+        raise FatbinFormatError(
+            "not a fatbin (magic 0xBA55ED50) nor a cubin, PTX, LTO-IR or Tile IR file; for host files "
+            "(.so, .o, executables) use iter_fatbins",
+            0,
+        )
+    return standalone
 
 
-def iter_fatbins(source) -> Iterator[Fatbin]:
-    """Yield every fatbin in a raw fatbin or a host ELF file (``.so``, ``.o``, executable).
+def iter_fatbins(source, *, embedded: bool = False, relocatable: bool | None = None) -> Iterator[Fatbin]:
+    """Yield every fatbin in a raw fatbin, a single artifact, a host ELF file, or (``embedded``) any file.
 
     In ELF files the sections ``.nv_fatbin`` and ``__nv_relfatbin`` are read; several fatbins may sit
     back to back in one section. Each :class:`Fatbin` records its ``section`` and file ``offset``.
-    Files are memory-mapped: only the headers are touched while listing.
+    Files are memory-mapped: only the headers are touched while listing. A cubin, PTX, LTO-IR or Tile IR
+    file yields one standalone fatbin.
+
+    Parameters
+    ----------
+    source : bytes-like, str or os.PathLike
+        As for :func:`read_fatbin`.
+    embedded : bool, optional
+        Also find fatbins stored as data (a ``const unsigned char[]`` handed to ``cuModuleLoadData``, or
+        cuFFT's ``.ldata``): every section of an ELF file that holds bytes, or the whole of any other
+        file, is searched for fatbin headers, and each candidate is kept only if it parses completely,
+        with container version 1, a 16-byte header and known entry kinds. Default: False.
+    relocatable : bool or None, optional
+        Yield ``__nv_relfatbin`` fatbins (device-link input)? ``None`` (default) does as ``cuobjdump``:
+        yes in relocatable objects (``.o``), where they are all the device code there is, no in linked
+        executables and shared libraries, where the runtime never loads them.
 
     Raises
     ------
     FatbinFormatError
-        The data is neither a fatbin nor an ELF file, or a fatbin in it is malformed.
+        The data is neither a fatbin, a device-code artifact nor an ELF file (without ``embedded``), a
+        fatbin in it is malformed, or fatbins overlap.
     """
-    buf = _open(source)
-    head = bytes(buf[:4])
-    if head == _MAGIC_BYTES:
-        yield from _walk(buf, 0, len(buf), None)
+    src = _open(source)
+    head = bytes(src.view[:4])
+    if head == FATBIN_MAGIC:
+        yield from _walk(src, 0, len(src), None, _Seen(len(src)))
         return
     if head != ELF_MAGIC:
-        raise FatbinFormatError("neither a fatbin (magic 0xBA55ED50) nor an ELF file", 0)
+        standalone = _standalone(src)
+        if standalone is not None:
+            yield standalone
+        elif embedded:
+            yield from _scan(src, [(0, len(src), None)], _Seen(len(src)))
+        else:
+            raise FatbinFormatError("neither a fatbin (magic 0xBA55ED50) nor an ELF file", 0)
+        return
     try:
-        header = read_header(buf)
+        header = read_header(src.view)
         if header.machine == EM_CUDA:
-            raise FatbinFormatError("this is a cubin, not a fatbin or a host file with fatbins", 0)
-        sections = [s for s in iter_sections(buf, header) if s.name in _SECTIONS and s.type != 8]
+            standalone = _standalone(src)
+            if standalone is not None:
+                yield standalone
+            return
+        sections = list(iter_sections(src.view, header))
     except ElfFormatError as e:
-        raise FatbinFormatError(f"malformed ELF file: {e}", e.offset) from None
-    for section in sections:
-        yield from _walk(buf, section.offset, section.offset + section.size, section.name)
+        raise FatbinFormatError(f"malformed ELF file: {e.message}", e.offset) from None
+    if relocatable is None:
+        relocatable = header.type == ET_REL
+    seen = _Seen(len(src))
+    done: set[tuple[int, int]] = set()
+    for s in sections:
+        if s.name not in _SECTIONS or s.type == _SHT_NOBITS or (s.offset, s.size) in done:
+            continue
+        done.add((s.offset, s.size))
+        if s.name == _RELOCATABLE_SECTION and not relocatable:
+            seen.claim(s.offset, s.offset + s.size)  # never searched as data either
+            continue
+        yield from _walk(src, s.offset, s.offset + s.size, s.name, seen)
+    if embedded:
+        ranges = [(s.offset, s.offset + s.size, s.name) for s in sections if s.type != _SHT_NOBITS and s.size]
+        yield from _scan(src, ranges, seen)
 
 
-def _walk(buf, start: int, end: int, section: str | None) -> Iterator[Fatbin]:
+class _Seen:
+    """The fatbins parsed so far: each is parsed once, and two may not overlap. Bounds the work on a file."""
+
+    def __init__(self, size: int) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.by_start: dict[int, int] = {}
+        self.steps = 0
+        self.max_steps = size // 16 + 1024  # a fatbin takes 16 bytes at least; sections may name it again
+
+    def step(self, pos: int) -> None:
+        self.steps += 1
+        if self.steps > self.max_steps:
+            raise FatbinFormatError("the sections name the same fatbins over and over (overlapping sections)", pos)
+
+    def inside(self, pos: int) -> int | None:
+        """Start of the fatbin whose bytes hold ``pos``, if any."""
+        i = bisect.bisect_right(self.starts, pos) - 1
+        return self.starts[i] if i >= 0 and pos < self.ends[i] else None
+
+    def claim(self, start: int, end: int) -> None:
+        i = bisect.bisect_left(self.starts, start)
+        if (i > 0 and self.ends[i - 1] > start) or (i < len(self.starts) and self.starts[i] < end):
+            other = self.starts[i - 1] if i > 0 and self.ends[i - 1] > start else self.starts[i]
+            raise FatbinFormatError(f"the fatbin at {start:#x} overlaps the one at {other:#x}", start)
+        self.starts.insert(i, start)
+        self.ends.insert(i, end)
+        self.by_start[start] = end
+
+
+def _walk(src: _Data, start: int, end: int, section: str | None, seen: _Seen) -> Iterator[Fatbin]:
     """Fatbins back to back in [start, end). Between them only zero padding (to 8 bytes) may stand."""
     pos = start
+    buf = src.view
     while pos < end:
-        if bytes(buf[pos : pos + 4]) == _MAGIC_BYTES:
-            fatbin = _parse(buf, pos, end, section)
+        seen.step(pos)
+        known = seen.by_start.get(pos)
+        if known is not None:  # named by an earlier section too: parsed and yielded once
+            if known > end:
+                raise FatbinFormatError(f"the fatbin at {pos:#x} runs past the end of {section}", pos)
+            pos = known
+            continue
+        if bytes(buf[pos : pos + 4]) == FATBIN_MAGIC:
+            owner = seen.inside(pos)
+            if owner is not None:
+                raise FatbinFormatError(f"a fatbin at {pos:#x} starts inside the fatbin at {owner:#x}", pos)
+            fatbin = _parse(src, pos, end, section, relocatable=section == _RELOCATABLE_SECTION)
+            seen.claim(pos, pos + fatbin.size)
             yield fatbin
             pos += fatbin.size
             continue
         if pos == start:
             raise FatbinFormatError(f"no fatbin magic at the start of {section or 'the data'}", pos)
         gap = bytes(buf[pos : min(end, pos + _MAX_GAP)])
-        nxt = gap.find(_MAGIC_BYTES)
+        nxt = gap.find(FATBIN_MAGIC)
         if gap[: nxt if nxt >= 0 else len(gap)].strip(b"\0"):
             raise FatbinFormatError(f"unexpected non-zero bytes between fatbins in {section or 'the data'}", pos)
         if nxt < 0:
@@ -395,6 +594,45 @@ def _walk(buf, start: int, end: int, section: str | None) -> Iterator[Fatbin]:
         pos += nxt
 
 
+def _scan(src: _Data, ranges: list[tuple[int, int, str | None]], seen: _Seen) -> Iterator[Fatbin]:
+    """Fatbins stored as data in ``ranges`` (start, end, section name): each range searched once.
+
+    A candidate counts only if it parses completely and strictly (see :func:`iter_fatbins`). The entry
+    headers read for candidates that fail are bounded by the data size; past that the file is refused.
+    """
+    budget = len(src) // _ENTRY_SIZE + 4096
+    merged: list[list] = []
+    for start, end, name in sorted(ranges):
+        if merged and start < merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end, name])
+    for start, end, name in merged:
+        pos = start
+        while True:
+            pos = src.find(FATBIN_MAGIC, pos, end)
+            if pos < 0:
+                break
+            owner = seen.inside(pos)
+            if owner is not None:
+                pos = seen.by_start[owner]
+                continue
+            src.check(pos + 16, pos)
+            try:
+                fatbin = _parse(src, pos, end, name, strict=True)
+            except FatbinFormatError as e:
+                budget -= max(1, (e.offset - pos) // _ENTRY_SIZE)
+                if budget < 0:
+                    raise FatbinFormatError(
+                        "too many fatbin-like headers that do not parse; the file is refused", pos
+                    ) from None
+                pos += 4
+                continue
+            seen.claim(pos, pos + fatbin.size)
+            yield Fatbin(fatbin.entries, fatbin.offset, fatbin.size, fatbin.version, name, embedded=True)
+            pos += fatbin.size
+
+
 def _u(fmt: str, buf, offset: int, limit: int, what: str) -> tuple:
     size = struct.calcsize(fmt)
     if offset < 0 or offset + size > limit:
@@ -402,12 +640,18 @@ def _u(fmt: str, buf, offset: int, limit: int, what: str) -> tuple:
     return struct.unpack_from(fmt, buf, offset)
 
 
-def _parse(buf, start: int, limit: int, section: str | None) -> Fatbin:
+def _parse(
+    src: _Data, start: int, limit: int, section: str | None, *, strict: bool = False, relocatable: bool = False
+) -> Fatbin:
+    src.check(limit, start)
+    buf = src.view
     magic, version, header_size, body = _u("<IHHQ", buf, start, limit, "fatbin header")
     if magic != _MAGIC_INT:
         raise FatbinFormatError(f"wrong magic {magic:#010x}; a fatbin starts with 0xba55ed50", start)
     if header_size < 16:
         raise FatbinFormatError(f"fatbin header size {header_size} is below 16", start + 6)
+    if strict and (version != 1 or header_size != 16 or body == 0):
+        raise FatbinFormatError("not a version-1 fatbin header", start)
     end = start + header_size + body
     if end > limit:
         raise FatbinFormatError(
@@ -416,10 +660,10 @@ def _parse(buf, start: int, limit: int, section: str | None) -> Fatbin:
     entries = []
     pos = start + header_size
     while pos < end:
-        entry, stride = _parse_entry(buf, pos, end)
+        entry, stride = _parse_entry(src, pos, end, strict)
         entries.append(entry)
         pos += stride
-    return Fatbin(tuple(entries), start, end - start, version, section)
+    return Fatbin(tuple(entries), start, end - start, version, section, relocatable=relocatable)
 
 
 def _string(buf, entry_start: int, off: int, length: int, limit: int, what: str) -> str:
@@ -429,36 +673,46 @@ def _string(buf, entry_start: int, off: int, length: int, limit: int, what: str)
     return bytes(buf[begin : begin + length]).decode("utf-8", "replace")
 
 
-def _header_fields(buf, pos: int, limit: int) -> tuple:
-    return _u(_ENTRY.format, buf, pos, limit, "entry header")
+def _options_record(buf, pos: int, opt_off: int, limit: int, what: str) -> tuple[int, int]:
+    """``(string offset, length)`` of the options record at ``pos + opt_off``, both checked to lie below ``limit``."""
+    s_off, s_len = _u("<II", buf, pos + opt_off, limit, f"{what} options record")
+    if s_off < _ENTRY_SIZE or pos + s_off + s_len > limit:
+        raise FatbinFormatError(f"{what} options ({s_len} bytes at +{s_off:#x}) lie outside the header", pos)
+    return s_off, s_len
 
 
-def _parse_entry(buf, pos: int, end: int) -> tuple[FatbinEntry, int]:
-    (kind, _hver, hsize, psize, csize, opt_off, vminor, vmajor, sm, id_off, id_len, flags, _key, usize) = (
-        _header_fields(buf, pos, end)
+def _compression(flags: int) -> str:
+    if flags & FLAG_OBFUSCATED:
+        return "obfuscated"
+    if flags & FLAG_ZSTD:
+        return "zstd"
+    if flags & FLAG_LZ4:
+        return "lz4"
+    return "none"
+
+
+def _parse_entry(src: _Data, pos: int, end: int, strict: bool) -> tuple[FatbinEntry, int]:
+    buf = src.view
+    (kind, hver, hsize, psize, csize, opt_off, vminor, vmajor, sm, id_off, id_len, flags, _key, usize) = _u(
+        _ENTRY.format, buf, pos, end, "entry header"
     )
     if hsize < _ENTRY_SIZE or pos + hsize > end:
         raise FatbinFormatError(f"entry header size {hsize} is outside 64..{end - pos}", pos + 4)
     if psize > end - pos - hsize:
         raise FatbinFormatError(f"entry payload of {psize} bytes runs past the end of the fatbin", pos + 8)
+    if strict and (kind not in KIND_NAMES or hver != _ENTRY_HEADER_VERSION):
+        raise FatbinFormatError(f"unknown entry kind {kind:#x} or header version {hver:#x}", pos)
     header_end = pos + hsize
     identifier = _string(buf, pos, id_off, id_len, header_end, "identifier") if id_off else None
-    members: tuple[FatbinEntry, ...] = ()
     options = None
     if kind not in (0x02, 0x100) and opt_off:  # ELF entries point there to .nv.compat attributes, not text
-        s_off, s_len = _u("<II", buf, pos + opt_off, header_end, "options record")
+        s_off, s_len = _options_record(buf, pos, opt_off, header_end, "entry")
         options = _string(buf, pos, s_off, s_len, header_end, "options string") if s_len else ""
-    compression = "none"
-    if flags & FLAG_OBFUSCATED:
-        compression = "obfuscated"
-    elif flags & FLAG_ZSTD:
-        compression = "zstd"
-    elif flags & FLAG_LZ4:
-        compression = "lz4"
+    compression = _compression(flags)
     if compression in ("zstd", "lz4"):
         if csize == 0 or csize > psize:
             raise FatbinFormatError(f"compressed size {csize} is not within the {psize}-byte payload", pos + 0x10)
-        if usize > MAX_EXPANSION * csize + 4096:
+        if usize > MAX_EXPANSION * csize:
             raise FatbinFormatError(
                 f"uncompressed size {usize} is over {MAX_EXPANSION}x the {csize} compressed bytes", pos + 0x38
             )
@@ -473,18 +727,26 @@ def _parse_entry(buf, pos: int, end: int) -> tuple[FatbinEntry, int]:
         stored_size=psize,
         size=size,
         offset=pos,
-        _buf=buf,
+        _src=src,
         _payload=header_end,
         _compressed=csize if compression in ("zstd", "lz4") else 0,
     )
     if kind == 0x100:
-        members = _parse_members(buf, pos, opt_off, header_end, entry)
-        object.__setattr__(entry, "members", members)
+        object.__setattr__(entry, "members", _parse_members(src, pos, opt_off, header_end, entry))
     return entry, hsize + psize
 
 
-def _parse_members(buf, pos: int, table_off: int, header_end: int, parent: FatbinEntry) -> tuple[FatbinEntry, ...]:
-    """Members of a concatenated entry: ``u32 count, u32 table size`` then member headers back to back."""
+def _parse_members(src: _Data, pos: int, table_off: int, header_end: int, parent: FatbinEntry) -> tuple:
+    """Members of a concatenated entry.
+
+    The table at ``pos + table_off`` is ``u32 count, u32 table size`` and then one member record per
+    member, back to back: a 64-byte header (its 0x04 field is the member's offset in the decompressed
+    stream, 0x08 its size) followed by its identifier and options record (ELF members of SM >= 100
+    carry their ``.nv.compat`` attributes there), each string NUL-terminated, the record padded to 8.
+    The records must fill the table exactly, and the members must lie inside the stream without
+    overlapping.
+    """
+    buf = src.view
     if table_off < _ENTRY_SIZE:
         raise FatbinFormatError("concatenated entry has no member table", pos + 0x14)
     count, table_size = _u("<II", buf, pos + table_off, header_end, "member table header")
@@ -494,35 +756,87 @@ def _parse_members(buf, pos: int, table_off: int, header_end: int, parent: Fatbi
     members = []
     m = pos + table_off + 8
     for _ in range(count):
-        (kind, _hv, stream_off, msize, _cs, opt_off, vminor, vmajor, sm, id_off, id_len, flags, _k, _us) = (
-            _header_fields(buf, m, table_end)
+        (kind, _hv, stream_off, msize, _cs, opt_off, vminor, vmajor, sm, id_off, id_len, flags, _k, _us) = _u(
+            _ENTRY.format, buf, m, table_end, "member header"
         )
         extent = _ENTRY_SIZE
         identifier = options = None
         if id_off:
             identifier = _string(buf, m, id_off, id_len, table_end, "member identifier")
             extent = max(extent, id_off + id_len + 1)
-        if opt_off and kind != 0x02:
-            s_off, s_len = _u("<II", buf, m + opt_off, table_end, "member options record")
-            options = _string(buf, m, s_off, s_len, table_end, "member options") if s_len else ""
+        if opt_off:
+            s_off, s_len = _options_record(buf, m, opt_off, table_end, "member")
+            if kind != 0x02:
+                options = _string(buf, m, s_off, s_len, table_end, "member options") if s_len else ""
             extent = max(extent, opt_off + 8, s_off + s_len + 1)
-        if stream_off + msize > parent.size:
-            raise FatbinFormatError(
-                f"member at stream offset {stream_off} ({msize} bytes) runs past the {parent.size}-byte stream", m
-            )
         members.append(
             FatbinEntry(
                 **_described(kind, sm, vmajor, vminor, flags),
                 identifier=identifier,
                 options=options,
-                compression=parent.compression,
+                compression="none",
                 stored_size=0,
                 size=msize,
                 offset=pos,
-                _buf=buf,
+                _src=src,
                 _parent=parent,
                 _member_offset=stream_off,
             )
         )
         m += (extent + 7) // 8 * 8
+    if (m + 7) // 8 * 8 < table_end or m > table_end:
+        raise FatbinFormatError(
+            f"the {count} member records take {m - pos - table_off - 8} bytes; the table holds {table_size - 8}",
+            pos + table_off,
+        )
+    prev_end = 0
+    for member in sorted(members, key=lambda e: e._member_offset):
+        if member._member_offset < prev_end or member._member_offset + member.size > parent.size:
+            raise FatbinFormatError(
+                f"member {member.kind} at stream offset {member._member_offset} ({member.size} bytes) overlaps "
+                f"another or runs past the {parent.size}-byte stream",
+                pos,
+            )
+        prev_end = member._member_offset + member.size
     return tuple(members)
+
+
+def _standalone(src: _Data) -> Fatbin | None:
+    """A single cubin, PTX, LTO-IR or Tile IR file as a one-entry fatbin, or ``None`` if it is none of them."""
+    view = src.view
+    head = bytes(view[:8])
+    size = len(view)
+    try:
+        if head[:4] == ELF_MAGIC:
+            header = read_header(view)
+            if header.machine != EM_CUDA:
+                return None
+            arch, _ = cubin_arch(view)
+            kind, version, bits = 0x02, (1, header.abi_version), header.bits
+        elif head[:4] == LTOIR_MAGIC:
+            arch, kind, version, bits = ltoir_arch(view), 0x08, (0, 0), 64
+        elif head == TILE_IR_MAGIC:
+            arch, kind, bits = None, 0x80, 64
+            version = ((view[8] << 8) | view[9], 0) if size >= 10 else (0, 0)
+        else:
+            arch = ptx_target(view)
+            if arch is None:
+                return None
+            kind, version, bits = 0x01, ptx_version(view) or (0, 0), 64
+    except (ValueError, ElfFormatError) as e:
+        raise FatbinFormatError(f"malformed device-code file: {e}", 0) from None
+    flags = (FLAG_64BIT if bits == 64 else 0) | (FLAG_ARCH_SPECIFIC if arch is not None and arch.suffix == "a" else 0)
+    fields = _described(kind, arch.sm if arch else 0, version[0], version[1], flags)
+    fields["arch"] = arch
+    entry = FatbinEntry(
+        **fields,
+        identifier=None,
+        options=None,
+        compression="none",
+        stored_size=size,
+        size=size,
+        offset=0,
+        _src=src,
+        _exact=True,
+    )
+    return Fatbin((entry,), 0, size, 0, None, standalone=True)

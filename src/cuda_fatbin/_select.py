@@ -26,40 +26,38 @@ class Rule:
     source: str
 
 
+_H200 = "docs/gpu-validation.md (H200, driver 580)"
+
 #: The selection rules. Edit here when a GPU test shows otherwise (and record it in docs/gpu-validation.md).
 RULES: dict[str, Rule] = {
-    "sass_exact": Rule(
-        "SASS for the device's own capability runs", "checked", "shared/design/fatbin-format.md §7 (H200, driver 580)"
-    ),
+    "sass_exact": Rule("SASS for the device's own capability runs", "checked", _H200),
     "sass_lower_minor": Rule(
         "SASS for the same major and a lower minor runs (sm_86 on 8.9)",
         "reported",
         "CUDA C++ Programming Guide, 'Binary Compatibility'",
     ),
-    "sass_other_major": Rule("SASS for another major does not run", "checked", "fatbin-format.md §7"),
-    "arch_specific": Rule(
-        "'a' entries (SASS or PTX) run on exactly their capability", "checked", "fatbin-format.md §7"
-    ),
+    "sass_other_major": Rule("SASS for another major does not run", "checked", _H200),
+    "arch_specific": Rule("'a' entries (SASS or PTX) run on exactly their capability", "checked", _H200),
     "family": Rule(
         "'f' entries run within their family: same major, same or higher minor",
         "reported",
         "CUDA C++ Programming Guide, 'Feature Availability' (family-specific features)",
     ),
-    "ptx_lower": Rule("PTX for the same or a lower arch is JIT-compiled", "checked", "fatbin-format.md §7"),
-    "ptx_nearest": Rule("among PTX entries the nearest lower arch wins", "checked", "fatbin-format.md §7"),
+    "ptx_lower": Rule("PTX for the same or a lower arch is JIT-compiled", "checked", _H200),
+    "ptx_nearest": Rule("among PTX entries the nearest lower arch wins", "checked", _H200),
     "sass_over_ptx": Rule(
-        "a runnable SASS entry wins over PTX, whatever the order", "checked", "fatbin-format.md §7 (same arch)"
+        "a runnable SASS entry wins over PTX, whatever the order", "checked", "docs/gpu-validation.md (same arch, H200)"
     ),
     "ptx_isa_driver": Rule(
         "PTX whose ISA is newer than the driver supports fails (CUDA_ERROR_UNSUPPORTED_PTX_VERSION)",
         "checked",
-        "fatbin-format.md §7",
+        _H200,
     ),
-    "force_ptx_jit": Rule("CUDA_FORCE_PTX_JIT=1 ignores SASS entries", "checked", "fatbin-format.md §7"),
+    "force_ptx_jit": Rule("CUDA_FORCE_PTX_JIT=1 ignores SASS entries", "checked", _H200),
     "disable_ptx_jit": Rule(
         "CUDA_DISABLE_PTX_JIT=1 ignores PTX entries (CUDA_ERROR_JIT_COMPILATION_DISABLED when only PTX fits)",
         "checked",
-        "docs/gpu-validation.md (H200, driver 580)",
+        _H200,
     ),
     "concat_driver": Rule(
         "entries inside a concatenated entry (libnvfatbin -concat) load only on a driver that reads them: a "
@@ -70,7 +68,13 @@ RULES: dict[str, Rule] = {
     "zstd_driver": Rule(
         "zstd-compressed entries need a CUDA 12.4+ driver (R550+)",
         "reported",
-        "fatbin-format.md §2; RAPIDS rapids_cuda_enable_fatbin_compression docs",
+        "RAPIDS rapids_cuda_enable_fatbin_compression docs (docs/formats.md)",
+    ),
+    "relocatable": Rule(
+        "fatbins of the __nv_relfatbin section (-rdc device-link input) are never loaded: the runtime registers "
+        "the device-linked .nv_fatbin only",
+        "reported",
+        "docs/formats.md (cuobjdump skips them in linked files; .nvFatBinSegment wrappers)",
     ),
     "tie_order": Rule(
         "among equally good entries: 'a' before 'f' before plain, then container order",
@@ -286,6 +290,12 @@ def select_entry(fatbin, gpu, *, driver=None, force_ptx_jit: bool = False, disab
     gpu = Arch.parse(gpu).base
     cuda = parse_driver(driver)
     fb = _fatbin_of(fatbin)
+    if fb.relocatable:
+        why = "in __nv_relfatbin: device-link input (-rdc), which the runtime never loads"
+        return Selection(
+            gpu, None, "none", f"no entry fits {gpu.capability}: the fatbin is {why}",
+            tuple((e, why) for e in fb.iter_entries()), ("relocatable",),
+        )  # fmt: skip
     chosen: list[tuple[tuple, FatbinEntry, str, str, tuple]] = []
     rejected = []
     for index, e in enumerate(fb.iter_entries()):

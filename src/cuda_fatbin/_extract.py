@@ -1,0 +1,211 @@
+"""Write the entries of fat binaries out as files, named as ``cuobjdump -xelf/-xptx`` names them.
+
+Identifiers inside a container are free text from whoever built it, so every file name is made
+safe first (:func:`safe_name`), the file is created inside the chosen directory only, with
+``O_EXCL | O_NOFOLLOW`` (no silent overwrite, no symlink followed), and the bytes written in one call
+are bounded by :data:`~cuda_fatbin._reader.MAX_EXPANSION` times the input size. See docs/security.md.
+
+Reading side: this module does not import the compile side.
+"""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from ._arch import Arch
+from ._reader import MAX_EXPANSION, FatbinEntry, FatbinFormatError, iter_fatbins
+
+__all__ = ["EXTENSIONS", "ExtractError", "entry_file_names", "extract_entries", "safe_name"]
+
+#: File extension per entry kind. ``cubin`` and ``ptx`` are cuobjdump's; it cannot extract the others.
+EXTENSIONS = {"elf": "cubin", "ptx": "ptx", "ltoir": "ltoir", "reloc": "ptx", "tile_ir": "tileir", "index": "idx"}
+#: Longest file name (in UTF-8 bytes) :func:`safe_name` returns for an identifier's part, well under the
+#: 255 bytes most file systems allow, leaving room for the number and the ``.sm_XXXa.cubin`` suffix.
+MAX_NAME_BYTES = 200
+_KIND_ALIASES = {"cubin": "elf", "sass": "elf"}
+
+
+class ExtractError(OSError):
+    """A file could not be written: it exists already (pass ``force``), or the path is not safe to write."""
+
+
+def safe_name(text: str) -> str:
+    """A file name made from untrusted ``text``: no directory parts, no control characters, bounded length.
+
+    Keeps the part after the last ``/`` or ``\\``, replaces NUL, control and format characters with
+    ``_``, replaces a name that is empty, ``.`` or ``..`` with ``_``, and cuts it to
+    :data:`MAX_NAME_BYTES` bytes of UTF-8.
+
+    Examples
+    --------
+    >>> safe_name("../../etc/passwd"), safe_name("a\\x00b"), safe_name("..")
+    ('passwd', 'a_b', '_')
+    """
+    base = text.replace("\\", "/").rsplit("/", 1)[-1]
+    base = "".join("_" if unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp") else c for c in base)
+    if base in ("", ".", ".."):
+        base = "_"
+    raw = base.encode("utf-8", "replace")
+    if len(raw) > MAX_NAME_BYTES:
+        base = raw[:MAX_NAME_BYTES].decode("utf-8", "ignore")
+    return base
+
+
+def _drop_extension(name: str) -> str:
+    stem, dot, _ext = name.rpartition(".")
+    return stem if dot and stem else name
+
+
+def _arch_label(entry: FatbinEntry) -> str:
+    a = entry.arch
+    if a is None:
+        return f"sm_{entry.sm}"
+    return f"sm_{a.sm}{'a' if a.suffix == 'a' else ''}"  # cuobjdump names an f entry by its base arch
+
+
+def entry_file_names(fatbins: Iterable, source_name: str) -> Iterable[tuple[FatbinEntry, str]]:
+    """``(entry, file name)`` for every entry, as cuobjdump names them, each name made safe and unique.
+
+    An entry with an identifier is named ``<identifier without its directory and last extension>.<arch>.<ext>``;
+    one without, ``<source file name without its last extension>.<n>.<arch>.<ext>`` where ``n`` counts
+    the entries of that kind from 1 across the file; a standalone cubin or PTX file,
+    ``<source stem>.<arch>.<ext>``. The arch is ``sm_XX`` (with ``a``; an ``f`` entry takes its base
+    arch). A name already given gets ``-2``, ``-3``, ... before the arch.
+    """
+    stem = safe_name(_drop_extension(safe_name(source_name)))
+    counters: dict[str, int] = {}
+    used: set[str] = set()
+    for fb in fatbins:
+        for e in fb.iter_entries():
+            counters[e.kind] = counters.get(e.kind, 0) + 1
+            if e.identifier:
+                base = safe_name(_drop_extension(safe_name(e.identifier)))
+            elif fb.standalone:
+                base = stem
+            else:
+                base = f"{stem}.{counters[e.kind]}"
+            suffix = f".{_arch_label(e)}.{EXTENSIONS.get(e.kind, 'bin')}"
+            name, k = base + suffix, 2
+            while name.casefold() in used:  # case-insensitive file systems collide on case too
+                name, k = f"{base}-{k}{suffix}", k + 1
+            used.add(name.casefold())
+            yield e, name
+
+
+def _write_new(directory: Path, name: str, data: bytes, force: bool) -> Path:
+    target = directory / name
+    if target.parent != directory or name in ("", ".", ".."):
+        raise ExtractError(f"refusing to write {name!r}: not a plain file name inside {directory}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(target, flags, 0o644)
+    except FileExistsError:
+        if not force:
+            raise ExtractError(f"{target} exists; pass force=True (--force) to replace it") from None
+        if target.is_dir() and not target.is_symlink():
+            raise ExtractError(f"{target} is a directory; it is not replaced") from None
+        target.unlink()  # a planted symlink is removed, never followed
+        fd = os.open(target, flags, 0o644)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    return target
+
+
+def extract_entries(
+    source,
+    directory: str | os.PathLike,
+    *,
+    kinds: Iterable[str] | None = None,
+    archs: Iterable | None = None,
+    force: bool = False,
+    embedded: bool = False,
+    relocatable: bool | None = None,
+    source_name: str | None = None,
+    on_error: Callable[[FatbinEntry, str, Exception], None] | None = None,
+) -> list[Path]:
+    """Write the entries of every fatbin in ``source`` as files in ``directory``, named as cuobjdump does.
+
+    Parameters
+    ----------
+    source : path or bytes-like
+        Anything :func:`iter_fatbins` reads.
+    directory : path
+        Created if missing. Nothing is written outside it, whatever the identifiers in the container say.
+    kinds : iterable of str, optional
+        Entry kinds to write (``"elf"``/``"cubin"``, ``"ptx"``, ``"ltoir"``, ``"reloc"``, ``"tile_ir"``,
+        ``"index"``). Default: all.
+    archs : iterable of arch specs, optional
+        Only entries for these archs (suffix included: ``sm_90a`` is not ``sm_90``). Default: all.
+    force : bool, optional
+        Replace existing files (a symlink at a target name is removed, never followed). Default: False.
+    embedded, relocatable : optional
+        As for :func:`iter_fatbins`.
+    source_name : str, optional
+        The name to derive file names from when ``source`` is data. Default: the path's name, or ``"data"``.
+    on_error : callable, optional
+        Called as ``on_error(entry, name, exc)`` for an entry whose payload cannot be decoded
+        (obfuscated LTO-IR, a corrupt stream), and the extraction goes on. Default: None (raise).
+
+    Returns
+    -------
+    list of Path
+        The files written, in container order.
+
+    Raises
+    ------
+    ExtractError
+        A target exists (without ``force``) or is a directory; nothing has been written in that case.
+    FatbinFormatError
+        The source is malformed, an entry cannot be decoded (without ``on_error``), or the output would
+        exceed ``MAX_EXPANSION`` times the input size.
+    ValueError
+        An unknown kind or arch in ``kinds``/``archs``.
+    """
+    want_kinds = None
+    if kinds is not None:
+        want_kinds = {_KIND_ALIASES.get(k, k) for k in ([kinds] if isinstance(kinds, str) else kinds)}
+        unknown = sorted(want_kinds - set(EXTENSIONS))
+        if unknown:
+            raise ValueError(f"unknown entry kind(s) {', '.join(unknown)}; use {', '.join(sorted(EXTENSIONS))}")
+    want_archs = None if archs is None else {Arch.parse(a) for a in ([archs] if isinstance(archs, str) else archs)}
+    if source_name is None:
+        source_name = Path(os.fsdecode(source)).name if isinstance(source, (str, os.PathLike)) else "data"
+    fatbins = list(iter_fatbins(source, embedded=embedded, relocatable=relocatable))
+    size = os.stat(source).st_size if isinstance(source, (str, os.PathLike)) and source != "-" else None
+    if size is None:
+        size = sum(fb.size for fb in fatbins)
+    plan = [
+        (e, name)
+        for e, name in entry_file_names(fatbins, source_name)
+        if (want_kinds is None or e.kind in want_kinds) and (want_archs is None or e.arch in want_archs)
+    ]
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    out = out.resolve()
+    if not force:
+        clash = [name for _, name in plan if os.path.lexists(out / name)]
+        if clash:
+            raise ExtractError(f"{out / clash[0]} exists ({len(clash)} file(s) in all); pass --force to replace")
+    limit = MAX_EXPANSION * max(size, 1)
+    written: list[Path] = []
+    total = 0
+    for e, name in plan:
+        try:
+            data = e.data()
+        except FatbinFormatError as exc:
+            if on_error is None:
+                raise
+            on_error(e, name, exc)
+            continue
+        if e.kind in ("ptx", "reloc"):
+            data = data.rstrip(b"\0")
+        total += len(data)
+        if total > limit:
+            raise FatbinFormatError(
+                f"extracting would write over {limit} bytes ({MAX_EXPANSION}x the input); refused", e.offset
+            )
+        written.append(_write_new(out, name, data, force))
+    return written
