@@ -405,6 +405,8 @@ def _open_path(path) -> _Data:
     shown = os.fsdecode(path)
     try:
         f = open(path, "rb")  # noqa: SIM115 - closed below; the map keeps its own descriptor
+    except IsADirectoryError:
+        raise FatbinFormatError(f"{shown!r} is not a regular file, a pipe or standard input", 0) from None
     except OSError as e:
         raise OSError(e.errno, f"cannot read {shown!r}: {e.strerror}") from None
     with f:
