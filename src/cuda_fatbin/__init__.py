@@ -1,39 +1,95 @@
-"""cuda-fatbin: make CUDA fat binaries in-process for ``cuda.core``.
+"""cuda-fatbin: make CUDA fat binaries in-process for ``cuda.core``, and read the ones already out there.
 
-``import cuda_fatbin`` is cheap: the modules here import neither ``cuda.core`` nor the compiler
-libraries until a function that needs them runs. Names of the compile side are loaded on first
-use (PEP 562 ``__getattr__``).
+``import cuda_fatbin`` imports nothing but this file: every public name is loaded from its module on
+first use (PEP 562 ``__getattr__``), so ``cuda-fatbin inspect`` never pays for the compile side, and
+the modules of the compile side import ``cuda.core`` and the compiler libraries only when they run.
 """
 
 from __future__ import annotations
 
 import importlib
 
-from ._arch import Arch, ArchList, parse_archs
-from ._bundle import BundleCoverageError, BundleError, KernelBundle, KernelSuite
-from ._cache import CacheReport
-from ._detect import Detected, detect
-from ._driver import NoDriverError
-from ._extract import ExtractError, extract_entries
-from ._fatbin import (
-    FatbinBuilder,
-    FatbinError,
-    FatbinLibraryError,
-    FatbinOptions,
-    Part,
-    build_fatbin,
-    from_parts,
-    nvfatbin_version,
-)
-from ._multiarch import FatbinCompileError, Job, Plan, plan_fatbin
-from ._reader import Fatbin, FatbinEntry, FatbinFormatError, iter_fatbins, read_fatbin
-from ._select import RULES, Selection, coverage, select_entry
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 
 __version__ = "0.1.0"
 
-# Public names whose modules import cuda.core or the compilers: loaded on first attribute access.
-_LAZY: dict[str, str] = {"Program": "._program", "ProgramOptions": "._program"}
+# Public name -> the module that defines it.
+_LAZY: dict[str, str] = {
+    "Arch": "._arch",
+    "ArchList": "._arch",
+    "parse_archs": "._arch",
+    "BundleCoverageError": "._bundle",
+    "BundleError": "._bundle",
+    "KernelBundle": "._bundle",
+    "KernelSuite": "._bundle",
+    "CacheReport": "._cache",
+    "Detected": "._detect",
+    "detect": "._detect",
+    "NoDriverError": "._driver",
+    "ExtractError": "._extract",
+    "extract_entries": "._extract",
+    "FatbinBuilder": "._fatbin",
+    "FatbinError": "._fatbin",
+    "FatbinLibraryError": "._fatbin",
+    "FatbinOptions": "._fatbin",
+    "Part": "._fatbin",
+    "build_fatbin": "._fatbin",
+    "from_parts": "._fatbin",
+    "nvfatbin_version": "._fatbin",
+    "FatbinCompileError": "._multiarch",
+    "Job": "._multiarch",
+    "Plan": "._multiarch",
+    "plan_fatbin": "._multiarch",
+    "Program": "._program",
+    "ProgramOptions": "._program",
+    "Fatbin": "._reader",
+    "FatbinEntry": "._reader",
+    "FatbinFormatError": "._reader",
+    "iter_fatbins": "._reader",
+    "read_fatbin": "._reader",
+    "RULES": "._select",
+    "Selection": "._select",
+    "coverage": "._select",
+    "select_entry": "._select",
+}
 
+if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names come from __getattr__
+    from ._arch import Arch as Arch
+    from ._arch import ArchList as ArchList
+    from ._arch import parse_archs as parse_archs
+    from ._bundle import BundleCoverageError as BundleCoverageError
+    from ._bundle import BundleError as BundleError
+    from ._bundle import KernelBundle as KernelBundle
+    from ._bundle import KernelSuite as KernelSuite
+    from ._cache import CacheReport as CacheReport
+    from ._detect import Detected as Detected
+    from ._detect import detect as detect
+    from ._driver import NoDriverError as NoDriverError
+    from ._extract import ExtractError as ExtractError
+    from ._extract import extract_entries as extract_entries
+    from ._fatbin import FatbinBuilder as FatbinBuilder
+    from ._fatbin import FatbinError as FatbinError
+    from ._fatbin import FatbinLibraryError as FatbinLibraryError
+    from ._fatbin import FatbinOptions as FatbinOptions
+    from ._fatbin import Part as Part
+    from ._fatbin import build_fatbin as build_fatbin
+    from ._fatbin import from_parts as from_parts
+    from ._fatbin import nvfatbin_version as nvfatbin_version
+    from ._multiarch import FatbinCompileError as FatbinCompileError
+    from ._multiarch import Job as Job
+    from ._multiarch import Plan as Plan
+    from ._multiarch import plan_fatbin as plan_fatbin
+    from ._program import Program as Program
+    from ._program import ProgramOptions as ProgramOptions
+    from ._reader import Fatbin as Fatbin
+    from ._reader import FatbinEntry as FatbinEntry
+    from ._reader import FatbinFormatError as FatbinFormatError
+    from ._reader import iter_fatbins as iter_fatbins
+    from ._reader import read_fatbin as read_fatbin
+    from ._select import RULES as RULES
+    from ._select import Selection as Selection
+    from ._select import coverage as coverage
+    from ._select import select_entry as select_entry
 
 __all__ = [
     "RULES",
@@ -42,36 +98,37 @@ __all__ = [
     "BundleCoverageError",
     "BundleError",
     "CacheReport",
-    "KernelBundle",
-    "KernelSuite",
     "Detected",
     "ExtractError",
-    "NoDriverError",
-    "extract_entries",
-    "FatbinCompileError",
-    "Job",
-    "Plan",
-    "parse_archs",
-    "plan_fatbin",
     "Fatbin",
-    "FatbinEntry",
-    "FatbinFormatError",
-    "Selection",
-    "coverage",
-    "iter_fatbins",
-    "read_fatbin",
-    "select_entry",
     "FatbinBuilder",
+    "FatbinCompileError",
+    "FatbinEntry",
     "FatbinError",
+    "FatbinFormatError",
     "FatbinLibraryError",
     "FatbinOptions",
+    "Job",
+    "KernelBundle",
+    "KernelSuite",
+    "NoDriverError",
     "Part",
+    "Plan",
+    "Program",
+    "ProgramOptions",
+    "Selection",
     "__version__",
     "build_fatbin",
+    "coverage",
     "detect",
+    "extract_entries",
     "from_parts",
+    "iter_fatbins",
     "nvfatbin_version",
-    *_LAZY,
+    "parse_archs",
+    "plan_fatbin",
+    "read_fatbin",
+    "select_entry",
 ]
 
 

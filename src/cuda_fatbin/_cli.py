@@ -9,6 +9,7 @@ The ``--json`` outputs are documented in docs/cli.md and versioned by their ``"s
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import os
 import sys
@@ -50,10 +51,12 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[object]], out=None) -
         except ImportError:
             pass
     widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
-    print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip(), file=out)
-    print("  ".join("-" * w for w in widths), file=out)
-    for r in cells:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip(), file=out)
+    lines = [
+        "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip(),
+        "  ".join("-" * w for w in widths),
+    ]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    out.write("\n".join(lines) + "\n")
 
 
 class _Progress:
@@ -95,9 +98,9 @@ def _fatbins(path: str, embedded: bool = False, relocatable: bool | None = None)
 
 def _where(fb) -> str:
     if fb.standalone:
-        return "standalone file"
-    marks = "".join(f", {m}" for m in ("relocatable", "embedded") if getattr(fb, m))
-    return (f"{fb.section} @ {fb.offset:#x}" if fb.section else f"fatbin @ {fb.offset:#x}") + marks
+        return "standalone"
+    marks = "".join(f" ({m})" for m in ("relocatable", "embedded") if getattr(fb, m))
+    return (f"{fb.section}@{fb.offset:#x}" if fb.section else f"@{fb.offset:#x}") + marks
 
 
 def _relocatable_flag(args) -> bool | None:
@@ -138,23 +141,17 @@ def cmd_inspect(args) -> int:
     for path, fatbins, error in files:
         if error is not None:
             continue
-        n = sum(1 for fb in fatbins for _ in fb.iter_entries())
-        if not n:
+        pairs = [(fb, e) for fb in fatbins for e in fb.iter_entries()]
+        if not pairs:
             print(f"{path}: does not contain device code\n")
             continue
-        print(f"{path}: {len(fatbins)} fatbin(s), {n} entries")
-        for fb in fatbins:
-            print(f"\n  {_where(fb)}, {fb.size} bytes")
-            rows = [(e.kind, e.arch, f"{e.version[0]}.{e.version[1]}", e.size, e.stored_size or "-",
-                     "in concat" if e.concatenated else e.compression, e.identifier or "")
-                    for e in fb.iter_entries()]  # fmt: skip
-            _table(["kind", "arch", "version", "size", "stored", "compression", "identifier"], rows)
-        size = sum(e.size for fb in fatbins for e in fb.iter_entries())
+        print(f"{path}: {len(fatbins)} fatbin(s), {len(pairs)} entries\n")
+        rows = [(_where(fb), e.kind, e.arch, f"{e.version[0]}.{e.version[1]}", e.size, e.stored_size or "-",
+                 "in concat" if e.concatenated else e.compression, e.identifier or "") for fb, e in pairs]  # fmt: skip
+        _table(["fatbin", "kind", "arch", "version", "size", "stored", "compression", "identifier"], rows)
+        size = sum(e.size for _, e in pairs)
         stored = sum(fb.size for fb in fatbins)
-        kinds: dict = {}
-        for fb in fatbins:
-            for e in fb.iter_entries():
-                kinds[e.kind] = kinds.get(e.kind, 0) + 1
+        kinds = collections.Counter(e.kind for _, e in pairs)
         print(f"\n  total: {', '.join(f'{v} {k}' for k, v in sorted(kinds.items()))}; {size} bytes of payload "
               f"in {stored} bytes of fatbin\n")  # fmt: skip
     return 1 if failed else 0

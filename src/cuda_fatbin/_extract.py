@@ -66,14 +66,15 @@ def _arch_label(entry: FatbinEntry) -> str:
     return f"sm_{a.sm}{'a' if a.suffix == 'a' else ''}"  # cuobjdump names an f entry by its base arch
 
 
-def entry_file_names(fatbins: Iterable, source_name: str) -> Iterable[tuple[FatbinEntry, str]]:
-    """``(entry, file name)`` for every entry, as cuobjdump names them, each name made safe and unique.
+def entry_file_names(fatbins: Iterable, source_name: str, *, unique: bool = True) -> Iterable[tuple[FatbinEntry, str]]:
+    """``(entry, file name)`` for every entry, as cuobjdump names them, each name made safe (and ``unique``).
 
     An entry with an identifier is named ``<identifier without its directory and last extension>.<arch>.<ext>``;
     one without, ``<source file name without its last extension>.<n>.<arch>.<ext>`` where ``n`` counts
     the entries of that kind from 1 across the file; a standalone cubin or PTX file,
     ``<source stem>.<arch>.<ext>``. The arch is ``sm_XX`` (with ``a``; an ``f`` entry takes its base
-    arch). A name already given gets ``-2``, ``-3``, ... before the arch.
+    arch). With ``unique`` (default), a name already given gets ``-2``, ``-3``, ... before the arch;
+    without, names are exactly cuobjdump's listing names (which can repeat).
     """
     stem = safe_name(_drop_extension(safe_name(source_name)))
     counters: dict[str, int] = {}
@@ -89,7 +90,7 @@ def entry_file_names(fatbins: Iterable, source_name: str) -> Iterable[tuple[Fatb
                 base = f"{stem}.{counters[e.kind]}"
             suffix = f".{_arch_label(e)}.{EXTENSIONS.get(e.kind, 'bin')}"
             name, k = base + suffix, 2
-            while name.casefold() in used:  # case-insensitive file systems collide on case too
+            while unique and name.casefold() in used:  # case-insensitive file systems collide on case too
                 name, k = f"{base}-{k}{suffix}", k + 1
             used.add(name.casefold())
             yield e, name

@@ -20,13 +20,15 @@ This module does not import the compile side (cuda.core, NVRTC, libnvfatbin).
 from __future__ import annotations
 
 import bisect
+import contextlib
+import functools
 import mmap
 import os
 import stat
 import struct
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 
 from ._arch import Arch
 from ._detect import FATBIN_MAGIC, LTOIR_MAGIC, TILE_IR_MAGIC, cubin_arch, ltoir_arch, ptx_target, ptx_version
@@ -65,6 +67,7 @@ _SECTIONS = (".nv_fatbin", "__nv_relfatbin")
 _RELOCATABLE_SECTION = "__nv_relfatbin"
 _MAX_GAP = 4096  # zero padding tolerated between back-to-back fatbins in a section
 _SHT_NOBITS = 8
+_WINDOW = 32 << 20  # the embedded-fatbin search lets go of what it has searched every 32 MiB
 
 
 class FatbinFormatError(ValueError):
@@ -87,11 +90,12 @@ class FatbinFormatError(ValueError):
         self.offset = offset
 
 
+_HOSTS = {bits: next((n for bit, n in ((FLAG_LINUX, "linux"), (FLAG_WINDOWS, "windows"), (FLAG_MAC, "mac"))
+                      if bits & bit), None) for bits in range(0, 0x80, 0x10)}  # fmt: skip
+
+
 def _host(flags: int) -> str | None:
-    for bit, name in ((FLAG_LINUX, "linux"), (FLAG_WINDOWS, "windows"), (FLAG_MAC, "mac")):
-        if flags & bit:
-            return name
-    return None
+    return _HOSTS[flags & (FLAG_LINUX | FLAG_MAC | FLAG_WINDOWS)]
 
 
 def _described(kind: int, sm: int, vmajor: int, vminor: int, flags: int) -> dict:
@@ -110,9 +114,13 @@ def _described(kind: int, sm: int, vmajor: int, vminor: int, flags: int) -> dict
 
 
 def _arch(sm: int, flags: int) -> Arch | None:
+    return _arch_of(sm, "a" if flags & FLAG_ARCH_SPECIFIC else ("f" if flags & FLAG_FAMILY else ""))
+
+
+@functools.lru_cache(maxsize=1024)
+def _arch_of(sm: int, suffix: str) -> Arch | None:  # Arch is immutable: one object per value serves every entry
     if sm == 0:
         return None
-    suffix = "a" if flags & FLAG_ARCH_SPECIFIC else ("f" if flags & FLAG_FAMILY else "")
     try:
         return Arch(sm // 10, sm % 10, suffix)
     except ValueError:
@@ -258,6 +266,19 @@ class FatbinEntry:
         return f"<FatbinEntry {self.kind}{arch}{ident} {self.size} bytes, {self.compression} at {self.offset:#x}>"
 
 
+_ENTRY_DEFAULTS = {f.name: f.default for f in fields(FatbinEntry) if f.default is not MISSING}
+
+
+def _new_entry(values: dict) -> FatbinEntry:
+    """A FatbinEntry without the frozen dataclass's per-field ``__setattr__``: listing makes tens of thousands."""
+    entry = object.__new__(FatbinEntry)
+    state = entry.__dict__
+    state.update(_ENTRY_DEFAULTS)
+    state.update(values)
+    state["_stream"] = []
+    return entry
+
+
 def _trim_elf(data: bytes, offset: int) -> bytes:
     """Cut container padding after an ELF image; refuse anything but zeros there."""
     try:
@@ -376,6 +397,14 @@ class _Data:
         if isinstance(self._raw, memoryview):  # a caller's view of unknown origin: copy once
             self._raw = bytes(self._raw)
         return self._raw.find(sub, start, end)
+
+    def release(self, start: int, end: int) -> None:
+        """Drop the pages of [start, end) of a mapped file from this process (they stay in the page cache)."""
+        advice = getattr(mmap, "MADV_DONTNEED", None)
+        if self._mapped is not None and advice is not None:
+            start -= start % mmap.PAGESIZE
+            with contextlib.suppress(OSError, ValueError):
+                self._mapped.madvise(advice, start, max(0, min(end, len(self)) - start))
 
     def check(self, end: int, offset: int) -> None:
         """Raise if a mapped file is now shorter than ``end`` (reading the map would raise SIGBUS)."""
@@ -611,15 +640,18 @@ def _scan(src: _Data, ranges: list[tuple[int, int, str | None]], seen: _Seen) ->
             merged.append([start, end, name])
     for start, end, name in merged:
         pos = start
+        window = start
         while True:
             pos = src.find(FATBIN_MAGIC, pos, end)
+            if pos - window > _WINDOW or pos < 0:  # searched bytes are not kept: memory stays bounded
+                src.release(window, pos if pos >= 0 else end)
+                window = pos
             if pos < 0:
                 break
             owner = seen.inside(pos)
             if owner is not None:
                 pos = seen.by_start[owner]
                 continue
-            src.check(pos + 16, pos)
             try:
                 fatbin = _parse(src, pos, end, name, strict=True)
             except FatbinFormatError as e:
@@ -635,11 +667,14 @@ def _scan(src: _Data, ranges: list[tuple[int, int, str | None]], seen: _Seen) ->
             pos += fatbin.size
 
 
+_struct = functools.lru_cache(maxsize=None)(struct.Struct)
+
+
 def _u(fmt: str, buf, offset: int, limit: int, what: str) -> tuple:
-    size = struct.calcsize(fmt)
-    if offset < 0 or offset + size > limit:
-        raise FatbinFormatError(f"truncated {what}: need {size} bytes, {max(0, limit - offset)} left", offset)
-    return struct.unpack_from(fmt, buf, offset)
+    st = _struct(fmt)
+    if offset < 0 or offset + st.size > limit:
+        raise FatbinFormatError(f"truncated {what}: need {st.size} bytes, {max(0, limit - offset)} left", offset)
+    return st.unpack_from(buf, offset)
 
 
 def _parse(
@@ -678,7 +713,7 @@ def _string(buf, entry_start: int, off: int, length: int, limit: int, what: str)
 def _options_record(buf, pos: int, opt_off: int, limit: int, what: str) -> tuple[int, int]:
     """``(string offset, length)`` of the options record at ``pos + opt_off``, both checked to lie below ``limit``."""
     s_off, s_len = _u("<II", buf, pos + opt_off, limit, f"{what} options record")
-    if s_off < _ENTRY_SIZE or pos + s_off + s_len > limit:
+    if s_len and (s_off < _ENTRY_SIZE or pos + s_off + s_len > limit):  # {0, 0}: no options (seen in cuFFT)
         raise FatbinFormatError(f"{what} options ({s_len} bytes at +{s_off:#x}) lie outside the header", pos)
     return s_off, s_len
 
@@ -721,20 +756,13 @@ def _parse_entry(src: _Data, pos: int, end: int, strict: bool) -> tuple[FatbinEn
         size = usize
     else:
         size = usize if compression == "obfuscated" and usize else psize
-    entry = FatbinEntry(
-        **_described(kind, sm, vmajor, vminor, flags),
-        identifier=identifier,
-        options=options,
-        compression=compression,
-        stored_size=psize,
-        size=size,
-        offset=pos,
-        _src=src,
-        _payload=header_end,
-        _compressed=csize if compression in ("zstd", "lz4") else 0,
-    )
+    values = _described(kind, sm, vmajor, vminor, flags)
+    values.update(identifier=identifier, options=options, compression=compression, stored_size=psize, size=size,
+                  offset=pos, _src=src, _payload=header_end,
+                  _compressed=csize if compression in ("zstd", "lz4") else 0)  # fmt: skip
+    entry = _new_entry(values)
     if kind == 0x100:
-        object.__setattr__(entry, "members", _parse_members(src, pos, opt_off, header_end, entry))
+        entry.__dict__["members"] = _parse_members(src, pos, opt_off, header_end, entry)
     return entry, hsize + psize
 
 

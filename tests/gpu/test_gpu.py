@@ -5,6 +5,8 @@ Run on the GPU machine: ``PYTHONPATH=src python3 -m pytest -m gpu`` (skips clean
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -206,3 +208,55 @@ def test_kernel_bundle_on_the_device(device, tmp_path):
     with pytest.raises(BundleCoverageError, match=f"compute capability {gpu.capability}"):
         KernelBundle.open(tmp_path / "no").load("saxpy")
     assert bundle.suites == ["saxpy"]
+
+
+RDC_KERNEL = r"""
+extern "C" __global__ void k(int* out) { *out = 60; }
+"""
+RDC_MAIN = r"""
+#include <cstdio>
+extern "C" __global__ void k(int* out);
+int main() {
+    int* d; int h = 0;
+    cudaMalloc(&d, sizeof(int));
+    k<<<1, 1>>>(d);
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e == cudaSuccess) e = cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess) { printf("ERROR %s\n", cudaGetErrorName(e)); return 0; }
+    printf("TAG %d\n", h);
+    return 0;
+}
+"""
+
+
+def test_relocatable_fatbins_are_never_loaded(device, report, tmp_path):
+    """An -rdc program whose device link made sm_80 only, while __nv_relfatbin also holds sm_90 SASS.
+
+    If the runtime loaded __nv_relfatbin code, the kernel would run on this sm_90 device; the model says
+    it does not (rule "relocatable").
+    """
+    import shutil
+    import subprocess
+
+    from cuda_fatbin import coverage, iter_fatbins
+
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    if not Path(nvcc).exists():
+        pytest.skip("no nvcc on this machine")
+    (tmp_path / "k.cu").write_text(RDC_KERNEL)
+    (tmp_path / "main.cu").write_text(RDC_MAIN)
+    both = ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=sm_90"]
+    for name in ("k", "main"):
+        subprocess.run([nvcc, "-rdc=true", "-c", f"{name}.cu", "-o", f"{name}.o", *both], cwd=tmp_path, check=True)
+    subprocess.run([nvcc, "-rdc=true", "main.o", "k.o", "-o", "app", "-gencode", "arch=compute_80,code=sm_80"],
+                   cwd=tmp_path, check=True)  # fmt: skip
+    fatbins = list(iter_fatbins(tmp_path / "app", relocatable=True))
+    reloc = [str(e.arch) for fb in fatbins if fb.relocatable for e in fb.iter_entries()]
+    assert "sm_90" in reloc  # the code is there, only in __nv_relfatbin
+    gpu = device_arch(device)
+    rows = [row for fb in fatbins for row in coverage(fb, [gpu])]
+    predicted = "ERROR" if not any(rows) else "TAG 60"
+    observed = subprocess.run([str(tmp_path / "app")], capture_output=True, text=True, timeout=60).stdout.strip()
+    report.add(case="-rdc program: device link sm_80, __nv_relfatbin sm_80+sm_90", entries=", ".join(reloc),
+               env="", predicted=predicted, reason="; ".join(r.reason for r in rows), observed=observed)  # fmt: skip
+    assert observed.startswith("ERROR cudaErrorNoKernelImageForDevice") and predicted == "ERROR", observed
