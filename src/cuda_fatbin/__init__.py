@@ -48,6 +48,8 @@ _LAZY: dict[str, str] = {
     "iter_fatbins": "._reader",
     "read_fatbin": "._reader",
     "RULES": "._select",
+    "ScanReport": "._scan",
+    "scan": "._scan",
     "Selection": "._select",
     "coverage": "._select",
     "select_entry": "._select",
@@ -86,6 +88,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names come from
     from ._reader import FatbinFormatError as FatbinFormatError
     from ._reader import iter_fatbins as iter_fatbins
     from ._reader import read_fatbin as read_fatbin
+    from ._scan import ScanReport as ScanReport
+    from ._scan import scan as scan
     from ._select import RULES as RULES
     from ._select import Selection as Selection
     from ._select import coverage as coverage
@@ -116,6 +120,7 @@ __all__ = [
     "Plan",
     "Program",
     "ProgramOptions",
+    "ScanReport",
     "Selection",
     "__version__",
     "build_fatbin",
@@ -128,6 +133,7 @@ __all__ = [
     "parse_archs",
     "plan_fatbin",
     "read_fatbin",
+    "scan",
     "select_entry",
 ]
 

@@ -158,16 +158,13 @@ def cmd_inspect(args) -> int:
 
 
 def cmd_which(args) -> int:
-    from ._arch import Arch, split_arch_list
     from ._select import coverage, parse_driver
 
+    gpus = _gpus(args.gpu)
     try:
-        gpus = [Arch.parse(g) for spec in args.gpu for g in split_arch_list(spec)]
         parse_driver(args.driver)
     except (TypeError, ValueError) as e:
         raise UsageError(str(e)) from None
-    if not gpus:
-        raise UsageError("--gpu names no GPU")
     fatbins = [fb for fb in _fatbins(args.file, args.embedded) if fb.loadable]
     if not fatbins:
         raise Failure(f"{args.file}: no loadable fatbin in it (device code for a device link only, or none)")
@@ -222,6 +219,79 @@ def cmd_extract(args) -> int:
     if not written and not failed:
         raise Failure("no entry matches --kind/--arch")
     return 1 if failed else 0
+
+
+_MARKS = {"SASS exact": "SASS", "SASS compatible": "SASS~", "PTX JIT": "PTX", "needs newer driver": "DRIVER",
+          "no entry": "NONE", None: "-"}  # fmt: skip
+
+
+def _gpus(specs: list[str]) -> list:
+    """GPU specs from repeated --gpu options; ``installed`` asks the driver (without cuda.core)."""
+    from ._arch import Arch, split_arch_list
+    from ._driver import NoDriverError, devices
+
+    out = []
+    try:
+        for spec in specs:
+            for g in split_arch_list(spec):
+                if g.lower() == "installed":
+                    out += [Arch(*d.capability) for d in devices("--gpu installed", "name the GPUs, e.g. --gpu 90")]
+                else:
+                    out.append(Arch.parse(g))
+    except NoDriverError as e:
+        raise Failure(str(e)) from None
+    except (TypeError, ValueError) as e:
+        raise UsageError(str(e)) from None
+    if not out:
+        raise UsageError("--gpu names no GPU")
+    return out
+
+
+def cmd_scan(args) -> int:
+    from ._scan import scan
+    from ._select import parse_driver
+
+    gpus = _gpus(args.gpu)
+    try:
+        parse_driver(args.driver)
+    except (TypeError, ValueError) as e:
+        raise UsageError(str(e)) from None
+    for p in args.paths:
+        if not os.path.exists(p):
+            raise Failure(f"{p}: no such file or directory")
+    progress = None
+    if sys.stderr.isatty() and not args.json:
+
+        def progress(done: int, total: int, path: str) -> None:
+            print(f"\r[{done}/{total}] {os.path.basename(path)[:50]}".ljust(70), end="", file=sys.stderr)
+
+    report = scan(args.paths or None, gpus=gpus, driver=args.driver, embedded=not args.no_embedded,
+                  max_workers=args.jobs, progress=progress)  # fmt: skip
+    if progress:
+        print("\r".ljust(72) + "\r", end="", file=sys.stderr)
+    if args.json:
+        json.dump({"schema": JSON_SCHEMA, **report.to_dict()}, sys.stdout, indent=1)
+        print()
+        return 0 if report.covered else 1
+    dists = report.distributions()
+    with_code = [b for b in report.binaries if b.has_device_code]
+    print(f"{report.files_read} binaries read, {len(with_code)} with device code, in {len(dists)} distribution(s)"
+          + (f"; driver {report.driver}" if report.driver else "; no driver limit") + "\n")  # fmt: skip
+    rows = [(d["distribution"], d["binaries"], *(_MARKS[d["coverage"][g]] for g in report.gpus)) for d in dists]
+    _table(["distribution", "binaries", *report.gpus], rows)
+    print("\nSASS = SASS for that arch, SASS~ = compatible SASS, PTX = JIT-compiled, DRIVER = needs a newer driver,"
+          " NONE = no entry")  # fmt: skip
+    for g in report.gpus:
+        bad = report.uncovered(g)
+        if bad:
+            print(f"\n{g}: {len(bad)} binaries cannot run" + ("; the first 5:" if len(bad) > 5 else ":"))
+            for b in bad[:5]:
+                print(f"  {b.path}: {b.coverage[g]['reason']}")
+    for b in report.binaries:
+        if b.error:
+            print(f"unreadable: {b.path}: {b.error}", file=sys.stderr)
+    print("\nevery GPU is covered" if report.covered else "\nsome GPU is NOT covered", file=sys.stderr)
+    return 0 if report.covered else 1
 
 
 def _fatbin_options(args):
@@ -427,6 +497,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--disable-ptx-jit", action="store_true", help="as with CUDA_DISABLE_PTX_JIT=1")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_which)
+
+    p = sub.add_parser("scan", help="will the binaries of an environment, wheel or folder run on these GPUs?")
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="files, directories and .whl/.zip archives (default: this Python's site-packages)")  # fmt: skip
+    p.add_argument("--gpu", required=True, action="append", metavar="SPEC",
+                   help="compute capabilities, e.g. '75;80;86;89;90;100;120', or 'installed' (repeatable)")  # fmt: skip
+    p.add_argument("--driver", help="driver: CUDA version ('12.4') or driver version ('550.54.14')")
+    p.add_argument("--no-embedded", action="store_true", help="skip the search for fatbins stored as data")
+    p.add_argument("-j", "--jobs", type=int, help="worker processes (default: the CPU count)")
+    p.add_argument("--json", action="store_true", help="machine-readable output (docs/cli.md)")
+    p.set_defaults(func=cmd_scan)
 
     p = sub.add_parser("extract", help="write entries out as files, named like cuobjdump does")
     p.add_argument("file")

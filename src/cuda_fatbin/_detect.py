@@ -11,7 +11,7 @@ import struct
 from typing import NamedTuple
 
 from ._arch import Arch
-from ._elf import ELF_MAGIC, EM_CUDA, ElfFormatError, find_section_by_type, read_header
+from ._elf import ELF_MAGIC, EM_CUDA, ElfFormatError, find_section_by_type, iter_sections, read_header
 
 __all__ = ["KINDS", "Detected", "detect"]
 
@@ -144,6 +144,21 @@ def cubin_arch(data) -> tuple[Arch, bool]:
         return Arch(sm // 10, sm % 10, "a" if a_flag else ""), known
     except ValueError as e:
         raise ValueError(f"cubin e_flags {flags:#x} give no valid arch: {e}") from None
+
+
+def cubin_has_code(data) -> bool:
+    """True when a cubin has a code section (``.text.<function>``); a device-link stub has none.
+
+    Raises
+    ------
+    ValueError
+        If the data is not a well-formed ELF image.
+    """
+    view = _as_bytes_like(data)
+    try:
+        return any(s.name.startswith(".text.") for s in iter_sections(view))
+    except ElfFormatError as e:
+        raise ValueError(f"malformed cubin: {e}") from None
 
 
 def _compat_attribute(view: memoryview, offset: int, size: int, wanted: int) -> int | None:
