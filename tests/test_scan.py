@@ -66,12 +66,41 @@ def test_scan_a_tree(tree):
     assert k.coverage["8.0"]["status"] == "SASS exact" and k.coverage["8.6"]["status"] == "SASS compatible"
     assert k.coverage["12.0"]["status"] == "PTX JIT" and k.coverage["7.5"]["status"] == "no entry"
     assert by["libk.so.1@whl"].distribution == "demo 1.0" and by["libk.so.1@whl"].coverage == k.coverage
-    rdc = by["rdc.o"]
-    assert rdc.fatbins["relocatable"] == 1 and rdc.coverage["8.0"]["status"] == "no entry"
-    assert "device-link input" in rdc.coverage["8.0"]["reason"]
+    rdc = by["rdc.o"]  # an -rdc object: its code runs once linked
+    assert rdc.fatbins == {"registered": 0, "relocatable": 1, "embedded": 0}
+    assert rdc.coverage["8.0"]["status"] == "SASS exact" and "load time" in rdc.coverage["8.0"]["reason"]
+    assert rdc.coverage["9.0"]["status"] == "PTX JIT" and rdc.coverage["7.5"]["status"] == "no entry"
     assert not report.covered and {b.path for b in report.uncovered("sm_75")} >= {data.path, k.path}
     assert report.files_read == 4  # the symlink and the text file are not read
     assert all(b.coverage[g]["status"] in STATUSES for b in report.binaries for g in report.gpus)
+
+
+RDC_MAIN = """
+extern "C" __global__ void k(float* p);
+int main() { k<<<1, 1>>>(0); return 0; }
+"""
+
+
+@pytest.mark.parametrize(
+    "objects, link, expected",
+    [  # observed on an H200 (9.0), driver 580: docs/gpu-validation.md, docs/formats.md
+        (["sm_80", "sm_90"], "sm_80", "SASS exact"),  # ran: the runtime links the objects' sm_90 code at load time
+        (["sm_80"], "sm_80", "no entry"),  # did not run
+        (["sm_80", "compute_80"], "sm_80", "PTX JIT"),  # ran
+        (["sm_80", "sm_90"], "sm_90", "SASS exact"),  # ran: the linked image itself
+    ],
+)
+def test_rdc_programs_follow_the_runtime(tmp_path, needs_nvcc, objects, link, expected):
+    (tmp_path / "k.cu").write_text('extern "C" __global__ void k(float* p) { if (p) p[0] = 1; }\n')
+    (tmp_path / "main.cu").write_text(RDC_MAIN)
+    gencode = [f"-gencode=arch=compute_{a.split('_')[1]},code={a}" for a in objects]
+    for name in ("k", "main"):
+        subprocess.run([needs_nvcc, "-rdc=true", "-c", f"{name}.cu", "-o", f"{name}.o", *gencode], cwd=tmp_path,
+                       check=True)  # fmt: skip
+    subprocess.run([needs_nvcc, "-rdc=true", "main.o", "k.o", "-o", "app",
+                    f"-gencode=arch=compute_{link.split('_')[1]},code={link}"], cwd=tmp_path, check=True)  # fmt: skip
+    [b] = scan([tmp_path / "app"], gpus="9.0", max_workers=1).binaries
+    assert b.coverage["9.0"]["status"] == expected, b.coverage["9.0"]["reason"]
 
 
 def test_scan_with_a_driver(tree):
@@ -82,9 +111,9 @@ def test_scan_with_a_driver(tree):
 
 
 def test_scan_cli_json_and_exit_codes(tree):
-    res = cli("scan", tree, "--gpu", "80", "--gpu", "90", "--json", check=1)
+    res = cli("scan", tree, "--gpu", "75", "--gpu", "90", "--json", check=1)
     doc = json.loads(res.stdout)
-    assert doc["schema"] == 1 and doc["gpus"] == ["8.0", "9.0"] and doc["covered"] is False
+    assert doc["schema"] == 1 and doc["gpus"] == ["7.5", "9.0"] and doc["covered"] is False
     assert set(doc) >= {"gpus", "driver", "binaries", "distributions", "covered"}
     assert set(doc["binaries"][0]) >= {"path", "distribution", "fatbins", "entries", "coverage"}
     res = cli("scan", tree / "pkg" / "libk.so.1", "--gpu", "8.0;9.0", check=0)

@@ -158,6 +158,7 @@ def cmd_inspect(args) -> int:
 
 
 def cmd_which(args) -> int:
+    from ._scan import UNCOVERED, scan_binary
     from ._select import coverage, parse_driver
 
     gpus = _gpus(args.gpu)
@@ -165,15 +166,24 @@ def cmd_which(args) -> int:
         parse_driver(args.driver)
     except (TypeError, ValueError) as e:
         raise UsageError(str(e)) from None
-    fatbins = [fb for fb in _fatbins(args.file, args.embedded) if fb.loadable]
-    if not fatbins:
-        raise Failure(f"{args.file}: no loadable fatbin in it (device code for a device link only, or none)")
+    every = _fatbins(args.file, args.embedded, True)
+    fatbins = [fb for fb in every if fb.loadable]
+    if args.force_ptx_jit or args.disable_ptx_jit or args.file == "-":
+        verdict = None  # the file-wide verdict models neither variable: the per-fatbin rows decide
+    else:
+        verdict = scan_binary(args.file, None, gpus, args.driver, args.embedded).coverage
+    if not fatbins and not verdict:
+        raise Failure(f"{args.file}: no device code in it")
     kw = {"driver": args.driver, "force_ptx_jit": args.force_ptx_jit, "disable_ptx_jit": args.disable_ptx_jit}
     results = [(fb, coverage(fb, gpus, **kw)) for fb in fatbins]
-    covered = all(row for _, rows in results for row in rows)
+    if verdict is None:
+        covered = all(row for _, rows in results for row in rows)
+    else:
+        covered = all(verdict[g.capability]["status"] not in UNCOVERED for g in gpus)
     if args.json:
         doc = {
             "schema": JSON_SCHEMA, "file": args.file, "driver": args.driver, "covered": covered,
+            "verdict": verdict,
             "fatbins": [{"offset": fb.offset, "section": fb.section, "embedded": fb.embedded, "gpus": [
                 {"gpu": str(r.gpu), "capability": r.gpu.capability, "status": r.status, "reason": r.reason,
                  "unconfirmed": r.unconfirmed, "entry": r.entry.as_dict() if r.entry else None} for r in rows
@@ -181,15 +191,31 @@ def cmd_which(args) -> int:
         }  # fmt: skip
         json.dump(doc, sys.stdout, indent=1)
         print()
-    else:
-        for fb, rows in results:
-            if len(results) > 1:
-                print(f"{_where(fb)}:")
-            table = [(r.gpu.capability, r.status, r.reason + (" (rests on a reported rule)" if r.unconfirmed else ""))
-                     for r in rows]  # fmt: skip
-            _table(["gpu", "loads", "why"], table)
-        print("\nevery GPU is covered" if covered else "\nsome GPU is NOT covered", file=sys.stderr)
+        return 0 if covered else 1
+    shown = results if len(results) <= 8 else []
+    for fb, rows in shown:
+        if len(results) > 1:
+            print(f"{_where(fb)}:")
+        table = [(r.gpu.capability, r.status, _clip(r.reason) + (" [reported rule]" if r.unconfirmed else ""))
+                 for r in rows]  # fmt: skip
+        _table(["gpu", "loads", "why"], table)
+        print()
+    if verdict is not None and (len(every) != 1 or every[0].relocatable or every[0].embedded):
+        print(
+            f"{args.file}: {len(every)} fatbins ({sum(fb.relocatable for fb in every)} relocatable, "
+            f"{sum(fb.embedded for fb in every)} stored as data); per GPU (docs/scan.md):"
+        )
+        _table(["gpu", "status", "why"], [(g, v["status"], _clip(v["reason"])) for g, v in verdict.items()])
+    if any(r.unconfirmed for _, rows in shown for r in rows):
+        print("\n[reported rule]: the decision rests on a rule from NVIDIA's documentation that no GPU run of ours "
+              "has confirmed yet (cuda_fatbin.RULES)")  # fmt: skip
+    print("\nevery GPU is covered" if covered else "\nsome GPU is NOT covered", file=sys.stderr)
     return 0 if covered else 1
+
+
+def _clip(text: str, width: int = 100) -> str:
+    """One table cell: at most ``width`` characters, so that the table stays readable."""
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def cmd_extract(args) -> int:

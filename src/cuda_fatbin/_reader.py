@@ -346,8 +346,9 @@ class Fatbin:
     standalone : bool
         True when the source is a single cubin, PTX, LTO-IR or Tile IR file, read as a one-entry fatbin.
     relocatable : bool
-        True for a fatbin of the ``__nv_relfatbin`` section: input to a device link (``-rdc``), which
-        the CUDA runtime never hands to the driver. See docs/formats.md.
+        True for a fatbin of the ``__nv_relfatbin`` section: input to a device link (``-rdc``). In a
+        linked program the CUDA runtime links these at load time when the device-linked ``.nv_fatbin``
+        has no image for the GPU (observed on an H200; docs/formats.md).
     embedded : bool
         True for a fatbin found stored as data (``iter_fatbins(..., embedded=True)``) rather than in a
         section the CUDA runtime registers.
@@ -364,7 +365,7 @@ class Fatbin:
 
     @property
     def loadable(self) -> bool:
-        """True unless the fatbin is relocatable (device-link input the driver never loads)."""
+        """True unless the fatbin is relocatable (device-link input, which needs a link before it can load)."""
         return not self.relocatable
 
     def iter_entries(self, *, flatten: bool = True) -> Iterator[FatbinEntry]:
@@ -512,7 +513,8 @@ def iter_fatbins(source, *, embedded: bool = False, relocatable: bool | None = N
     relocatable : bool or None, optional
         Yield ``__nv_relfatbin`` fatbins (device-link input)? ``None`` (default) does as ``cuobjdump``:
         yes in relocatable objects (``.o``), where they are all the device code there is, no in linked
-        executables and shared libraries, where the runtime never loads them.
+        executables and shared libraries, where the runtime links them only when the device-linked
+        image has no code for the GPU.
 
     Raises
     ------

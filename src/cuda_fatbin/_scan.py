@@ -29,10 +29,13 @@ from ._elf import ELF_MAGIC
 from ._reader import MAX_STREAM, FatbinFormatError, iter_fatbins
 from ._select import parse_driver, select_entry
 
-__all__ = ["STATUSES", "BinaryReport", "ScanReport", "scan"]
+__all__ = ["STATUSES", "UNCOVERED", "BinaryReport", "ScanReport", "scan"]
 
-#: Per-GPU statuses from best to worst. A binary takes the worst over its registered fatbins.
-STATUSES = ("SASS exact", "SASS compatible", "PTX JIT", "needs newer driver", "no entry")
+#: Per-GPU statuses of a binary, from best to worst (docs/scan.md). ``"no kernels"``: its fatbins hold no
+#: code (nvcc's device-link stubs); ``"partial"``: some registered fatbins have code for the GPU and some
+#: none (libraries that dispatch per GPU ship such modules). The last two mean the GPU is not covered.
+STATUSES = ("no kernels", "SASS exact", "SASS compatible", "PTX JIT", "partial", "needs newer driver", "no entry")
+UNCOVERED = ("needs newer driver", "no entry")
 #: Largest archive member read (into memory) by :func:`scan`; larger members are reported, not read.
 MAX_MEMBER = MAX_STREAM
 _RANK = {s: i for i, s in enumerate(STATUSES)}
@@ -108,7 +111,7 @@ class ScanReport:
     def uncovered(self, gpu) -> list[BinaryReport]:
         """Binaries with device code that ``gpu`` (any spelling) cannot run, in path order."""
         key = Arch.parse(gpu).base.capability
-        return [b for b in self.binaries if b.coverage.get(key, {}).get("status") in ("needs newer driver", "no entry")]
+        return [b for b in self.binaries if b.coverage.get(key, {}).get("status") in UNCOVERED]
 
     @property
     def covered(self) -> bool:
@@ -264,6 +267,7 @@ def scan_binary(path: str, member: str | None, gpus: list[Arch], driver, embedde
     report.ptx_isa = sorted(isa, key=lambda v: tuple(map(int, v.split("."))))
     report.compression = sorted(compression)
     registered = [fb for fb in fatbins if fb.loadable and not fb.embedded]
+    relocatable = [fb for fb in fatbins if fb.relocatable]
     stored = [fb for fb in fatbins if fb.embedded]
     report.fatbins = {"registered": len(registered), "relocatable": sum(fb.relocatable for fb in fatbins),
                       "embedded": len(stored)}  # fmt: skip
@@ -271,7 +275,7 @@ def scan_binary(path: str, member: str | None, gpus: list[Arch], driver, embedde
         return report
     cache: dict = {}
     for gpu in gpus:
-        report.coverage[gpu.capability] = _judge_binary(registered, stored, gpu, driver, cache)
+        report.coverage[gpu.capability] = _judge_binary(registered, relocatable, stored, gpu, driver, cache)
     return report
 
 
@@ -300,48 +304,63 @@ def _code(fb, cache: dict) -> bool:
     return cache[key]
 
 
-def _judge_binary(registered: list, stored: list, gpu: Arch, driver, cache: dict) -> dict:
+def _judge_binary(registered: list, relocatable: list, stored: list, gpu: Arch, driver, cache: dict) -> dict:
     """One status per binary and GPU (docs/scan.md).
 
-    Registered fatbins must all load (any kernel may be called): the worst of them counts, except
-    specialised ones (only ``a``/``f`` entries), which a library uses only on their GPUs. Fatbins stored
-    as data are chosen by the library at run time: the best of them counts, and it can stand in for
-    registered ones that do not load.
+    Registered fatbins with code must all load (any kernel may be called): the worst counts, and when
+    some load and others have no entry at all the binary is ``"partial"``. Specialised fatbins (only
+    ``a``/``f`` entries) are used by a library on their GPUs only and are reported beside. Registered
+    fatbins that do not fit are served by the runtime's load-time device link when every relocatable
+    (``-rdc``) fatbin has an entry for the GPU. Fatbins stored as data are chosen by the library at run
+    time: the best of them counts.
     """
+    none, driver_bad, ok = _RANK["no entry"], _RANK["needs newer driver"], _RANK["PTX JIT"]
 
     def rank(row):
         return _RANK[row[0][0]]
 
-    portable = [fb for fb in registered if not _specialised(fb)]
     notes = []
-    status = reason = None
-    rows = [(_status(fb, gpu, driver, cache), fb) for fb in portable]
-    stubs = [r for r in rows if rank(r) >= _RANK["needs newer driver"] and not _code(r[1], cache)]
+    rows = [(_status(fb, gpu, driver, cache), fb) for fb in registered if not _specialised(fb)]
+    stubs = [r for r in rows if rank(r) >= driver_bad and not _code(r[1], cache)]
     if stubs:
         rows = [r for r in rows if r not in stubs]
         notes.append(f"{len(stubs)} registered fatbins without code skipped")
+    linked = [(_status(fb, gpu, driver, cache), fb) for fb in relocatable if _code(fb, cache)]
+    if linked and (not rows or any(rank(r) == none for r in rows)):
+        worst = max(linked, key=rank)
+        if rank(worst) <= ok:  # the runtime's load-time device link stands in for what does not fit
+            via = (worst[0][0], f"the CUDA runtime links the {len(linked)} relocatable (-rdc) fatbins at load time: "
+                                f"{worst[0][1]}")  # fmt: skip
+            rows = [(via, fb) if rank(r) == none else r for r, fb in ((r, r[1]) for r in rows)] or [(via, None)]
+        else:
+            notes.append(f"the load-time link of the {len(linked)} relocatable fatbins cannot serve it either")
+    status = reason = None
     if rows:
-        (status, reason), fb = max(rows, key=rank)
-        bad = sum(rank(r) >= _RANK["needs newer driver"] for r in rows)
-        if bad:
-            reason = f"{bad} of {len(rows)} registered fatbins cannot load (the first at {fb.offset:#x}: {reason})"
-        elif len(rows) > 1:
-            reason = f"all {len(rows)} registered fatbins load (the weakest: {reason})"
-    if len(portable) < len(registered):
-        special = [(_status(fb, gpu, driver, cache), fb) for fb in registered if _specialised(fb)]
-        usable = sum(rank(r) < _RANK["needs newer driver"] for r in special)
-        notes.append(f"{usable} of {len(special)} arch-specific fatbins load")
+        bad = [r for r in rows if rank(r) == none]
+        worst = max(rows, key=rank)
+        if rank(worst) == driver_bad or not bad or len(bad) == len(rows):
+            status, reason = worst[0]
+        else:
+            status = "partial"
+            reason = (f"{len(rows) - len(bad)} of {len(rows)} registered fatbins load, {len(bad)} have no entry "
+                      f"(kernels in those fail if called): {bad[0][0][1]}")  # fmt: skip
+        if len(rows) > 1 and status != "partial":
+            reason = f"{len(rows)} registered fatbins, the weakest: {reason}"
+    special = [(_status(fb, gpu, driver, cache), fb) for fb in registered if _specialised(fb)]
+    if special:
+        notes.append(f"{sum(rank(r) <= ok for r in special)} of {len(special)} arch-specific fatbins load")
         if status is None:
             (status, reason), _fb = min(special, key=rank)
     if stored:
-        rows = [(_status(fb, gpu, driver, cache), fb) for fb in stored]
-        (best, why), _fb = min(rows, key=rank)
-        usable = sum(rank(r) < _RANK["needs newer driver"] for r in rows)
-        notes.append(f"{usable} of {len(rows)} fatbins stored as data load ({best} at best)")
+        srows = [(_status(fb, gpu, driver, cache), fb) for fb in stored]
+        (best, why), _fb = min(srows, key=rank)
+        notes.append(
+            f"{sum(rank(r) <= ok for r in srows)} of {len(srows)} fatbins stored as data load ({best} at best)"
+        )
         if status is None or _RANK[best] < _RANK[status]:
             status, reason = best, f"a fatbin stored as data: {why}"
     if status is None:
-        status, reason = "no entry", "no registered fatbin (device-link input only)"
+        status, reason = ("no kernels", "its fatbins hold no code") if stubs else ("no entry", "no fatbin")
     return {"status": status, "reason": "; ".join([reason, *notes])}
 
 

@@ -70,11 +70,11 @@ RULES: dict[str, Rule] = {
         "reported",
         "RAPIDS rapids_cuda_enable_fatbin_compression docs (docs/formats.md)",
     ),
-    "relocatable": Rule(
-        "fatbins of the __nv_relfatbin section (-rdc device-link input) are never loaded: the runtime registers "
-        "the device-linked .nv_fatbin only",
-        "reported",
-        "docs/formats.md (cuobjdump skips them in linked files; .nvFatBinSegment wrappers)",
+    "relocatable_link": Rule(
+        "a program's __nv_relfatbin fatbins (-rdc objects) are device-linked by the CUDA runtime at load time when "
+        "its device-linked .nv_fatbin has no image for the GPU: each object needs SASS for the GPU or PTX",
+        "checked",
+        "docs/gpu-validation.md (H200, driver 580: six -rdc programs, docs/formats.md)",
     ),
     "tie_order": Rule(
         "among equally good entries: 'a' before 'f' before plain, then container order",
@@ -290,12 +290,6 @@ def select_entry(fatbin, gpu, *, driver=None, force_ptx_jit: bool = False, disab
     gpu = Arch.parse(gpu).base
     cuda = parse_driver(driver)
     fb = _fatbin_of(fatbin)
-    if fb.relocatable:
-        why = "in __nv_relfatbin: device-link input (-rdc), which the runtime never loads"
-        return Selection(
-            gpu, None, "none", f"no entry fits {gpu.capability}: the fatbin is {why}",
-            tuple((e, why) for e in fb.iter_entries()), ("relocatable",),
-        )  # fmt: skip
     chosen: list[tuple[tuple, FatbinEntry, str, str, tuple]] = []
     rejected = []
     for index, e in enumerate(fb.iter_entries()):
@@ -320,6 +314,9 @@ def select_entry(fatbin, gpu, *, driver=None, force_ptx_jit: bool = False, disab
     ties = [c for c in chosen[1:] if c[0][:2] == chosen[0][0][:2]]
     if ties:
         extra.append("tie_order")
+    if fb.relocatable:
+        extra.append("relocatable_link")
+        reason += "; linked at load time by the CUDA runtime (this fatbin is -rdc device-link input)"
     others = tuple(rejected) + tuple((c[1], f"also runnable ({c[2]}), not preferred") for c in chosen[1:])
     return Selection(gpu, entry, status, reason, others, (*rules, *extra))
 
