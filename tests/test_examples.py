@@ -16,3 +16,14 @@ def test_example_runs(path, tmp_path):
     res = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert res.returncode == 0, res.stdout + res.stderr
     assert res.stdout.strip()
+
+
+def test_readme_first_snippet_runs(tmp_path):
+    """The README's opening example runs as written on a machine without a GPU."""
+    import re
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    first = re.search(r"```python\n(.*?)```", readme, re.S).group(1)
+    res = subprocess.run([sys.executable, "-c", first], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split()[1] == "fatbin"

@@ -247,8 +247,8 @@ def cmd_extract(args) -> int:
     return 1 if failed else 0
 
 
-_MARKS = {"SASS exact": "SASS", "SASS compatible": "SASS~", "PTX JIT": "PTX", "needs newer driver": "DRIVER",
-          "no entry": "NONE", None: "-"}  # fmt: skip
+_MARKS = {"SASS exact": "SASS", "SASS compatible": "SASS~", "PTX JIT": "PTX", "partial": "PART",
+          "needs newer driver": "DRIVER", "no entry": "NONE", "no kernels": "-", None: "-"}  # fmt: skip
 
 
 def _gpus(specs: list[str]) -> list:
@@ -305,8 +305,8 @@ def cmd_scan(args) -> int:
           + (f"; driver {report.driver}" if report.driver else "; no driver limit") + "\n")  # fmt: skip
     rows = [(d["distribution"], d["binaries"], *(_MARKS[d["coverage"][g]] for g in report.gpus)) for d in dists]
     _table(["distribution", "binaries", *report.gpus], rows)
-    print("\nSASS = SASS for that arch, SASS~ = compatible SASS, PTX = JIT-compiled, DRIVER = needs a newer driver,"
-          " NONE = no entry")  # fmt: skip
+    print("\nSASS = SASS for that arch, SASS~ = compatible SASS, PTX = JIT-compiled, PART = some modules only "
+          "(per-GPU kernels), DRIVER = needs a newer driver, NONE = no entry (docs/scan.md)")  # fmt: skip
     for g in report.gpus:
         bad = report.uncovered(g)
         if bad:
