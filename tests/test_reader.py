@@ -6,6 +6,7 @@ import struct
 import subprocess
 import time
 import tracemalloc
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -339,3 +340,92 @@ def _fuzz_seed(artifacts, opts) -> bytes:
         _SEEDS[opts] = build_fatbin([artifacts[("cubin", "sm_80")], Part(artifacts[("ptx", "sm_90")], identifier="p",
                                      options="-O3")], options=opts)  # fmt: skip
     return _SEEDS[opts]
+
+
+CONCAT_SPECS = ["sm_75", "sm_80", "sm_90", "sm_90a", "sm_100", "sm_100a", "sm_100f", "sm_120"]
+
+
+@pytest.mark.parametrize("mode", [None, "speed", "size", "balance"])
+def test_concat_every_mode_matches_cuobjdump(mode, artifacts, supported_specs, cuobjdump, cuobjdump_path, tmp_path):
+    """ELF members of SM >= 100 carry an options record (.nv.compat): the member table must skip it."""
+    if nvfatbin_version() < (13, 4):
+        pytest.skip("libnvfatbin < 13.4 has no -concat")
+    specs = [s for s in CONCAT_SPECS if s in supported_specs]
+    parts = [Part(artifacts[("cubin", s)], "cubin", s) for s in specs]
+    parts += [Part(artifacts[("ptx", "sm_120")], "ptx", "sm_120", options="-O3"),
+              Part(artifacts[("ptx", "sm_80")], "ptx", "sm_80")]  # fmt: skip
+    data = build_fatbin(parts, options=FatbinOptions(concat=True, compress_mode=mode))
+    fatbins = assert_matches_cuobjdump(data, cuobjdump, cuobjdump_path, tmp_path)
+    members = [e for fb in fatbins for e in fb.iter_entries()]
+    assert all(e.concatenated and e.compression == "none" for e in members)
+    assert {e.compression for fb in fatbins for e in fb.entries} == {"lz4" if mode == "speed" else "zstd"}
+    assert sorted(str(e.arch) for e in members if e.kind == "elf") == sorted(specs)
+    assert [e.options for e in members if e.kind == "ptx"] == ["-O3", ""]
+    by_arch = {str(e.arch): e.data() for e in members if e.kind == "elf"}
+    assert all(by_arch[s] == artifacts[("cubin", s)] for s in specs)
+    out = tmp_path / "x"
+    out.mkdir()
+    path = tmp_path / "c.fatbin"
+    path.write_bytes(data)
+    subprocess.run([cuobjdump_path, "-xelf", "all", "-xptx", "all", str(path)], cwd=out, check=True,
+                   capture_output=True)  # fmt: skip
+    from cuda_fatbin import extract_entries
+
+    ours = {p.name: p.read_bytes() for p in extract_entries(path, tmp_path / "y", kinds=["elf", "ptx"])}
+    assert ours == {p.name: p.read_bytes() for p in out.iterdir()}
+
+
+@pytest.mark.parametrize("name", ["nvrtc129_sm_75", "nvrtc129_sm_80", "nvrtc129_sm_90a", "nvrtc129_sm_100a"])
+def test_single_cubins_read_as_cuobjdump_lists_them(name, cuobjdump_path, tmp_path):
+    """ptxas 12.9 cubins (ELF ABI 7 below sm_100, 8 from it; a marker in e_flags) as one-entry fatbins."""
+    path = Path(__file__).parent / "data" / f"{name}.cubin"
+    fb = read_fatbin(path)
+    [entry] = fb.entries
+    assert fb.standalone and entry.kind == "elf" and str(entry.arch) == name.split("_", 1)[1]
+    assert entry.version == (1, 8 if "100" in name else 7) and entry.data() == path.read_bytes()
+    assert [fb.standalone for fb in iter_fatbins(path)] == [True]
+    out = subprocess.run([cuobjdump_path, "-lelf", str(path)], capture_output=True, text=True).stdout
+    assert our_listing([fb]) == listing(out)
+
+
+def test_single_artifacts_of_every_kind(artifacts, tmp_path):
+    ptx = read_fatbin(artifacts[("ptx", "sm_90a")])
+    assert [(e.kind, str(e.arch), e.version[0]) for e in ptx.entries] == [("ptx", "sm_90a", 9)]
+    lto = read_fatbin(artifacts[("ltoir", "sm_80")])
+    assert [(e.kind, str(e.arch)) for e in lto.entries] == [("ltoir", "sm_80")]
+    tile = b"\x7fTileIR\x00" + bytes([13, 1, 0, 0]) + bytes(20)
+    assert [(e.kind, e.version) for e in read_fatbin(tile).entries] == [("tile_ir", (13 * 256 + 1, 0))]
+    assert read_fatbin(artifacts[("ptx", "sm_80")]).entries[0].data() == artifacts[("ptx", "sm_80")]
+    from cuda_fatbin import select_entry
+
+    assert select_entry(read_fatbin(artifacts[("cubin", "sm_90")]), "9.0").status == "SASS exact"
+
+
+def test_embedded_fatbins_in_data_and_in_elf_sections(artifacts):
+    from test_hostile import elf_with_sections
+
+    fat = build_fatbin([artifacts[("cubin", "sm_90")], artifacts[("ptx", "sm_80")]])
+    blob = b"\x7fXYZ" + b"junk" * 100 + b"\x50\xed\x55\xba garbage that only looks like a header" + bytes(4) + fat
+    with pytest.raises(FatbinFormatError, match="neither a fatbin"):
+        list(iter_fatbins(blob))
+    [found] = list(iter_fatbins(blob, embedded=True))
+    assert found.embedded and found.offset == len(blob) - len(fat) and found.section is None
+    assert [e.kind for e in found.iter_entries()] == ["elf", "ptx"]
+    elf = elf_with_sections(fat + b"\0" * 64 + fat, [(".nv_fatbin", 0, len(fat)), (".rodata", len(fat), len(fat) + 64)])
+    plain = list(iter_fatbins(elf))
+    assert [(fb.section, fb.embedded) for fb in plain] == [(".nv_fatbin", False)]
+    both = list(iter_fatbins(elf, embedded=True))
+    assert [(fb.section, fb.embedded) for fb in both] == [(".nv_fatbin", False), (".rodata", True)]
+    assert both[1].offset == 64 + len(fat) + 64
+
+
+def test_relocatable_listing_follows_cuobjdump(cu_file, tmp_path, cuobjdump_path):
+    """__nv_relfatbin: listed in .o files, left out of linked programs unless asked for (as cuobjdump)."""
+    obj = nvcc(cu_file, tmp_path / "r.o", "-c", "-rdc=true", "-arch=sm_80")
+    app = nvcc(cu_file, tmp_path / "app", "-rdc=true", "-arch=sm_80")
+    assert [fb.relocatable for fb in iter_fatbins(obj)] == [True]
+    linked = list(iter_fatbins(app))
+    assert [fb.relocatable for fb in linked] == [False]
+    assert any(fb.relocatable for fb in iter_fatbins(app, relocatable=True))
+    out = subprocess.run([cuobjdump_path, "-lelf", "-lptx", str(app)], capture_output=True, text=True).stdout
+    assert our_listing(linked) == listing(out)
