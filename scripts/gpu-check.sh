@@ -5,6 +5,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$(mktemp -d)}
+mkdir -p "$OUT"
 export PYTHONPATH="src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 export CUDA_FATBIN_GPU_REPORT="$OUT/selection.json" CUDA_FATBIN_GPU_BENCH="$OUT/bench.json"
 PY=${PYTHON:-python3}

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cuda_fatbin import Arch
+from cuda_fatbin import Arch, parse_archs
 
 
 @pytest.mark.parametrize(
@@ -115,3 +115,20 @@ def test_every_spelling_round_trips(a):
 def test_order_is_total_and_consistent(a, b):
     assert (a < b) + (b < a) + (a == b) == 1
     assert (a == b) == (hash(a) == hash(b)) or a != b
+
+
+@pytest.mark.parametrize("keyword", ["all", "all-major"])
+def test_all_keywords_match_nvcc(keyword, needs_nvcc, tmp_path):
+    """`all` and `all-major` resolve as nvcc's -arch=... does, for nvcc's own list of supported archs."""
+    import re
+    import subprocess
+
+    codes = subprocess.run([needs_nvcc, "--list-gpu-code"], capture_output=True, text=True, check=True).stdout
+    sms = tuple(int(m) for m in re.findall(r"sm_(\d+)\b", codes))
+    src = tmp_path / "k.cu"
+    src.write_text('extern "C" __global__ void k(float* p) { p[0] = 1; }\n')
+    dry = subprocess.run([needs_nvcc, f"-arch={keyword}", "--dryrun", "-c", str(src), "-o", str(tmp_path / "k.o")],
+                         capture_output=True, text=True)  # fmt: skip
+    theirs = {int(m) for m in re.findall(r"-arch=sm_(\d+)\b", dry.stdout + dry.stderr)}
+    ours = {a.sm for a in parse_archs(keyword, supported=sms).sass}
+    assert ours == theirs and theirs

@@ -218,3 +218,18 @@ def test_cli_cache(tmp_path, include_dir):
     first = subprocess.run(cmd, capture_output=True, text=True, check=True)
     second = subprocess.run(cmd, capture_output=True, text=True, check=True)
     assert "0 hit(s), 3 miss(es)" in first.stderr and "3 hit(s), 0 miss(es)" in second.stderr
+
+
+def test_bundle_repr_and_advice_the_installed_compiler_can_follow(tmp_path):
+    bundle = KernelBundle.build(tmp_path / "b", {"fill": SUITES["fill"]}, archs=["sm_90"])
+    assert repr(bundle) == f"<KernelBundle {tmp_path / 'b'} suites=['fill']>"
+    from cuda_fatbin._arch import nvrtc_supported_sms
+
+    lowest = min(nvrtc_supported_sms())
+    old = "7.0" if lowest > 70 else "5.0"
+    with pytest.raises(
+        BundleCoverageError, match=rf"installed NVRTC targets sm_{lowest} .*not sm_{old.replace('.', '')}"
+    ):
+        bundle.load("fill", gpu=old, driver="13.0")
+    with pytest.raises(BundleCoverageError, match="rebuild with sm_80 in archs"):
+        bundle.load("fill", gpu="8.0", driver="13.0")

@@ -214,3 +214,50 @@ def test_inspect_many_files_names_each_bad_one(compiled, tmp_path):
     host = Path("/bin/true")
     if host.exists():
         assert "does not contain device code" in cli("inspect", host, check=0).stdout
+
+
+def test_compile_accumulates_archs_and_shows_warnings(tmp_path):
+    src = tmp_path / "w.cu"
+    src.write_text('extern "C" __global__ void k(float* p) { int unused = 3; p[0] = 1; }\n')
+    out = tmp_path / "w.fatbin"
+    res = cli("compile", src, "--arch", "80", "--arch", "90", "--ptx-for", "none", "-o", out, check=0)
+    assert {(e.kind, str(e.arch)) for e in read_fatbin(out).iter_entries()} == {("elf", "sm_80"), ("elf", "sm_90")}
+    warnings = [line for line in res.stderr.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and "unused" in warnings[0] and "sm_" in warnings[0]  # once, naming a job's arch
+    assert "warning" not in cli("compile", src, "--arch", "80", "-q", "-o", out, check=0).stderr
+    cli("compile", src, "--arch", "80", "-X", "--use_fast_math", "-o", out, check=0)  # an option as -X's value
+    cli("compile", src, "--arch", "80", "--ptx-for", "80", "--ptx-for", "none", "-o", out, check=2)
+
+
+def test_exit_codes_per_subcommand(compiled, tmp_path):
+    """0 success, 1 the work failed (missing or unreadable input included), 2 the command line is wrong."""
+    missing = tmp_path / "missing.bin"
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not device code")
+    for args in (["build", "-o", tmp_path / "t.fatbin", missing], ["build", "-o", tmp_path / "t.fatbin", notes],
+                 ["compile", missing.with_suffix(".cu"), "--arch", "80", "-o", tmp_path / "o"], ["inspect", missing],
+                 ["which", missing, "--gpu", "80"], ["extract", missing, "-o", tmp_path / "x"],
+                 ["scan", missing, "--gpu", "80"]):  # fmt: skip
+        res = cli(*args, check=1)
+        assert "Traceback" not in res.stderr and str(args[-1] if args[0] == "build" else args[1]) in res.stderr
+    for args in (["which", compiled, "--gpu", "9x"], ["extract", compiled, "-o", tmp_path / "x", "--arch", "9x"],
+                 ["compile", notes, "--arch", "80", "-o", tmp_path / "o"], ["scan", compiled, "--gpu", "sm_1"],
+                 ["inspect"], ["frobnicate"]):  # fmt: skip
+        cli(*args, check=2)
+
+
+def test_version_names_every_library():
+    out = cli("--version", check=0).stdout
+    for name in ("cuda-fatbin", "cuda-core", "cuda-bindings", "NVRTC", "nvJitLink", "libnvfatbin"):
+        assert re.search(rf"^{name} \d", out, re.M), out
+
+
+def test_build_vocabulary(artifacts, tmp_path):
+    cubin = tmp_path / "k.cubin"
+    cubin.write_bytes(artifacts[("cubin", "sm_80")])
+    out = tmp_path / "o.fatbin"
+    cli("build", "-o", out, "--part", f"kind=elf,arch=sm_80,file={cubin}", check=0)  # inspect's name for a cubin
+    res = cli("build", "-o", out, cubin, cubin, check=2)  # the same input twice: the command line is wrong
+    assert "--allow-duplicates" in res.stderr
+    cli("build", "-o", out, cubin, cubin, "--allow-duplicates", check=0)
+    assert [str(e.arch) for e in read_fatbin(out).entries] == ["sm_80", "sm_80"]

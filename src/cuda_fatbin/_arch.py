@@ -394,8 +394,8 @@ def nvrtc_supported_sms() -> tuple[int, ...]:
 def _all_archs(keyword: str, supported) -> list[Arch]:
     sms = supported if supported is not None else nvrtc_supported_sms()
     archs = [Arch(sm // 10, sm % 10) for sm in sms]
-    if keyword == "all-major":
-        archs = [a for a in archs if a.minor == 0]
+    if keyword == "all-major":  # nvcc: the oldest supported arch and every X.0
+        archs = [a for a in archs if a.minor == 0 or a == min(archs)]
     if not archs:
         raise ValueError(f"{keyword!r} resolved to no arch (supported SMs: {sms})")
     return archs

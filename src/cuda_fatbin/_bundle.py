@@ -319,7 +319,7 @@ class KernelBundle:
         )
         if cuda is not None:
             where += f" with a CUDA {cuda[0]}.{cuda[1]} driver"
-        fixes = [f"rebuild with {sel.gpu} in archs (e.g. archs=[..., '{sel.gpu}'] or cuda-fatbin compile --arch ...)"]
+        fixes = [_rebuild_advice(sel.gpu)]
         need = record["ptx_min_driver_cuda"]
         if need and cuda is not None and select_entry(data, gpu):  # only the driver is too old
             fixes.append(
@@ -345,6 +345,25 @@ class KernelBundle:
         self._check(suite, data, gpu, driver)
         mapping = {k: v.encode() for k, v in self._record(suite)["symbol_mapping"].items()}  # bytes, as cuda.core gives
         return ObjectCode.from_fatbin(data, name=suite, symbol_mapping=mapping)
+
+
+def _rebuild_advice(gpu) -> str:
+    """How to cover ``gpu``: with the installed NVRTC if it can target it, else which NVRTC can."""
+    try:
+        from ._arch import nvrtc_supported_sms
+
+        sms = nvrtc_supported_sms()
+    except Exception:  # no NVRTC here (a run-time-only install): the plain advice
+        sms = None
+    if sms is None or gpu.sm in sms:
+        return f"rebuild with {gpu} in archs (e.g. archs=[..., '{gpu}'] or cuda-fatbin compile --arch ...)"
+    lowest, highest = min(sms), max(sms)
+    if gpu.sm < lowest:
+        return (f"the installed NVRTC targets sm_{lowest} to sm_{highest}, not {gpu}: build this bundle with an "
+                f"NVRTC that still targets {gpu} (CUDA 12.x: pip install 'nvidia-cuda-nvrtc-cu12'), or drop "
+                f"compute capability {gpu.capability} from what you support")  # fmt: skip
+    return (f"the installed NVRTC targets up to sm_{highest}, not {gpu}: add PTX for sm_{highest} (ptx_for=), which "
+            f"a newer driver JIT-compiles for {gpu}, or upgrade NVRTC")  # fmt: skip
 
 
 def _current_device() -> tuple[str, int, str]:

@@ -12,6 +12,7 @@ import argparse
 import collections
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -57,6 +58,24 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[object]], out=None) -
     ]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
     out.write("\n".join(lines) + "\n")
+
+
+_WARNING = re.compile(r"\bwarning\s*[#:]", re.IGNORECASE)  # "k.cu(3): warning #177-D: ..."
+
+
+class _Warnings:
+    """Compiler logs reduced to their warnings: each distinct line once, with the first job that gave it."""
+
+    def __init__(self, out) -> None:
+        self.out = out
+        self.seen: set[str] = set()
+
+    def write(self, text: str) -> None:
+        head, _, body = text.partition("\n")
+        for line in body.splitlines():
+            if _WARNING.search(line) and line not in self.seen:
+                self.seen.add(line)
+                print(f"cuda-fatbin compile: {head.strip()} {line.strip()}", file=self.out)
 
 
 class _Progress:
@@ -355,12 +374,24 @@ def _parse_part(spec: str):
 
 
 def cmd_build(args) -> int:
+    from ._detect import detect
     from ._fatbin import build_fatbin
 
-    parts = list(args.parts) + [_parse_part(p) for p in args.part]
+    files = []
+    for path in args.parts:  # a missing or unrecognised input is a failed build (exit 1), not a bad command line
+        try:
+            data = Path(path).read_bytes()
+        except OSError as e:
+            raise Failure(f"{path}: {e.strerror}") from None
+        try:
+            detect(data)
+        except ValueError as e:
+            raise Failure(f"{path}: {e}") from None
+        files.append(path)
+    parts = files + [_parse_part(p) for p in args.part]
     if not parts:
         raise UsageError("build needs at least one part (a file, or --part kind=...,file=...)")
-    data = build_fatbin(parts, options=_fatbin_options(args))
+    data = build_fatbin(parts, options=_fatbin_options(args), allow_duplicates=args.allow_duplicates)
     Path(args.output).write_bytes(data)
     if not args.quiet:
         print(f"{args.output}: {len(data)} bytes, {len(parts)} part(s)")
@@ -388,11 +419,12 @@ def cmd_compile(args) -> int:
     program = Program(code.decode() if lang != "nvvm" else code, lang, opts)
     ptx_for = _spec_list(args.ptx_for)
     ltoir_for = _spec_list(args.ltoir_for) or ()
+    archs = args.arch[0] if len(args.arch) == 1 else list(args.arch)
     if args.dry_run:
-        print(program.plan(args.arch, ptx_for=ptx_for, ltoir_for=ltoir_for, group=args.group))
+        print(program.plan(archs, ptx_for=ptx_for, ltoir_for=ltoir_for, group=args.group))
         return 0
     progress = _Progress(not args.quiet)
-    logs = sys.stderr if args.verbose else None
+    logs = sys.stderr if args.verbose else (None if args.quiet else _Warnings(sys.stderr))
     cache = None
     if args.cache:
         from cuda.core.utils import FileStreamProgramCache
@@ -400,7 +432,7 @@ def cmd_compile(args) -> int:
         cache = FileStreamProgramCache(args.cache)
     try:
         obj = program.compile(
-            "fatbin", args.name_expression, logs, archs=args.arch, ptx_for=ptx_for, ltoir_for=ltoir_for,
+            "fatbin", args.name_expression, logs, archs=archs, ptx_for=ptx_for, ltoir_for=ltoir_for,
             fatbin_options=_fatbin_options(args), max_workers=args.jobs, group=args.group,
             extra_options=args.nvrtc_option, progress=progress, cache=cache,
         )  # fmt: skip
@@ -425,12 +457,15 @@ def cmd_compile(args) -> int:
     return 0
 
 
-def _spec_list(value):
-    if value is None:
+def _spec_list(values: list[str] | None):
+    """Repeated --ptx-for/--ltoir-for values: one spec, a list of them, or () for 'none'."""
+    if not values:
         return None
-    if value.strip().lower() in ("", "none"):
+    if any(v.strip().lower() in ("", "none") for v in values):
+        if len(values) > 1:
+            raise UsageError("'none' cannot be combined with archs")
         return ()
-    return value
+    return values[0] if len(values) == 1 else list(values)
 
 
 # -- argument parsing ------------------------------------------------------------------------------------
@@ -457,6 +492,38 @@ def _add_reading_options(p: argparse.ArgumentParser) -> None:
                    help="also list __nv_relfatbin fatbins of linked files (device-link input)")  # fmt: skip
 
 
+def versions_text() -> str:
+    """The versions a bug report needs: this package, cuda-core, cuda-bindings and the CUDA libraries."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    lines = []
+    for dist in ("cuda-fatbin", "cuda-core", "cuda-bindings"):
+        try:
+            lines.append(f"{dist} {version(dist)}")
+        except PackageNotFoundError:
+            lines.append(f"{dist} not installed")
+    probes = {
+        "NVRTC": lambda: "{}.{}".format(*__import__("cuda.bindings.nvrtc", fromlist=["x"]).nvrtcVersion()[1:]),
+        "nvJitLink": lambda: "{}.{}".format(*__import__("cuda.bindings.nvjitlink", fromlist=["x"]).version()),
+        "libnvfatbin": lambda: "{}.{}".format(*__import__("cuda.bindings.nvfatbin", fromlist=["x"]).version()),
+    }
+    for name, probe in probes.items():
+        try:
+            lines.append(f"{name} {probe()}")
+        except Exception as e:  # a library that cannot be loaded is what the report needs to say
+            lines.append(f"{name} not available ({type(e).__name__})")
+    return "\n".join(lines)
+
+
+class _VersionAction(argparse.Action):
+    def __init__(self, option_strings, dest, **kw) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the package and CUDA library versions")
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        print(versions_text())
+        parser.exit(0)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cuda-fatbin", description="Make, inspect and check CUDA fat binaries (toolkit-free inspection)."
@@ -465,6 +532,7 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--debug", dest="traceback", action="store_true", default=argparse.SUPPRESS,
                         help="show the traceback of an error")  # fmt: skip
     parser.add_argument("--debug", dest="traceback", action="store_true", help="show the traceback of an error")
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _sub_add = sub.add_parser
 
@@ -475,7 +543,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("compile", help="compile a .cu/.ptx/.ll file for many archs into one fatbin")
     p.add_argument("source", help="source file (.cu, .ptx, .ll/.bc for NVVM IR)")
-    p.add_argument("--arch", required=True, metavar="SPEC",
+    p.add_argument("--arch", required=True, action="append", metavar="SPEC",
                    help="archs in any spelling: '80;90;100+PTX', 'all-major', '80-real;90', 'arch=compute_80,code=[sm_80,sm_86]'")  # noqa: E501 # fmt: skip
     p.add_argument("-o", "--output", required=True)
     p.add_argument("-I", "--include", action="append", default=[], metavar="DIR")
@@ -486,16 +554,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--name-expression", action="append", default=[], metavar="EXPR",
                    help="a kernel name expression to resolve, e.g. 'scale<float>' (repeatable)")  # fmt: skip
     p.add_argument("--symbols", metavar="FILE", help="write the name-expression -> symbol mapping as JSON")
-    p.add_argument("--ptx-for", metavar="SPEC", help="archs to embed PTX for (default: the newest; 'none' for none)")
-    p.add_argument("--ltoir-for", metavar="SPEC", help="archs to embed LTO-IR for")
+    p.add_argument("--ptx-for", action="append", metavar="SPEC",
+                   help="archs to embed PTX for (default: the newest; 'none' for none; repeatable)")  # fmt: skip
+    p.add_argument("--ltoir-for", action="append", metavar="SPEC", help="archs to embed LTO-IR for (repeatable)")
     p.add_argument("-j", "--jobs", type=int, help="parallel compile jobs (default: the CPU count)")
     p.add_argument("--group", action="store_true", help="one front end per virtual arch, nvJitLink per real arch")
     p.add_argument("-X", "--nvrtc-option", action="append", default=[], metavar="OPT",
                    help="pass an option to NVRTC as is (repeatable), e.g. -X=--use_fast_math")  # fmt: skip
     p.add_argument("--cache", metavar="DIR", help="per-arch job cache directory (cuda.core FileStreamProgramCache)")
     p.add_argument("--dry-run", action="store_true", help="print the plan and compile nothing")
-    p.add_argument("-q", "--quiet", action="store_true")
-    p.add_argument("-v", "--verbose", action="store_true", help="print the compiler logs")
+    p.add_argument("-v", "--verbose", action="store_true", help="print the whole compiler logs (warnings show anyway)")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors (no warnings, no summary)")
     _add_fatbin_options(p)
     p.set_defaults(func=cmd_compile)
 
@@ -503,6 +572,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True)
     p.add_argument("parts", nargs="*", metavar="FILE", help="cubin/PTX/LTO-IR/-rdc object files (detected)")
     p.add_argument("--part", action="append", default=[], metavar="kind=K,arch=A,file=F[,identifier=I][,options=O]")
+    p.add_argument("--allow-duplicates", action="store_true", help="allow the same kind, arch and identifier twice")
     p.add_argument("-q", "--quiet", action="store_true")
     _add_fatbin_options(p)
     p.set_defaults(func=cmd_build)
@@ -548,10 +618,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _join_option_values(argv: list[str]) -> list[str]:
+    """``-X --use_fast_math`` as ``-X=--use_fast_math``: the value of -X is an NVRTC option, dashes and all."""
+    out, it = [], iter(argv)
+    for a in it:
+        if a in ("-X", "--nvrtc-option"):
+            nxt = next(it, None)
+            out.append(a if nxt is None else f"{a}={nxt}")
+        else:
+            out.append(a)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit code (0 success, 1 failure, 2 usage error)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_join_option_values(sys.argv[1:] if argv is None else list(argv)))
     try:
         return args.func(args)
     except UsageError as e:

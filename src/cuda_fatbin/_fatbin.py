@@ -33,6 +33,7 @@ __all__ = [
 
 #: Part kinds the builder accepts.
 PART_KINDS = ("cubin", "ptx", "ltoir", "reloc", "tile_ir", "index")
+_KIND_SYNONYMS = {"elf": "cubin"}
 
 # First libnvfatbin version (major, minor) that has each feature. Sources: NVIDIA's nvFatbin docs
 # (Create/AddPTX/AddCubin/AddLTOIR 12.4, AddReloc/AddIndex 12.5, AddTileIR 13.1) and, where the docs
@@ -295,6 +296,7 @@ class Part:
         The artifact. ``str`` is PTX text when ``kind="ptx"``; otherwise a ``str`` or ``PathLike``
         is a file to read.
     kind : {"cubin", "ptx", "ltoir", "reloc", "tile_ir", "index"}, optional
+        (``"elf"`` is taken as ``"cubin"``, the name the reader and cuobjdump use)
         Default: None (detected).
     arch : Arch, str or int, optional
         Any spelling :meth:`Arch.parse` takes. Must agree with what the data records.
@@ -314,8 +316,10 @@ class Part:
     options: str | None = None
 
     def __post_init__(self) -> None:
+        if self.kind in _KIND_SYNONYMS:  # the reader and cuobjdump call a cubin an ELF entry
+            object.__setattr__(self, "kind", _KIND_SYNONYMS[self.kind])
         if self.kind is not None and self.kind not in PART_KINDS:
-            raise ValueError(f"Part.kind must be one of {', '.join(PART_KINDS)}; got {self.kind!r}")
+            raise ValueError(f"Part.kind must be one of {', '.join(PART_KINDS)} (or elf); got {self.kind!r}")
 
 
 def _destroy(binding, handle: int) -> None:
@@ -455,7 +459,7 @@ class FatbinBuilder:
             arch = f" {part['arch']}" if part["arch"] else ""
             raise ValueError(
                 f"part #{part['index']}: a {part['kind']}{arch} with identifier {part['identifier']!r} was already "
-                "added; give it another identifier or pass allow_duplicates=True"
+                "added; give it another identifier or pass allow_duplicates=True (cuda-fatbin build --allow-duplicates)"
             )
 
     def _add(self, part: dict, binding: str, c_name: str, view: memoryview, *args) -> None:
@@ -795,19 +799,19 @@ def merge_symbol_mappings(sources: Iterable[tuple[str, Mapping]]) -> dict:
     return merged
 
 
-def _build(parts, options: FatbinOptions | None) -> tuple[bytes, list[_Resolved]]:
+def _build(parts, options: FatbinOptions | None, allow_duplicates: bool = False) -> tuple[bytes, list[_Resolved]]:
     if isinstance(parts, (bytes, bytearray, memoryview, str, os.PathLike, Part)) or _is_object_code(parts):
         raise TypeError("parts must be an iterable of parts, e.g. [cubin_bytes, Part(ptx, kind='ptx')]")
     resolved = [_resolve_part(p, i) for i, p in enumerate(parts)]
     if not resolved:
         raise ValueError("parts is empty: a fatbin needs at least one part")
-    with FatbinBuilder(options) as builder:
+    with FatbinBuilder(options, allow_duplicates=allow_duplicates) as builder:
         for r in resolved:
             builder._add_resolved(r)
         return builder.build(), resolved
 
 
-def build_fatbin(parts: Iterable, *, options: FatbinOptions | None = None) -> bytes:
+def build_fatbin(parts: Iterable, *, options: FatbinOptions | None = None, allow_duplicates: bool = False) -> bytes:
     """Build a fat binary from ``parts`` and return its bytes.
 
     Parameters
@@ -815,6 +819,9 @@ def build_fatbin(parts: Iterable, *, options: FatbinOptions | None = None) -> by
     parts : iterable
         Each a :class:`Part`, a cuda.core ``ObjectCode`` (cubin, ptx, ltoir or object), bytes-like
         data (kind and arch detected) or a path (``str`` / ``os.PathLike``) to such a file.
+    allow_duplicates : bool, optional
+        Allow the same (kind, arch, identifier) twice, as ``FatbinBuilder(allow_duplicates=True)``.
+        Default: False.
     options : FatbinOptions, optional
         Default: None (libnvfatbin's defaults).
 
@@ -822,7 +829,7 @@ def build_fatbin(parts: Iterable, *, options: FatbinOptions | None = None) -> by
     -------
     bytes
     """
-    return _build(parts, options)[0]
+    return _build(parts, options, allow_duplicates)[0]
 
 
 def from_parts(

@@ -73,9 +73,14 @@ class Plan:
         return "\n".join(lines)
 
 
+def _is_none(spec) -> bool:
+    """``"none"`` (or ``""``): the spelling of "no PTX" that the command line also takes."""
+    return isinstance(spec, str) and spec.strip().lower() in ("", "none")
+
+
 def _subset(name: str, spec, al: ArchList) -> tuple[Arch, ...]:
-    """Archs named by ``ptx_for`` / ``ltoir_for``; each must be one of ``archs``."""
-    if spec is None or (isinstance(spec, (list, tuple)) and not spec):
+    """Archs named by ``ptx_for`` / ``ltoir_for``; each must be one of ``archs``. ``"none"`` names none."""
+    if spec is None or (isinstance(spec, (list, tuple)) and not spec) or _is_none(spec):
         return ()
     wanted = parse_archs(spec).all_archs()
     known = al.all_archs()
@@ -135,6 +140,8 @@ def plan_fatbin(
     sass = set(al.sass)
     ptx = set(al.ptx) | set(_subset("ptx_for", ptx_for, al))
     ltoir = set(al.ltoir) | set(_subset("ltoir_for", ltoir_for, al))
+    if _is_none(ptx_for):
+        ptx_for = ()
     if ptx_for is None and not al.explicit_ptx and sass:
         # the forward-compatibility entry: PTX of the newest arch (for PTX source: the source itself)
         ptx.add(ptx_source_target if code_type == "ptx" and ptx_source_target is not None else max(sass))

@@ -198,11 +198,11 @@ class Program(_CoreProgram):
                     f"archs, ptx_for, ltoir_for, fatbin_options and group apply to 'fatbin', not {target!r}"
                 )
             if self._fb_options.arch is not None:
-                return super().compile(target_type, name_expressions, logs, **kwargs)
+                return super().compile(target_type, _name_tuple(name_expressions), logs, **kwargs)
             resolved = dataclasses.replace(self._fb_options, arch=_device_arch())
             program = _CoreProgram(self._fb_code, self._fb_code_type, _CoreProgramOptions(**_fields(resolved)))
             try:
-                return program.compile(target_type, name_expressions, logs, **kwargs)
+                return program.compile(target_type, _name_tuple(name_expressions), logs, **kwargs)
             finally:
                 program.close()
         if kwargs:
@@ -210,7 +210,7 @@ class Program(_CoreProgram):
         if cache is None and cache_extra_digest is not None:
             raise ValueError("cache_extra_digest needs cache=")
         plan = self.plan(archs, ptx_for=ptx_for, ltoir_for=ltoir_for, group=group)
-        names = tuple(name_expressions or ())
+        names = _name_tuple(name_expressions)
         if names and self._fb_code_type != "c++":
             raise ValueError(f"name_expressions need C++ source; this program is {self._fb_code_type!r}")
         extra = tuple(extra_options)
@@ -343,3 +343,16 @@ def _assemble(results: list[JobResult], fatbin_options: FatbinOptions | None, na
             else:
                 builder.add_ltoir(data, arch, identifier)
         return builder.build(), mapping
+
+
+def _name_tuple(name_expressions) -> tuple[str, ...]:
+    """Name expressions as a tuple; one ``str`` is one name (not its characters)."""
+    if name_expressions is None:
+        return ()
+    if isinstance(name_expressions, (str, bytes)):
+        name_expressions = (name_expressions,)
+    names = tuple(name_expressions)
+    for n in names:
+        if not isinstance(n, (str, bytes)):
+            raise TypeError(f"name_expressions must be strings; got {type(n).__name__} ({n!r})")
+    return tuple(n.decode() if isinstance(n, bytes) else n for n in names)
