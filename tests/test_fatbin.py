@@ -477,7 +477,7 @@ def test_bad_parts(artifacts, tmp_path):
     with pytest.raises(ValueError, match="code_type 'fatbin' cannot be a fatbin part"):
         from_parts([ObjectCode.from_fatbin(build_fatbin([artifacts[("cubin", "sm_80")]]))])
     with pytest.raises(ValueError, match="Part.kind must be one of"):
-        Part(b"x", kind="elf")
+        Part(b"x", kind="sass")
     with pytest.raises(ValueError, match=r"part #1 \(cubin\): arch sm_75 was given"):
         build_fatbin([artifacts[("cubin", "sm_80")], Part(artifacts[("cubin", "sm_80")], arch="75")])
 
