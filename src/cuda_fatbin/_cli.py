@@ -187,13 +187,15 @@ def cmd_which(args) -> int:
         raise UsageError(str(e)) from None
     every = _fatbins(args.file, args.embedded, True)
     fatbins = [fb for fb in every if fb.loadable]
-    if args.force_ptx_jit or args.disable_ptx_jit or args.file == "-":
+    if args.force_ptx_jit or args.disable_ptx_jit or args.jit_cache or args.file == "-":
         verdict = None  # the file-wide verdict models neither variable: the per-fatbin rows decide
     else:
         verdict = scan_binary(args.file, None, gpus, args.driver, args.embedded).coverage
     if not fatbins and not verdict:
         raise Failure(f"{args.file}: no device code in it")
-    kw = {"driver": args.driver, "force_ptx_jit": args.force_ptx_jit, "disable_ptx_jit": args.disable_ptx_jit}
+    jit_cache = {"warm": True, "cold": False}.get(args.jit_cache)
+    kw = {"driver": args.driver, "force_ptx_jit": args.force_ptx_jit, "disable_ptx_jit": args.disable_ptx_jit,
+          "jit_cache": jit_cache}  # fmt: skip
     results = [(fb, coverage(fb, gpus, **kw)) for fb in fatbins]
     if verdict is None:
         covered = all(row for _, rows in results for row in rows)
@@ -205,7 +207,8 @@ def cmd_which(args) -> int:
             "verdict": verdict,
             "fatbins": [{"offset": fb.offset, "section": fb.section, "embedded": fb.embedded, "gpus": [
                 {"gpu": str(r.gpu), "capability": r.gpu.capability, "status": r.status, "reason": r.reason,
-                 "unconfirmed": r.unconfirmed, "entry": r.entry.as_dict() if r.entry else None} for r in rows
+                 "unconfirmed": r.unconfirmed, "cache_dependent": r.cache_dependent,
+                 "entry": r.entry.as_dict() if r.entry else None} for r in rows
             ]} for fb, rows in results],
         }  # fmt: skip
         json.dump(doc, sys.stdout, indent=1)
@@ -225,6 +228,9 @@ def cmd_which(args) -> int:
             f"{sum(fb.embedded for fb in every)} stored as data); per GPU (docs/scan.md):"
         )
         _table(["gpu", "status", "why"], [(g, v["status"], _clip(v["reason"])) for g, v in verdict.items()])
+    if any(r.cache_dependent for _, rows in results for r in rows):
+        print("\nWith CUDA_DISABLE_PTX_JIT=1 the result depends on the driver's JIT cache: PTX compiled earlier on "
+              "the machine still runs (--jit-cache warm|cold to choose)")  # fmt: skip
     if any(r.unconfirmed for _, rows in shown for r in rows):
         print("\n[reported rule]: the decision rests on a rule from NVIDIA's documentation that no GPU run of ours "
               "has confirmed yet (cuda_fatbin.RULES)")  # fmt: skip
@@ -591,6 +597,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--driver", help="driver: CUDA version ('12.4') or driver version ('550.54.14')")
     p.add_argument("--force-ptx-jit", action="store_true", help="as with CUDA_FORCE_PTX_JIT=1")
     p.add_argument("--disable-ptx-jit", action="store_true", help="as with CUDA_DISABLE_PTX_JIT=1")
+    p.add_argument("--jit-cache", choices=["warm", "cold"],
+                   help="the driver's JIT cache holds this file's JIT output (warm) or not (cold)")  # fmt: skip
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_which)
 

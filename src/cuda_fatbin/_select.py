@@ -7,6 +7,7 @@ data with their sources. This module does not import the compile side.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -49,7 +50,8 @@ RULES: dict[str, Rule] = {
         "a runnable SASS entry wins over PTX, whatever the order", "checked", "docs/gpu-validation.md (same arch, H200)"
     ),
     "ptx_isa_driver": Rule(
-        "PTX whose ISA is newer than the driver supports fails (CUDA_ERROR_UNSUPPORTED_PTX_VERSION)",
+        "the driver picks PTX by arch, not by ISA: PTX whose ISA is newer than the driver supports fails "
+        "(CUDA_ERROR_UNSUPPORTED_PTX_VERSION) when it is the nearest, and the driver does not fall back to other PTX",
         "checked",
         _H200,
     ),
@@ -70,6 +72,12 @@ RULES: dict[str, Rule] = {
         "reported",
         "RAPIDS rapids_cuda_enable_fatbin_compression docs (docs/formats.md)",
     ),
+    "jit_cache": Rule(
+        "with CUDA_DISABLE_PTX_JIT=1, PTX whose JIT output is in the driver's JIT cache (~/.nv/ComputeCache, "
+        "CUDA_CACHE_PATH) still runs; CUDA_CACHE_DISABLE=1 turns the cache off",
+        "checked",
+        "docs/gpu-validation.md: PTX-only fatbin, cache warm vs disabled (H200, driver 580)",
+    ),
     "relocatable_link": Rule(
         "a program's __nv_relfatbin fatbins (-rdc objects) are device-linked by the CUDA runtime at load time when "
         "its device-linked .nv_fatbin has no image for the GPU: each object needs SASS for the GPU or PTX",
@@ -77,9 +85,19 @@ RULES: dict[str, Rule] = {
         "docs/gpu-validation.md (H200, driver 580: six -rdc programs, docs/formats.md)",
     ),
     "tie_order": Rule(
-        "among equally good entries: 'a' before 'f' before plain, then container order",
+        "among equally ranked entries of one kind, arch and suffix, the last in container order wins",
+        "checked",
+        "docs/gpu-validation.md: two PTX compute_90 entries (ISA 9.5 and 9.0), both orders (H200, driver 580)",
+    ),
+    "suffix_order": Rule(
+        "among entries for one SM: 'a' before 'f' before plain",
         "reported",
         "'a' before plain checked for SASS and PTX in both orders (docs/gpu-validation.md); 'f' not yet observed",
+    ),
+    "reloc_ptx": Rule(
+        "relocatable PTX entries (nvFatbinAddReloc) are JIT-compiled like PTX",
+        "checked",
+        "docs/gpu-validation.md: an add_reloc entry alone ran on the H200 (driver 580)",
     ),
 }
 
@@ -131,6 +149,9 @@ class Selection:
         Every other entry and why it was not taken.
     rules : tuple of str
         Keys of :data:`RULES` the decision rests on (see whether they are ``checked`` or ``reported``).
+    cache_dependent : bool
+        True when the outcome depends on the driver's JIT cache and ``jit_cache`` was not given: with
+        ``CUDA_DISABLE_PTX_JIT=1`` a PTX entry JIT-compiled earlier on the machine still runs.
     """
 
     gpu: Arch
@@ -139,6 +160,7 @@ class Selection:
     reason: str
     rejected: tuple[tuple[FatbinEntry, str], ...] = field(default=(), repr=False)
     rules: tuple[str, ...] = ()
+    cache_dependent: bool = False
 
     def __bool__(self) -> bool:
         return self.entry is not None
@@ -198,73 +220,76 @@ def _fatbin_of(fatbin) -> Fatbin:
 
 def _judge(
     e: FatbinEntry, gpu: Arch, cuda, force_ptx_jit: bool, disable_ptx_jit: bool
-) -> tuple[str | None, str, tuple]:
-    """Return (status or None, reason, rules) for one entry."""
+) -> tuple[str | None, str, tuple, str | None]:
+    """``(status or None, reason, rules, failure)`` for one entry.
+
+    ``failure`` is set for an entry the driver would take and then fail to load (PTX of an ISA newer
+    than the driver): the driver ranks entries by arch, not by ISA, and does not fall back.
+    """
     a = e.arch
-    if e.kind not in ("elf", "ptx"):
+    if e.kind not in ("elf", "ptx", "reloc"):
         what = {"ltoir": "LTO-IR must be linked by nvJitLink first", "concat": "concatenated entry"}
-        return None, f"{e.kind}: {what.get(e.kind, 'not loaded by the driver')}", ()
+        return None, f"{e.kind}: {what.get(e.kind, 'not loaded by the driver')}", (), None
     if a is None:
-        return None, f"{e.kind} entry with no arch (SM {e.sm})", ()
-    label = str(a) if e.kind == "elf" else a.compute
-    if e.kind == "elf" and force_ptx_jit:
-        return None, f"SASS {label}: CUDA_FORCE_PTX_JIT=1 ignores SASS", ("force_ptx_jit",)
-    if e.kind == "ptx" and disable_ptx_jit:
-        return None, f"PTX {label}: CUDA_DISABLE_PTX_JIT=1 ignores PTX", ("disable_ptx_jit",)
+        return None, f"{e.kind} entry with no arch (SM {e.sm})", (), None
+    sass = e.kind == "elf"
+    label = str(a) if sass else ("relocatable PTX " if e.kind == "reloc" else "") + a.compute
+    base = ("reloc_ptx",) if e.kind == "reloc" else ()
+    if sass and force_ptx_jit:
+        return None, f"SASS {label}: CUDA_FORCE_PTX_JIT=1 ignores SASS", ("force_ptx_jit",), None
+    if not sass and disable_ptx_jit:
+        return None, f"PTX {label}: CUDA_DISABLE_PTX_JIT=1 ignores PTX", ("disable_ptx_jit", *base), None
     if e.concatenated and cuda is not None and cuda < _CONCAT_MIN_CUDA:
-        return (
-            None,
-            (
-                f"{label} is inside a concatenated entry, which a CUDA {cuda[0]}.{cuda[1]} driver does not read "
-                f"(needs {_CONCAT_MIN_CUDA[0]}.{_CONCAT_MIN_CUDA[1]}+)"
-            ),
-            ("concat_driver",),
-        )
+        reason = (f"{label} is inside a concatenated entry, which a CUDA {cuda[0]}.{cuda[1]} driver does not read "
+                  f"(needs {_CONCAT_MIN_CUDA[0]}.{_CONCAT_MIN_CUDA[1]}+)")  # fmt: skip
+        return None, reason, ("concat_driver",), None
     if cuda is not None and e.compression == "zstd" and cuda < ZSTD_MIN_CUDA:
-        return (
-            None,
-            f"{label}: zstd-compressed; needs a CUDA 12.4+ driver, driver is CUDA {cuda[0]}.{cuda[1]}",
-            ("zstd_driver",),
-        )
+        reason = f"{label}: zstd-compressed; needs a CUDA 12.4+ driver, driver is CUDA {cuda[0]}.{cuda[1]}"
+        return None, reason, ("zstd_driver",), None
     if a.suffix == "a":
         if a.sm != gpu.sm:
-            return None, f"{label} runs only on {a.capability[:-1]}", ("arch_specific",)
+            return None, f"{label} runs only on {a.capability[:-1]}", ("arch_specific",), None
         rules = ("arch_specific",)
     elif a.suffix == "f":
         if a.major != gpu.major or a.minor > gpu.minor:
-            return None, f"{label} runs only on {a.major}.x with minor >= {a.minor}", ("family",)
+            return None, f"{label} runs only on {a.major}.x with minor >= {a.minor}", ("family",), None
         rules = ("family",)
-    elif e.kind == "elf":
+    elif sass:
         if a.major != gpu.major:
-            return None, f"SASS {label} does not run on {gpu.capability}: another major", ("sass_other_major",)
+            return None, f"SASS {label} does not run on {gpu.capability}: another major", ("sass_other_major",), None
         if a.minor > gpu.minor:
-            return None, f"SASS {label} is newer than {gpu.capability}", ("sass_exact",)
+            return None, f"SASS {label} is newer than {gpu.capability}", ("sass_exact",), None
         rules = ("sass_exact",) if a.minor == gpu.minor else ("sass_lower_minor",)
     else:
         if a.sm > gpu.sm:
-            return None, f"PTX {label} is newer than {gpu.capability}", ("ptx_lower",)
+            return None, f"PTX {label} is newer than {gpu.capability}", ("ptx_lower",), None
         rules = ("ptx_lower",)
-    if e.kind == "elf":
+    if sass:
         if a.sm == gpu.sm:
-            return "SASS exact", f"SASS {label} runs on {gpu.capability}: exact match", rules
+            return "SASS exact", f"SASS {label} runs on {gpu.capability}: exact match", rules, None
         how = f"same family ({a.major}.x)" if a.suffix == "f" else "same major"
-        return "SASS compatible", f"SASS {label} runs on {gpu.capability}: {how}, lower minor", rules
+        return "SASS compatible", f"SASS {label} runs on {gpu.capability}: {how}, lower minor", rules, None
+    rules = (*rules, *base)
+    isa = f"ISA {e.version[0]}.{e.version[1]}"
+    failure = None
     if cuda is not None:
         need = ptx_isa_needs(e.version)
         if need > cuda:
-            return (
-                None,
-                (
-                    f"PTX {label} is ISA {e.version[0]}.{e.version[1]}, which needs a CUDA {need[0]}.{need[1]} driver; "
-                    f"driver is CUDA {cuda[0]}.{cuda[1]}"
-                ),
-                ("ptx_isa_driver",),
-            )
+            failure = (f"PTX {label} is {isa}, which needs a CUDA {need[0]}.{need[1]} driver; driver is CUDA "
+                       f"{cuda[0]}.{cuda[1]}")  # fmt: skip
         rules = (*rules, "ptx_isa_driver")
-    return "PTX JIT", f"PTX {label} (ISA {e.version[0]}.{e.version[1]}) JIT-compiled for {gpu.capability}", rules
+    return "PTX JIT", f"PTX {label} ({isa}) JIT-compiled for {gpu.capability}", rules, failure
 
 
-def select_entry(fatbin, gpu, *, driver=None, force_ptx_jit: bool = False, disable_ptx_jit: bool = False) -> Selection:
+def select_entry(
+    fatbin,
+    gpu,
+    *,
+    driver=None,
+    force_ptx_jit: bool = False,
+    disable_ptx_jit: bool = False,
+    jit_cache: bool | None = None,
+) -> Selection:
     """The entry the CUDA driver would load on a GPU of compute capability ``gpu``, and why.
 
     Parameters
@@ -281,6 +306,12 @@ def select_entry(fatbin, gpu, *, driver=None, force_ptx_jit: bool = False, disab
         Model ``CUDA_FORCE_PTX_JIT=1``. Default: False.
     disable_ptx_jit : bool, optional
         Model ``CUDA_DISABLE_PTX_JIT=1``. Default: False.
+    jit_cache : bool or None, optional
+        The driver's JIT cache (``~/.nv/ComputeCache`` or ``CUDA_CACHE_PATH``): ``True`` when it holds
+        this fatbin's JIT output for the GPU (the fatbin ran there before), ``False`` when it is cold or
+        disabled (``CUDA_CACHE_DISABLE=1``), ``None`` (default) when unknown. It matters only with
+        ``disable_ptx_jit``: cached JIT output still runs then (rule ``jit_cache``), so with ``None`` the
+        result is the cold one and ``Selection.cache_dependent`` says whether a warm cache would change it.
 
     Returns
     -------
@@ -290,39 +321,68 @@ def select_entry(fatbin, gpu, *, driver=None, force_ptx_jit: bool = False, disab
     gpu = Arch.parse(gpu).base
     cuda = parse_driver(driver)
     fb = _fatbin_of(fatbin)
-    chosen: list[tuple[tuple, FatbinEntry, str, str, tuple]] = []
+    if disable_ptx_jit and jit_cache is not False:
+        warm = select_entry(fb, gpu, driver=driver, force_ptx_jit=force_ptx_jit, jit_cache=False)
+        cold = select_entry(fb, gpu, driver=driver, force_ptx_jit=force_ptx_jit, disable_ptx_jit=True, jit_cache=False)
+        if warm.status != "PTX JIT" or warm.entry is cold.entry:
+            return cold
+        if jit_cache is None:
+            return dataclasses.replace(
+                cold, cache_dependent=True,
+                reason=f"{cold.reason}; with a warm JIT cache: {warm.reason} (cached JIT output)",
+            )  # fmt: skip
+        return dataclasses.replace(
+            warm, reason=f"{warm.reason}, from the JIT cache (CUDA_DISABLE_PTX_JIT=1 still runs cached JIT output)",
+            rules=(*warm.rules, "jit_cache"),
+        )  # fmt: skip
+    chosen: list[tuple[tuple, FatbinEntry, str, str, tuple, str | None]] = []
     rejected = []
     for index, e in enumerate(fb.iter_entries()):
-        status, reason, rules = _judge(e, gpu, cuda, force_ptx_jit, disable_ptx_jit)
+        status, reason, rules, failure = _judge(e, gpu, cuda, force_ptx_jit, disable_ptx_jit)
         if status is None:
             rejected.append((e, reason))
             continue
-        # lower key wins: SASS exact < SASS compatible < PTX; then nearest arch; then suffix; then order
+        # lower key wins: SASS exact < SASS compatible < PTX; then nearest arch; then suffix; then the last entry
         rank = {"SASS exact": 0, "SASS compatible": 1, "PTX JIT": 2}[status]
-        key = (rank, -e.arch.sm, _SUFFIX_RANK[e.arch.suffix], index)
-        chosen.append((key, e, status, reason, rules))
+        key = (rank, -e.arch.sm, _SUFFIX_RANK[e.arch.suffix], -index)
+        chosen.append((key, e, status, reason, rules, failure))
     if not chosen:
         why = "; ".join(r for _, r in rejected) or "the fatbin has no entries"
         return Selection(gpu, None, "none", f"no entry fits {gpu.capability}: {why}", tuple(rejected))
     chosen.sort(key=lambda c: c[0])
-    _, entry, status, reason, rules = chosen[0]
+    _, entry, status, reason, rules, failure = chosen[0]
     extra = ["sass_over_ptx"] if status != "PTX JIT" and any(c[2] == "PTX JIT" for c in chosen) else []
     if status == "PTX JIT" and sum(c[2] == "PTX JIT" for c in chosen) > 1:
         extra.append("ptx_nearest")
     if entry.concatenated:
         extra.append("concat_driver")
-    ties = [c for c in chosen[1:] if c[0][:2] == chosen[0][0][:2]]
-    if ties:
+    same_rank = [c for c in chosen[1:] if c[0][:2] == chosen[0][0][:2]]
+    if any(c[0][2] == chosen[0][0][2] for c in same_rank):
         extra.append("tie_order")
+    if any(c[0][2] != chosen[0][0][2] for c in same_rank):
+        extra.append("suffix_order")
+    others = tuple(rejected) + tuple((c[1], f"also runnable ({c[2]}), not preferred") for c in chosen[1:])
+    if failure is not None:  # the driver takes this entry and fails: it does not try the next one
+        return Selection(
+            gpu, None, "none",
+            f"no entry fits {gpu.capability}: the driver takes the nearest PTX and fails "
+            f"(CUDA_ERROR_UNSUPPORTED_PTX_VERSION), without trying the others: {failure}",
+            ((entry, failure), *others), (*rules, *extra),
+        )  # fmt: skip
     if fb.relocatable:
         extra.append("relocatable_link")
         reason += "; linked at load time by the CUDA runtime (this fatbin is -rdc device-link input)"
-    others = tuple(rejected) + tuple((c[1], f"also runnable ({c[2]}), not preferred") for c in chosen[1:])
     return Selection(gpu, entry, status, reason, others, (*rules, *extra))
 
 
 def coverage(
-    fatbin, gpus, *, driver=None, force_ptx_jit: bool = False, disable_ptx_jit: bool = False
+    fatbin,
+    gpus,
+    *,
+    driver=None,
+    force_ptx_jit: bool = False,
+    disable_ptx_jit: bool = False,
+    jit_cache: bool | None = None,
 ) -> list[Selection]:
     """One :class:`Selection` per GPU: how each would run this fat binary.
 
@@ -331,7 +391,7 @@ def coverage(
     fatbin : Fatbin, bytes-like or path
     gpus : str or iterable
         Compute capabilities: ``"75;80;86;89;90;100;120"``, ``"8.0,9.0"`` or a list of any spellings.
-    driver, force_ptx_jit, disable_ptx_jit
+    driver, force_ptx_jit, disable_ptx_jit, jit_cache
         As for :func:`select_entry`.
 
     Returns
@@ -343,5 +403,8 @@ def coverage(
     fb = _fatbin_of(fatbin)
     specs: Iterable = split_arch_list(gpus) if isinstance(gpus, str) else gpus
     return [
-        select_entry(fb, g, driver=driver, force_ptx_jit=force_ptx_jit, disable_ptx_jit=disable_ptx_jit) for g in specs
+        select_entry(
+            fb, g, driver=driver, force_ptx_jit=force_ptx_jit, disable_ptx_jit=disable_ptx_jit, jit_cache=jit_cache
+        )
+        for g in specs
     ]
