@@ -261,3 +261,14 @@ def test_build_vocabulary(artifacts, tmp_path):
     assert "--allow-duplicates" in res.stderr
     cli("build", "-o", out, cubin, cubin, "--allow-duplicates", check=0)
     assert [str(e.arch) for e in read_fatbin(out).entries] == ["sm_80", "sm_80"]
+
+
+def test_compile_min_driver(source, tmp_path):
+    out = tmp_path / "m.fatbin"
+    res = cli("compile", source, "--arch", "80", "--arch", "compute_90", "-DVALUE=1", "--min-driver", "12.0", "-o",
+              out, check=1)  # fmt: skip
+    assert "would load PTX compute_90" in res.stderr and "add SASS for sm_90" in res.stderr and not out.exists()
+    res = cli("compile", source, "--arch", "80;compute_90", "-DVALUE=1", "--min-driver", "12.0", "--min-driver-warn",
+              "-o", out, check=0)  # fmt: skip
+    assert "UserWarning" in res.stderr or "would load PTX" in res.stderr
+    assert out.exists()

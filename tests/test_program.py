@@ -333,3 +333,37 @@ def test_api_speaks_the_cli_vocabulary(artifacts):
 
     fb = read_fatbin(build_fatbin([Part(artifacts[("cubin", "sm_80")], kind="elf")]))
     assert fb.entries[0].kind == "elf"
+
+
+def test_min_driver_stops_a_build_an_old_driver_could_not_load():
+    """PTX from the installed NVRTC (ISA 9.5 for 13.5) with no SASS for some arch, against an older min_driver."""
+    from cuda_fatbin import DriverCompatibilityError
+    from cuda_fatbin._select import ptx_isa_needs
+
+    ptx = Program(KERNEL_SRC, "c++").compile("fatbin", archs=["compute_90"])
+    isa = read_fatbin(bytes(ptx.code)).entries[0].version
+    need = ptx_isa_needs(isa)
+    older = f"{need[0]}.{need[1] - 1}" if need[1] else f"{need[0] - 1}.9"
+    with pytest.raises(DriverCompatibilityError, match=r"compute capability 9\.0 would load PTX compute_90") as info:
+        Program(KERNEL_SRC, "c++").compile("fatbin", archs=["sm_80", "compute_90"], min_driver=older)
+    assert "add SASS for sm_90" in str(info.value) and [str(g) for g, _ in info.value.gaps] == ["sm_90"]
+    with pytest.warns(UserWarning, match="9.0 would load PTX"):
+        Program(KERNEL_SRC, "c++").compile("fatbin", archs=["sm_80", "compute_90"], min_driver=older,
+                                           min_driver_action="warn")  # fmt: skip
+    Program(KERNEL_SRC, "c++").compile("fatbin", archs=["sm_80", "sm_90"], ptx_for=(), min_driver=older)
+    with pytest.raises(DriverCompatibilityError, match="zstd.*LZ4"):
+        Program(KERNEL_SRC, "c++").compile("fatbin", archs=["sm_80"], ptx_for=(), min_driver="12.0",
+                                           fatbin_options=FatbinOptions(compress_all=True))  # fmt: skip
+    with pytest.raises(ValueError, match="not a driver"):
+        Program(KERNEL_SRC, "c++").compile("fatbin", archs=["sm_80"], min_driver="soon")
+
+
+def test_bundle_records_min_driver_and_refuses_older_drivers(tmp_path):
+    from cuda_fatbin import BundleCoverageError, KernelBundle, KernelSuite
+
+    bundle = KernelBundle.build(tmp_path / "b", {"k": KernelSuite(KERNEL_SRC)}, archs=["sm_80", "sm_90"], ptx_for=(),
+                                min_driver="12.8")  # fmt: skip
+    assert bundle.manifest["suites"]["k"]["min_driver"] == "12.8"
+    assert KernelBundle.open(tmp_path / "b").check("k", gpu="9.0", driver="12.8")
+    with pytest.raises(BundleCoverageError, match="built for CUDA 12.8\\+ drivers; this driver is CUDA 12.4"):
+        KernelBundle.open(tmp_path / "b").check("k", gpu="9.0", driver="12.4")

@@ -40,6 +40,7 @@ _LAZY: dict[str, str] = {
     "Job": "._multiarch",
     "Plan": "._multiarch",
     "plan_fatbin": "._multiarch",
+    "DriverCompatibilityError": "._program",
     "Program": "._program",
     "ProgramOptions": "._program",
     "Fatbin": "._reader",
@@ -81,6 +82,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names come from
     from ._multiarch import Job as Job
     from ._multiarch import Plan as Plan
     from ._multiarch import plan_fatbin as plan_fatbin
+    from ._program import DriverCompatibilityError as DriverCompatibilityError
     from ._program import Program as Program
     from ._program import ProgramOptions as ProgramOptions
     from ._reader import Fatbin as Fatbin
@@ -103,6 +105,7 @@ __all__ = [
     "BundleError",
     "CacheReport",
     "Detected",
+    "DriverCompatibilityError",
     "ExtractError",
     "Fatbin",
     "FatbinBuilder",

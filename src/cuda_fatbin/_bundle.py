@@ -156,6 +156,7 @@ class KernelBundle:
         cache=None,
         max_workers: int | None = None,
         logs=None,
+        min_driver=None,
     ) -> KernelBundle:
         """Compile every suite and write ``<name>.fatbin`` files and ``manifest.json`` into ``directory``.
 
@@ -173,6 +174,10 @@ class KernelBundle:
             Per-arch job cache shared by all suites (rebuilds compile only what changed). Default: None.
         max_workers, logs
             As for ``Program.compile``.
+        min_driver : str, int or tuple, optional
+            The oldest driver the bundle supports: every suite must load on it for every GPU of its archs
+            (``Program.compile(min_driver=)``, raises ``DriverCompatibilityError`` otherwise). Recorded in
+            each suite's record; :meth:`load` refuses an older driver with a clear error. Default: None.
 
         Returns
         -------
@@ -201,10 +206,12 @@ class KernelBundle:
                 fatbin_options=fatbin_options,
                 cache=cache,
                 max_workers=max_workers,
+                min_driver=min_driver,
             )
             data = bytes(obj.code)
             (root / f"{name}.fatbin").write_bytes(data)
-            record = {"file": f"{name}.fatbin", **_describe(data, obj.symbol_mapping)}
+            floor = None if min_driver is None else "{}.{}".format(*parse_driver(min_driver))
+            record = {"file": f"{name}.fatbin", **_describe(data, obj.symbol_mapping), "min_driver": floor}
             record["record_sha256"] = _record_digest(record)
             manifest["suites"][name] = record
         tmp = root / f".{MANIFEST}.tmp"
@@ -307,10 +314,16 @@ class KernelBundle:
             gpu = dev_gpu if gpu is None else gpu
             driver = dev_driver if driver is None else driver
         record = self._record(suite)
+        cuda = parse_driver(driver)
+        floor = record.get("min_driver")
+        if floor is not None and cuda is not None and cuda < parse_driver(floor):
+            raise BundleCoverageError(
+                f"kernel suite {suite!r} was built for CUDA {floor}+ drivers; this driver is CUDA {cuda[0]}.{cuda[1]}. "
+                f"To fix: update the driver, or rebuild the bundle with min_driver='{cuda[0]}.{cuda[1]}'."
+            )
         sel = select_entry(data, gpu, driver=driver)
         if sel:
             return sel
-        cuda = parse_driver(driver)
         has = ", ".join(record["sass_archs"] + record["ptx_archs"]) or "nothing loadable"
         where = (
             f"{device} (compute capability {sel.gpu.capability})"
@@ -410,6 +423,7 @@ def _validate(manifest) -> None:
             ("ptx_isa", (str, type(None)), "a version or null"),
             ("ptx_min_driver_cuda", (str, type(None)), "a version or null"),
             ("decompress_min_driver_cuda", (str, type(None)), "a version or null"),
+            ("min_driver", (str, type(None)), "a version or null"),
         ):  # fmt: skip
             if key not in record:
                 raise BundleError("missing", f"{field}.{key}")
@@ -422,7 +436,7 @@ def _validate(manifest) -> None:
                 raise BundleError("not 64 lowercase hex digits", f"{field}.{key}")
         if record["size"] < 0:
             raise BundleError("negative", f"{field}.size")
-        for key in ("ptx_isa", "ptx_min_driver_cuda", "decompress_min_driver_cuda"):
+        for key in ("ptx_isa", "ptx_min_driver_cuda", "decompress_min_driver_cuda", "min_driver"):
             if record[key] is not None and not _VERSION_RE.fullmatch(record[key]):
                 raise BundleError(f"{record[key]!r} is not a version like '12.4'", f"{field}.{key}")
         for key in ("sass_archs", "ptx_archs", "compression"):

@@ -436,12 +436,17 @@ def cmd_compile(args) -> int:
         from cuda.core.utils import FileStreamProgramCache
 
         cache = FileStreamProgramCache(args.cache)
+    from ._program import DriverCompatibilityError
+
     try:
         obj = program.compile(
             "fatbin", args.name_expression, logs, archs=archs, ptx_for=ptx_for, ltoir_for=ltoir_for,
             fatbin_options=_fatbin_options(args), max_workers=args.jobs, group=args.group,
-            extra_options=args.nvrtc_option, progress=progress, cache=cache,
+            extra_options=args.nvrtc_option, progress=progress, cache=cache, min_driver=args.min_driver,
+            min_driver_action="warn" if args.min_driver_warn else "error",
         )  # fmt: skip
+    except DriverCompatibilityError as e:  # the build worked but does not meet --min-driver: the work failed
+        raise Failure(str(e)) from None
     finally:
         progress.close()
         if cache is not None:
@@ -568,6 +573,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-X", "--nvrtc-option", action="append", default=[], metavar="OPT",
                    help="pass an option to NVRTC as is (repeatable), e.g. -X=--use_fast_math")  # fmt: skip
     p.add_argument("--cache", metavar="DIR", help="per-arch job cache directory (cuda.core FileStreamProgramCache)")
+    p.add_argument("--min-driver", metavar="VER",
+                   help="the oldest driver to support ('13.0'): fail if a GPU could not load its entry")  # fmt: skip
+    p.add_argument("--min-driver-warn", action="store_true", help="with --min-driver: warn instead of failing")
     p.add_argument("--dry-run", action="store_true", help="print the plan and compile nothing")
     p.add_argument("-v", "--verbose", action="store_true", help="print the whole compiler logs (warnings show anyway)")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors (no warnings, no summary)")

@@ -22,7 +22,7 @@ from ._detect import ptx_target
 from ._fatbin import FatbinBuilder, FatbinOptions, merge_symbol_mappings
 from ._multiarch import JobResult, Plan, plan_fatbin, run_plan
 
-__all__ = ["Program", "ProgramOptions"]
+__all__ = ["DriverCompatibilityError", "Program", "ProgramOptions"]
 
 # Lowest arch every supported NVRTC targets; only a placeholder so that upstream's constructor does not
 # ask the driver. It never reaches a compiler: single-arch compiles resolve the real arch first.
@@ -131,6 +131,8 @@ class Program(_CoreProgram):
         progress=None,
         cache=None,
         cache_extra_digest: bytes | None = None,
+        min_driver=None,
+        min_driver_action: str = "error",
         **kwargs,
     ) -> ObjectCode:
         """Compile to ``"ptx"``, ``"cubin"``, ``"ltoir"`` (as cuda.core does) or ``"fatbin"`` (many archs).
@@ -174,6 +176,13 @@ class Program(_CoreProgram):
             Extra bytes for the cache keys, for inputs the keys cannot see (generated headers outside
             ``include_path``...). The content of ``include_path`` and ``pre_include`` is hashed for you.
             Default: None.
+        min_driver : str, int or tuple, optional
+            The oldest driver you support (``"13.0"``, ``"550.54.14"``, ``12040``). For ``"fatbin"``: for every
+            GPU of the plan's archs, the entry it would load must load on that driver (PTX ISA, zstd,
+            concatenated entries); otherwise :class:`DriverCompatibilityError` names the GPU, the entry, the
+            driver it needs and the fixes. Default: None (no check).
+        min_driver_action : {"error", "warn"}, optional
+            Raise, or warn (``UserWarning``) and return the fatbin. Default: "error".
         **kwargs
             Passed to cuda.core's ``compile`` for single-arch targets (e.g. ``cache=``).
 
@@ -193,9 +202,10 @@ class Program(_CoreProgram):
         """
         target = target_type.lower() if isinstance(target_type, str) else target_type
         if target != "fatbin":
-            if archs is not None or ptx_for is not None or ltoir_for or fatbin_options is not None or group:
+            if (archs is not None or ptx_for is not None or ltoir_for or fatbin_options is not None or group
+                    or min_driver is not None):  # fmt: skip
                 raise ValueError(
-                    f"archs, ptx_for, ltoir_for, fatbin_options and group apply to 'fatbin', not {target!r}"
+                    f"archs, ptx_for, ltoir_for, fatbin_options, group and min_driver apply to 'fatbin', not {target!r}"
                 )
             if self._fb_options.arch is not None:
                 return super().compile(target_type, _name_tuple(name_expressions), logs, **kwargs)
@@ -209,6 +219,12 @@ class Program(_CoreProgram):
             raise TypeError(f"compile('fatbin') got unexpected arguments: {', '.join(kwargs)}")
         if cache is None and cache_extra_digest is not None:
             raise ValueError("cache_extra_digest needs cache=")
+        if min_driver_action not in ("error", "warn"):
+            raise ValueError(f"min_driver_action must be 'error' or 'warn'; got {min_driver_action!r}")
+        if min_driver is not None:
+            from ._select import parse_driver
+
+            parse_driver(min_driver)  # a bad spelling fails before any compile
         plan = self.plan(archs, ptx_for=ptx_for, ltoir_for=ltoir_for, group=group)
         names = _name_tuple(name_expressions)
         if names and self._fb_code_type != "c++":
@@ -226,6 +242,8 @@ class Program(_CoreProgram):
         else:
             results = self._run_cached(plan, job_args, names, extra, cache, cache_extra_digest, run)
         data, mapping = _assemble(results, fatbin_options, self._fb_options.name)
+        if min_driver is not None:
+            check_min_driver(data, plan, min_driver, min_driver_action)
         return ObjectCode.from_fatbin(data, name=self._fb_options.name or "", symbol_mapping=mapping)
 
     @property
@@ -356,3 +374,56 @@ def _name_tuple(name_expressions) -> tuple[str, ...]:
         if not isinstance(n, (str, bytes)):
             raise TypeError(f"name_expressions must be strings; got {type(n).__name__} ({n!r})")
     return tuple(n.decode() if isinstance(n, bytes) else n for n in names)
+
+
+class DriverCompatibilityError(ValueError):
+    """A fatbin built for ``min_driver`` holds, for some GPU, only entries that need a newer driver.
+
+    Attributes
+    ----------
+    gaps : list of (Arch, Selection)
+        Each such GPU, with the entry it would load from a new enough driver.
+    """
+
+    def __init__(self, message: str, gaps: list) -> None:
+        super().__init__(message)
+        self.gaps = gaps
+
+
+def check_min_driver(data: bytes, plan: Plan, min_driver, action: str = "error") -> None:
+    """Raise (or warn) when a GPU of the plan's archs can load ``data`` only from a driver newer than ``min_driver``."""
+    from ._select import ZSTD_MIN_CUDA, driver_gaps, needed_driver, parse_driver, ptx_isa_needs
+
+    cuda = parse_driver(min_driver)
+    gpus = sorted({a.base for kind, a in plan.entries if kind in ("cubin", "ptx")})
+    gaps = driver_gaps(data, gpus, min_driver)
+    if not gaps:
+        return
+    lines = []
+    for gpu, sel in gaps:
+        e = sel.entry
+        need = needed_driver(e)
+        fixes = []
+        if e.kind == "elf":
+            what = f"SASS {e.arch}"
+        else:
+            what = f"PTX {e.arch.compute} (ISA {e.version[0]}.{e.version[1]})"
+            fixes.append(f"add SASS for {gpu} (archs=[..., '{gpu}'])")
+            if ptx_isa_needs(e.version) > cuda:
+                fixes.append(f"compile with an NVRTC no newer than the driver (pip install "
+                             f"'nvidia-cuda-nvrtc=={cuda[0]}.{cuda[1]}.*')")  # fmt: skip
+        compression = e._parent.compression if e.concatenated else e.compression
+        if compression == "zstd" and cuda < ZSTD_MIN_CUDA:
+            fixes.append("compress with LZ4 (FatbinOptions(compress_mode='speed')) or not at all (compress=False)")
+        if e.concatenated:
+            fixes.append("drop FatbinOptions(concat=True)")
+        lines.append(f"compute capability {gpu.capability} would load {what}, {compression}"
+                     f"{', concatenated' if e.concatenated else ''}, which needs a CUDA {need[0]}.{need[1]} driver; "
+                     f"fix: {'; or '.join(fixes)}")  # fmt: skip
+    message = f"min_driver is CUDA {cuda[0]}.{cuda[1]}, but " + " | ".join(lines) + " (or raise min_driver)"
+    if action == "warn":
+        import warnings
+
+        warnings.warn(message, UserWarning, stacklevel=3)
+        return
+    raise DriverCompatibilityError(message, gaps)

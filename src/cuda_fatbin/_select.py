@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from ._arch import Arch, split_arch_list
 from ._reader import Fatbin, FatbinEntry, read_fatbin
 
-__all__ = ["RULES", "Selection", "coverage", "select_entry"]
+__all__ = ["RULES", "Selection", "coverage", "driver_gaps", "needed_driver", "select_entry"]
 
 
 @dataclass(frozen=True)
@@ -408,3 +408,42 @@ def coverage(
         )
         for g in specs
     ]
+
+
+def needed_driver(entry: FatbinEntry) -> tuple[int, int]:
+    """The oldest CUDA version whose driver can load ``entry``: its PTX ISA, zstd (12.4), concatenation (13.4)."""
+    need = (0, 0)
+    if entry.kind in ("ptx", "reloc"):
+        need = max(need, ptx_isa_needs(entry.version))
+    parent = entry._parent
+    if entry.compression == "zstd" or (parent is not None and parent.compression == "zstd"):
+        need = max(need, ZSTD_MIN_CUDA)
+    if entry.concatenated:
+        need = max(need, _CONCAT_MIN_CUDA)
+    return need
+
+
+def driver_gaps(fatbin, gpus, driver) -> list[tuple[Arch, Selection]]:
+    """GPUs that can run ``fatbin`` with a new enough driver but not with ``driver``.
+
+    Parameters
+    ----------
+    fatbin : Fatbin, bytes-like or path
+    gpus : str or iterable
+        Compute capabilities, as for :func:`coverage`.
+    driver : str, int or tuple
+        The oldest driver to support (as for :func:`select_entry`).
+
+    Returns
+    -------
+    list of (Arch, Selection)
+        Each such GPU with the selection it gets from a driver without limits (what it would need).
+    """
+    fb = _fatbin_of(fatbin)
+    specs: Iterable = split_arch_list(gpus) if isinstance(gpus, str) else gpus
+    gaps = []
+    for g in specs:
+        free = select_entry(fb, g)
+        if free and not select_entry(fb, g, driver=driver):
+            gaps.append((free.gpu, free))
+    return gaps
