@@ -83,7 +83,7 @@ class KernelSuite:
 def _versions() -> dict:
     from importlib.metadata import PackageNotFoundError, version
 
-    out = {}
+    out: dict[str, str | None] = {}
     for dist in ("cuda-fatbin", "cuda-core", "cuda-bindings"):
         try:
             out[dist] = version(dist)
@@ -119,8 +119,8 @@ def _describe(data: bytes, mapping: Mapping) -> dict:
             }
             for e in entries
         ],
-        "sass_archs": [str(a) for a in sorted({e.arch for e in entries if e.kind == "elf"})],
-        "ptx_archs": [a.compute for a in sorted({e.arch for e in ptx})],
+        "sass_archs": [str(a) for a in sorted({e.arch for e in entries if e.kind == "elf" and e.arch is not None})],
+        "ptx_archs": [a.compute for a in sorted({e.arch for e in ptx if e.arch is not None})],
         "ptx_isa": "{}.{}".format(*isa) if isa else None,
         "ptx_min_driver_cuda": ptx_driver,
         "compression": compressions,
@@ -189,7 +189,8 @@ class KernelBundle:
             raise ValueError("a bundle needs at least one suite")
         root = Path(directory)
         root.mkdir(parents=True, exist_ok=True)
-        manifest = {"schema": SCHEMA, "built_with": _versions(), "suites": {}}
+        records: dict[str, dict[str, Any]] = {}
+        manifest: dict[str, Any] = {"schema": SCHEMA, "built_with": _versions(), "suites": records}
         for name, suite in suites.items():
             if not isinstance(suite, KernelSuite):
                 raise TypeError(f"suite {name!r} must be a KernelSuite; got {type(suite).__name__}")
@@ -210,10 +211,11 @@ class KernelBundle:
             )
             data = bytes(obj.code)
             (root / f"{name}.fatbin").write_bytes(data)
-            floor = None if min_driver is None else "{}.{}".format(*parse_driver(min_driver))
-            record = {"file": f"{name}.fatbin", **_describe(data, obj.symbol_mapping), "min_driver": floor}
+            floor = parse_driver(min_driver)
+            record: dict[str, Any] = {"file": f"{name}.fatbin", **_describe(data, obj.symbol_mapping),
+                                      "min_driver": None if floor is None else f"{floor[0]}.{floor[1]}"}  # fmt: skip
             record["record_sha256"] = _record_digest(record)
-            manifest["suites"][name] = record
+            records[name] = record
         tmp = root / f".{MANIFEST}.tmp"
         tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True))
         os.replace(tmp, root / MANIFEST)
@@ -315,10 +317,11 @@ class KernelBundle:
             driver = dev_driver if driver is None else driver
         record = self._record(suite)
         cuda = parse_driver(driver)
-        floor = record.get("min_driver")
-        if floor is not None and cuda is not None and cuda < parse_driver(floor):
+        floor = parse_driver(record.get("min_driver"))
+        if floor is not None and cuda is not None and cuda < floor:
             raise BundleCoverageError(
-                f"kernel suite {suite!r} was built for CUDA {floor}+ drivers; this driver is CUDA {cuda[0]}.{cuda[1]}. "
+                f"kernel suite {suite!r} was built for CUDA {floor[0]}.{floor[1]}+ drivers; this driver is CUDA "
+                f"{cuda[0]}.{cuda[1]}. "
                 f"To fix: update the driver, or rebuild the bundle with min_driver='{cuda[0]}.{cuda[1]}'."
             )
         sel = select_entry(data, gpu, driver=driver)

@@ -16,6 +16,7 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 __all__ = ["main"]
 
@@ -83,7 +84,7 @@ class _Progress:
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled and sys.stderr.isatty()
-        self._bar = None
+        self._bar: Any = None
 
     def __call__(self, done: int, total: int, job) -> None:
         if not self.enabled:
@@ -138,7 +139,8 @@ def _fatbin_dict(fb) -> dict:
 def cmd_inspect(args) -> int:
     from ._reader import FatbinFormatError
 
-    files, failed = [], 0
+    files: list[tuple[str, list, str | None]] = []
+    failed = 0
     for path in args.files:
         try:
             files.append((path, _fatbins(path, args.embedded, _relocatable_flag(args)), None))
@@ -148,7 +150,7 @@ def cmd_inspect(args) -> int:
             if not args.json:
                 print(f"cuda-fatbin inspect: {e if isinstance(e, Failure) else f'{path}: {e}'}", file=sys.stderr)
     if args.json:
-        doc = {"schema": JSON_SCHEMA, "files": []}
+        doc: dict[str, Any] = {"schema": JSON_SCHEMA, "files": []}
         for path, fatbins, error in files:
             record = {"path": path, "fatbins": [_fatbin_dict(fb) for fb in fatbins]}
             if error is not None:
@@ -310,15 +312,14 @@ def cmd_scan(args) -> int:
     for p in args.paths:
         if not os.path.exists(p):
             raise Failure(f"{p}: no such file or directory")
-    progress = None
-    if sys.stderr.isatty() and not args.json:
+    show = sys.stderr.isatty() and not args.json
 
-        def progress(done: int, total: int, path: str) -> None:
-            print(f"\r[{done}/{total}] {os.path.basename(path)[:50]}".ljust(70), end="", file=sys.stderr)
+    def progress(done: int, total: int, path: str) -> None:
+        print(f"\r[{done}/{total}] {os.path.basename(path)[:50]}".ljust(70), end="", file=sys.stderr)
 
     report = scan(args.paths or None, gpus=gpus, driver=args.driver, embedded=not args.no_embedded,
-                  max_workers=args.jobs, progress=progress)  # fmt: skip
-    if progress:
+                  max_workers=args.jobs, progress=progress if show else None)  # fmt: skip
+    if show:
         print("\r".ljust(72) + "\r", end="", file=sys.stderr)
     if args.json:
         json.dump({"schema": JSON_SCHEMA, **report.to_dict()}, sys.stdout, indent=1)
@@ -544,13 +545,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="show the traceback of an error")  # fmt: skip
     parser.add_argument("--debug", dest="traceback", action="store_true", help="show the traceback of an error")
     parser.add_argument("--version", action=_VersionAction)
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    _sub_add = sub.add_parser
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def add_parser(name: str, **kw) -> argparse.ArgumentParser:
-        return _sub_add(name, parents=[common], **kw)
+    class _Sub:  # every subcommand takes --debug too
+        @staticmethod
+        def add_parser(name: str, **kw: Any) -> argparse.ArgumentParser:
+            return subparsers.add_parser(name, parents=[common], **kw)
 
-    sub.add_parser = add_parser  # every subcommand takes --debug too
+    sub = _Sub()
 
     p = sub.add_parser("compile", help="compile a .cu/.ptx/.ll file for many archs into one fatbin")
     p.add_argument("source", help="source file (.cu, .ptx, .ll/.bc for NVVM IR)")

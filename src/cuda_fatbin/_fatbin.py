@@ -429,27 +429,25 @@ class FatbinBuilder:
                 text = str(e)
             raise FatbinError(name, code, result_name, text, part) from None
 
-    def _begin(self, kind: str, arch: Arch | None, identifier: str | None, data=None) -> tuple[dict, memoryview]:
+    def _begin(self, kind: str, arch: Arch | None, identifier: str | None, data: Any) -> tuple[dict, memoryview]:
         self._check_open()
         if identifier is not None and not isinstance(identifier, str):
             raise TypeError(f"identifier must be a str or None; got {type(identifier).__name__}")
         if identifier is not None and "\0" in identifier:
             raise ValueError(f"identifier {identifier!r} contains a NUL character")
         part = {"index": len(self._parts), "kind": kind, "arch": arch, "identifier": identifier}
-        view = None
-        if data is not None:
-            if isinstance(data, str):
-                if kind != "ptx":
-                    raise TypeError(
-                        f"{kind} data must be bytes-like, not str (to read a file, use Part(path) or a Path)"
-                    )
-                data = data.encode("utf-8")
-            try:
-                view = _as_bytes_like(data)
-            except (TypeError, ValueError) as e:
-                raise type(e)(f"part #{part['index']} ({kind}): {e}") from None
-            if len(view) == 0:
-                raise ValueError(f"part #{part['index']} ({kind}): data is empty")
+        if data is None:
+            raise TypeError(f"part #{part['index']} ({kind}): data is None; pass bytes, or PTX text")
+        if isinstance(data, str):
+            if kind != "ptx":
+                raise TypeError(f"{kind} data must be bytes-like, not str (to read a file, use Part(path) or a Path)")
+            data = data.encode("utf-8")
+        try:
+            view = _as_bytes_like(data)
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"part #{part['index']} ({kind}): {e}") from None
+        if len(view) == 0:
+            raise ValueError(f"part #{part['index']} ({kind}): data is empty")
         return part, view
 
     def _commit(self, part: dict) -> None:
@@ -744,8 +742,8 @@ def _resolve_part(part, index: int) -> _Resolved:
         return _Resolved(kind, data, part.arch, part.identifier, part.options, {})
     if _is_object_code(part):
         code_type = part.code_type
-        kind = _CODE_TYPE_KINDS.get(code_type)
-        if kind is None:
+        found_kind = _CODE_TYPE_KINDS.get(code_type)
+        if found_kind is None:
             raise ValueError(
                 f"{where}: an ObjectCode of code_type {code_type!r} cannot be a fatbin part "
                 f"(accepted: {', '.join(_CODE_TYPE_KINDS)})"
@@ -753,8 +751,8 @@ def _resolve_part(part, index: int) -> _Resolved:
         data = part.code
         if isinstance(data, (str, os.PathLike)):
             data = _read_path(data, where)
-        identifier = (part.name or None) if kind != "reloc" else None
-        return _Resolved(kind, data, None, identifier, None, dict(part.symbol_mapping or {}))
+        identifier = (part.name or None) if found_kind != "reloc" else None
+        return _Resolved(found_kind, data, None, identifier, None, dict(part.symbol_mapping or {}))
     if isinstance(part, (str, os.PathLike)):
         if isinstance(part, str) and not os.path.exists(part) and ("\n" in part or ".target" in part):
             raise ValueError(
@@ -851,6 +849,11 @@ def from_parts(
         Name of the ObjectCode. Default: "".
     symbol_mapping : mapping, optional
         Extra name-expression mappings, merged with the parts'. Default: None.
+
+    Returns
+    -------
+    cuda.core.ObjectCode
+        ``code_type`` "fatbin", with the merged symbol mapping.
 
     Raises
     ------

@@ -40,14 +40,14 @@ class ProgramOptions(_CoreProgramOptions):
     """
 
     def __post_init__(self) -> None:
-        if self.arch is None:
-            self.arch = _PLACEHOLDER_ARCH
-            try:
-                super().__post_init__()
-            finally:
-                self.arch = None
-        else:
+        if getattr(self, "arch", None) is not None:
             super().__post_init__()
+            return
+        self.arch = _PLACEHOLDER_ARCH
+        try:
+            super().__post_init__()
+        finally:
+            object.__setattr__(self, "arch", None)  # upstream types arch as str; this subclass keeps None
 
 
 def _device_arch() -> str:
@@ -395,13 +395,15 @@ def check_min_driver(data: bytes, plan: Plan, min_driver, action: str = "error")
     from ._select import ZSTD_MIN_CUDA, driver_gaps, needed_driver, parse_driver, ptx_isa_needs
 
     cuda = parse_driver(min_driver)
+    if cuda is None:
+        return
     gpus = sorted({a.base for kind, a in plan.entries if kind in ("cubin", "ptx")})
     gaps = driver_gaps(data, gpus, min_driver)
-    if not gaps:
-        return
     lines = []
     for gpu, sel in gaps:
         e = sel.entry
+        if e is None or e.arch is None:  # driver_gaps returns selections that found an entry
+            continue
         need = needed_driver(e)
         fixes = []
         if e.kind == "elf":
@@ -412,7 +414,7 @@ def check_min_driver(data: bytes, plan: Plan, min_driver, action: str = "error")
             if ptx_isa_needs(e.version) > cuda:
                 fixes.append(f"compile with an NVRTC no newer than the driver (pip install "
                              f"'nvidia-cuda-nvrtc=={cuda[0]}.{cuda[1]}.*')")  # fmt: skip
-        compression = e._parent.compression if e.concatenated else e.compression
+        compression = e._parent.compression if e._parent is not None else e.compression
         if compression == "zstd" and cuda < ZSTD_MIN_CUDA:
             fixes.append("compress with LZ4 (FatbinOptions(compress_mode='speed')) or not at all (compress=False)")
         if e.concatenated:
@@ -420,6 +422,8 @@ def check_min_driver(data: bytes, plan: Plan, min_driver, action: str = "error")
         lines.append(f"compute capability {gpu.capability} would load {what}, {compression}"
                      f"{', concatenated' if e.concatenated else ''}, which needs a CUDA {need[0]}.{need[1]} driver; "
                      f"fix: {'; or '.join(fixes)}")  # fmt: skip
+    if not lines:
+        return
     message = f"min_driver is CUDA {cuda[0]}.{cuda[1]}, but " + " | ".join(lines) + " (or raise min_driver)"
     if action == "warn":
         import warnings

@@ -27,7 +27,7 @@ import os
 import stat
 import struct
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 
 from ._arch import Arch
@@ -252,9 +252,12 @@ class FatbinEntry:
             raise FatbinFormatError(
                 f"{self.kind} entry payload is obfuscated (flag 0x10000); it cannot be decoded", self.offset
             )
+        src = self._src
+        if src is None:  # entries are made by the reader, which always gives them their data
+            raise FatbinFormatError(f"{self.kind} entry has no data to read", self.offset)
         end = self._payload + (self._compressed or self.stored_size)
-        self._src.check(end, self.offset)
-        raw = self._src.view[self._payload : end]
+        src.check(end, self.offset)
+        raw = src.view[self._payload : end]
         out = bytes(raw) if self.compression == "none" else _decompress(self.compression, raw, self.size, self.offset)
         if self.kind == "concat":
             self._stream.append(out)
@@ -516,6 +519,11 @@ def iter_fatbins(source, *, embedded: bool = False, relocatable: bool | None = N
         executables and shared libraries, where the runtime links them only when the device-linked
         image has no code for the GPU.
 
+    Returns
+    -------
+    Iterator of Fatbin
+        In file order: registered sections first, then fatbins stored as data.
+
     Raises
     ------
     FatbinFormatError
@@ -627,7 +635,7 @@ def _walk(src: _Data, start: int, end: int, section: str | None, seen: _Seen) ->
         pos += nxt
 
 
-def _scan(src: _Data, ranges: list[tuple[int, int, str | None]], seen: _Seen) -> Iterator[Fatbin]:
+def _scan(src: _Data, ranges: Sequence[tuple[int, int, str | None]], seen: _Seen) -> Iterator[Fatbin]:
     """Fatbins stored as data in ``ranges`` (start, end, section name): each range searched once.
 
     A candidate counts only if it parses completely and strictly (see :func:`iter_fatbins`). The entry
@@ -838,6 +846,7 @@ def _standalone(src: _Data) -> Fatbin | None:
     view = src.view
     head = bytes(view[:8])
     size = len(view)
+    arch: Arch | None
     try:
         if head[:4] == ELF_MAGIC:
             header = read_header(view)

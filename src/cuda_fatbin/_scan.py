@@ -252,17 +252,18 @@ def scan_binary(path: str, member: str | None, gpus: list[Arch], driver, embedde
     try:
         source = _read_member(path, member) if member else path
         fatbins = list(iter_fatbins(source, embedded=embedded, relocatable=True))
-    except (FatbinFormatError, OSError) as e:
-        report.error = f"{type(e).__name__}: {e}"
+    except (FatbinFormatError, OSError) as exc:
+        report.error = f"{type(exc).__name__}: {exc}"
         return report
-    kinds: collections.Counter = collections.Counter()
-    isa, compression = set(), set()
+    kinds: collections.Counter[str] = collections.Counter()
+    isa: set[str] = set()
+    compression: set[str] = set()
     for fb in fatbins:
         for e in fb.iter_entries():
             kinds[f"{e.kind} {e.arch or 'sm_' + str(e.sm)}"] += 1
             if e.kind == "ptx":
                 isa.add(f"{e.version[0]}.{e.version[1]}")
-        compression.update(e.compression for e in fb.entries)  # members are stored in their concat entry's
+        compression.update(top.compression for top in fb.entries)  # members are stored in their concat entry's
     report.entries = dict(sorted(kinds.items()))
     report.ptx_isa = sorted(isa, key=lambda v: tuple(map(int, v.split("."))))
     report.compression = sorted(compression)
@@ -334,7 +335,8 @@ def _judge_binary(registered: list, relocatable: list, stored: list, gpu: Arch, 
             rows = [(via, fb) if rank(r) == none else r for r, fb in ((r, r[1]) for r in rows)] or [(via, None)]
         else:
             notes.append(f"the load-time link of the {len(linked)} relocatable fatbins cannot serve it either")
-    status = reason = None
+    status: str | None = None
+    reason = ""
     if rows:
         bad = [r for r in rows if rank(r) == none]
         worst = max(rows, key=rank)

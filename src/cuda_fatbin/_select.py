@@ -246,6 +246,7 @@ def _judge(
     if cuda is not None and e.compression == "zstd" and cuda < ZSTD_MIN_CUDA:
         reason = f"{label}: zstd-compressed; needs a CUDA 12.4+ driver, driver is CUDA {cuda[0]}.{cuda[1]}"
         return None, reason, ("zstd_driver",), None
+    rules: tuple[str, ...]
     if a.suffix == "a":
         if a.sm != gpu.sm:
             return None, f"{label} runs only on {a.capability[:-1]}", ("arch_specific",), None
@@ -344,7 +345,10 @@ def select_entry(
             continue
         # lower key wins: SASS exact < SASS compatible < PTX; then nearest arch; then suffix; then the last entry
         rank = {"SASS exact": 0, "SASS compatible": 1, "PTX JIT": 2}[status]
-        key = (rank, -e.arch.sm, _SUFFIX_RANK[e.arch.suffix], -index)
+        a = e.arch
+        if a is None:  # _judge rejects entries without an arch
+            continue
+        key = (rank, -a.sm, _SUFFIX_RANK[a.suffix], -index)
         chosen.append((key, e, status, reason, rules, failure))
     if not chosen:
         why = "; ".join(r for _, r in rejected) or "the fatbin has no entries"

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Build the sdist and wheel, check them, install the wheel (not the checkout) into a fresh venv and use it
+# from outside the source tree: import, --version, compile a kernel for two archs, inspect the result.
+#   bash scripts/wheel-smoke.sh        (needs `build` and `twine`: pip install -e ".[dev]")
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rm -rf dist
+python -m build -q
+python -m twine check --strict dist/*
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+python -m venv "$work/venv"
+"$work/venv/bin/python" -m pip install -q dist/*.whl
+cd "$work"
+"$work/venv/bin/python" - <<'PY'
+import cuda_fatbin, importlib.metadata as md, pathlib
+assert "site-packages" in cuda_fatbin.__file__, cuda_fatbin.__file__  # the installed wheel, not the checkout
+assert md.version("cuda-fatbin") == cuda_fatbin.__version__
+assert md.metadata("cuda-fatbin")["License-Expression"] == "Apache-2.0"
+assert (pathlib.Path(cuda_fatbin.__file__).parent / "py.typed").exists()
+print("import ok:", cuda_fatbin.__version__, cuda_fatbin.__file__)
+PY
+"$work/venv/bin/cuda-fatbin" --version
+printf 'extern "C" __global__ void k(float* p) { p[threadIdx.x] *= 2.0f; }\n' > k.cu
+"$work/venv/bin/cuda-fatbin" compile k.cu --arch 80 --arch 90 -o k.fatbin
+"$work/venv/bin/cuda-fatbin" inspect k.fatbin | tee inspect.txt
+grep -q "elf .*sm_80" inspect.txt && grep -q "elf .*sm_90" inspect.txt
+# a downstream project's type checker sees our types (py.typed): a wrong use is an error
+"$work/venv/bin/python" -m pip install -q mypy
+cat > downstream.py <<'PY'
+from cuda_fatbin import read_fatbin
+
+fb = read_fatbin(b"")
+size: str = fb.size
+PY
+if "$work/venv/bin/python" -m mypy downstream.py > mypy.txt 2>&1; then
+  echo "mypy did not see cuda_fatbin's types"; cat mypy.txt; exit 1
+fi
+grep -q 'Incompatible types in assignment (expression has type "int", variable has type "str")' mypy.txt
+echo "wheel smoke test passed"
