@@ -1,6 +1,6 @@
 """Sphinx configuration of the API reference, built from the numpydoc docstrings.
 
-    sphinx-build -W -b html docs/reference build/reference
+sphinx-build -W -b html docs/reference build/reference
 """
 
 import cuda_fatbin
