@@ -272,3 +272,21 @@ def test_compile_min_driver(source, tmp_path):
               "-o", out, check=0)  # fmt: skip
     assert "UserWarning" in res.stderr or "would load PTX" in res.stderr
     assert out.exists()
+
+
+def test_import_is_cheap_in_fact():
+    """`import cuda_fatbin` loads no submodule and no CUDA library; `inspect` loads no dataclasses or typing."""
+    code = "import sys, cuda_fatbin; print(' '.join(sorted(sys.modules)))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    ours = [m for m in loaded if m.startswith("cuda_fatbin.")]
+    assert not ours and not [m for m in loaded if m.startswith(("cuda.core", "cuda.bindings"))], ours
+    code = ("import sys, runpy; sys.argv = ['cuda-fatbin', 'inspect', sys.argv[1]]\n"
+            "try:\n    runpy.run_module('cuda_fatbin', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "print(' '.join(sorted(sys.modules)), file=sys.stderr)")  # fmt: skip
+    res = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent / "data" / "nvrtc129_sm_80.cubin")],
+                         capture_output=True, text=True, check=True)  # fmt: skip
+    loaded = res.stderr.split()
+    assert "cuda_fatbin._reader" in loaded
+    heavy = {"dataclasses", "typing", "inspect", "json", "pathlib", "cuda_fatbin._program", "cuda_fatbin._fatbin",
+             "cuda_fatbin._multiarch", "cuda_fatbin._cache", "cuda_fatbin._bundle", "cuda_fatbin._select"}  # fmt: skip
+    assert not heavy & set(loaded), heavy & set(loaded)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 
 __all__ = ["Arch", "ArchList", "parse_archs", "split_arch_list"]
 
@@ -23,7 +22,6 @@ _CC_RE = re.compile(r"(?P<major>[1-9][0-9]?)\.(?P<minor>[0-9])(?P<suffix>[af]?)"
 
 
 @functools.total_ordering
-@dataclass(frozen=True)
 class Arch:
     """A GPU architecture: compute capability ``major.minor`` plus an optional suffix.
 
@@ -48,22 +46,47 @@ class Arch:
     ('sm_86', '100')
     """
 
+    # A plain immutable class, not a dataclass: importing dataclasses costs `cuda-fatbin inspect` ~7 ms.
+    __slots__ = ("major", "minor", "suffix")
     major: int
     minor: int
-    suffix: str = ""
+    suffix: str
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.major, int) or isinstance(self.major, bool) or not 1 <= self.major <= 99:
-            raise ValueError(f"Arch major must be an int from 1 to 99; got {self.major!r}")
-        if not isinstance(self.minor, int) or isinstance(self.minor, bool) or not 0 <= self.minor <= 9:
-            raise ValueError(f"Arch minor must be an int from 0 to 9; got {self.minor!r}")
-        if self.suffix not in _SUFFIXES:
-            raise ValueError(f"Arch suffix must be one of '', 'a', 'f'; got {self.suffix!r}")
-        first = _SUFFIX_FIRST_SM.get(self.suffix)
-        if first is not None and self.sm < first:
+    def __init__(self, major: int, minor: int, suffix: str = "") -> None:
+        if not isinstance(major, int) or isinstance(major, bool) or not 1 <= major <= 99:
+            raise ValueError(f"Arch major must be an int from 1 to 99; got {major!r}")
+        if not isinstance(minor, int) or isinstance(minor, bool) or not 0 <= minor <= 9:
+            raise ValueError(f"Arch minor must be an int from 0 to 9; got {minor!r}")
+        if suffix not in _SUFFIXES:
+            raise ValueError(f"Arch suffix must be one of '', 'a', 'f'; got {suffix!r}")
+        first = _SUFFIX_FIRST_SM.get(suffix)
+        if first is not None and major * 10 + minor < first:
             raise ValueError(
-                f"the {self.suffix!r} suffix exists from sm_{first} on; sm_{self.sm}{self.suffix} is not an arch"
+                f"the {suffix!r} suffix exists from sm_{first} on; sm_{major * 10 + minor}{suffix} is not an arch"
             )
+        object.__setattr__(self, "major", major)
+        object.__setattr__(self, "minor", minor)
+        object.__setattr__(self, "suffix", suffix)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Arch is immutable; cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"Arch is immutable; cannot delete {name!r}")
+
+    def __repr__(self) -> str:
+        return f"Arch(major={self.major!r}, minor={self.minor!r}, suffix={self.suffix!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Arch):
+            return NotImplemented
+        return (self.major, self.minor, self.suffix) == (other.major, other.minor, other.suffix)
+
+    def __hash__(self) -> int:
+        return hash((self.major, self.minor, self.suffix))
+
+    def __reduce__(self) -> tuple:
+        return (Arch, (self.major, self.minor, self.suffix))
 
     @classmethod
     def parse(cls, spec: Arch | str | int) -> Arch:
@@ -157,7 +180,6 @@ def split_arch_list(spec: str) -> list[str]:
     return items
 
 
-@dataclass(frozen=True, eq=False)
 class ArchList:
     """What an arch spec asks for: SASS, PTX and LTO-IR entries, and gencode groupings.
 
@@ -181,11 +203,31 @@ class ArchList:
         the newest arch, like ``nvcc -arch=sm_XX``.
     """
 
-    sass: tuple[Arch, ...] = ()
-    ptx: tuple[Arch, ...] = ()
-    ltoir: tuple[Arch, ...] = ()
-    virtual: tuple[tuple[Arch, Arch], ...] = ()
-    explicit_ptx: bool = False
+    __slots__ = ("explicit_ptx", "ltoir", "ptx", "sass", "virtual")
+    sass: tuple[Arch, ...]
+    ptx: tuple[Arch, ...]
+    ltoir: tuple[Arch, ...]
+    virtual: tuple[tuple[Arch, Arch], ...]
+    explicit_ptx: bool
+
+    def __init__(
+        self,
+        sass: tuple[Arch, ...] = (),
+        ptx: tuple[Arch, ...] = (),
+        ltoir: tuple[Arch, ...] = (),
+        virtual: tuple[tuple[Arch, Arch], ...] = (),
+        explicit_ptx: bool = False,
+    ) -> None:
+        for name, value in (("sass", sass), ("ptx", ptx), ("ltoir", ltoir), ("virtual", virtual),
+                            ("explicit_ptx", explicit_ptx)):  # fmt: skip
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"ArchList is immutable; cannot set {name!r}")
+
+    def __repr__(self) -> str:
+        return (f"ArchList(sass={self.sass!r}, ptx={self.ptx!r}, ltoir={self.ltoir!r}, virtual={self.virtual!r}, "
+                f"explicit_ptx={self.explicit_ptx!r})")  # fmt: skip
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, ArchList):

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
 import os
 import re
 import sys
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
 
 __all__ = ["main"]
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time: see benchmarks/bench_cli.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 JSON_SCHEMA = 1
 _LANGS = {".cu": "c++", ".cuh": "c++", ".cpp": "c++", ".cc": "c++", ".ptx": "ptx", ".ll": "nvvm", ".bc": "nvvm",
@@ -150,6 +151,8 @@ def cmd_inspect(args) -> int:
             if not args.json:
                 print(f"cuda-fatbin inspect: {e if isinstance(e, Failure) else f'{path}: {e}'}", file=sys.stderr)
     if args.json:
+        import json
+
         doc: dict[str, Any] = {"schema": JSON_SCHEMA, "files": []}
         for path, fatbins, error in files:
             record = {"path": path, "fatbins": [_fatbin_dict(fb) for fb in fatbins]}
@@ -204,6 +207,8 @@ def cmd_which(args) -> int:
     else:
         covered = all(verdict[g.capability]["status"] not in UNCOVERED for g in gpus)
     if args.json:
+        import json
+
         doc = {
             "schema": JSON_SCHEMA, "file": args.file, "driver": args.driver, "covered": covered,
             "verdict": verdict,
@@ -322,6 +327,8 @@ def cmd_scan(args) -> int:
     if show:
         print("\r".ljust(72) + "\r", end="", file=sys.stderr)
     if args.json:
+        import json
+
         json.dump({"schema": JSON_SCHEMA, **report.to_dict()}, sys.stdout, indent=1)
         print()
         return 0 if report.covered else 1
@@ -362,6 +369,8 @@ def _fatbin_options(args):
 
 
 def _parse_part(spec: str):
+    from pathlib import Path
+
     from ._fatbin import Part
 
     fields = {}
@@ -381,6 +390,8 @@ def _parse_part(spec: str):
 
 
 def cmd_build(args) -> int:
+    from pathlib import Path
+
     from ._detect import detect
     from ._fatbin import build_fatbin
 
@@ -406,6 +417,9 @@ def cmd_build(args) -> int:
 
 
 def cmd_compile(args) -> int:
+    import json
+    from pathlib import Path
+
     from ._program import Program, ProgramOptions
 
     src = Path(args.source)

@@ -6,9 +6,9 @@ The one home of byte sniffing. Magic numbers and header layouts are documented i
 
 from __future__ import annotations
 
+import collections
 import re
 import struct
-from typing import NamedTuple
 
 from ._arch import Arch
 from ._elf import ELF_MAGIC, EM_CUDA, ElfFormatError, find_section_by_type, iter_sections, read_header
@@ -33,11 +33,19 @@ _PTX_SM_RE = re.compile(r"sm_([0-9]+[af]?)")
 _LTOIR_SM_ALIASES = {101: 110}
 
 
-class Detected(NamedTuple):
-    """The result of :func:`detect`: a kind from :data:`KINDS` and the arch, if the data records one."""
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time: benchmarks/bench_cli.py)
+if TYPE_CHECKING:
+    from typing import NamedTuple
 
-    kind: str
-    arch: Arch | None
+    class Detected(NamedTuple):
+        """The result of :func:`detect`: a kind from :data:`KINDS` and the arch, if the data records one."""
+
+        kind: str
+        arch: Arch | None
+
+else:
+    Detected = collections.namedtuple("Detected", "kind arch")
+    Detected.__doc__ = "The result of :func:`detect`: a kind from :data:`KINDS` and the arch, if the data records one."
 
 
 def _as_bytes_like(data) -> memoryview:

@@ -8,12 +8,12 @@ mmap) and checks every offset against the buffer size, so a truncated or hostile
 
 from __future__ import annotations
 
+import collections
 import operator
 import struct
 import sys
 from array import array
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 __all__ = [
     "ET_REL",
@@ -49,33 +49,43 @@ class ElfFormatError(ValueError):
 ET_REL = 1  # e_type of a relocatable object (.o)
 
 
-@dataclass(frozen=True)
-class ElfHeader:
-    """The ELF file header fields this package uses."""
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time: benchmarks/bench_cli.py)
+if TYPE_CHECKING:
+    from typing import NamedTuple
 
-    bits: int  # 32 or 64
-    osabi: int
-    abi_version: int
-    machine: int
-    flags: int
-    phoff: int
-    phentsize: int
-    phnum: int
-    shoff: int
-    shentsize: int
-    shnum: int
-    shstrndx: int
-    type: int = 0  # e_type: 1 relocatable, 2 executable, 3 shared object
+    class ElfHeader(NamedTuple):
+        """The ELF file header fields this package uses."""
 
+        bits: int  # 32 or 64
+        osabi: int
+        abi_version: int
+        machine: int
+        flags: int
+        phoff: int
+        phentsize: int
+        phnum: int
+        shoff: int
+        shentsize: int
+        shnum: int
+        shstrndx: int
+        type: int = 0  # e_type: 1 relocatable, 2 executable, 3 shared object
 
-@dataclass(frozen=True)
-class ElfSection:
-    """One section header: its name, type and where its bytes are in the file."""
+    class ElfSection(NamedTuple):
+        """One section header: its name, type and where its bytes are in the file."""
 
-    name: str
-    type: int
-    offset: int
-    size: int
+        name: str
+        type: int
+        offset: int
+        size: int
+
+else:  # the same types at run time, without the typing module
+    ElfHeader = collections.namedtuple(
+        "ElfHeader", "bits osabi abi_version machine flags phoff phentsize phnum shoff shentsize shnum shstrndx type",
+        defaults=(0,),
+    )  # fmt: skip
+    ElfHeader.__doc__ = "The ELF file header fields this package uses (``type``: e_type, 1 relocatable)."
+    ElfSection = collections.namedtuple("ElfSection", "name type offset size")
+    ElfSection.__doc__ = "One section header: its name, type and where its bytes are in the file."
 
 
 def _unpack(fmt: str, buf, offset: int) -> tuple:

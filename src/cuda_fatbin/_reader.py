@@ -28,7 +28,6 @@ import stat
 import struct
 import sys
 from collections.abc import Iterator, Sequence
-from dataclasses import MISSING, dataclass, field, fields
 
 from ._arch import Arch
 from ._detect import FATBIN_MAGIC, LTOIR_MAGIC, TILE_IR_MAGIC, cubin_arch, ltoir_arch, ptx_target, ptx_version
@@ -127,7 +126,6 @@ def _arch_of(sm: int, suffix: str) -> Arch | None:  # Arch is immutable: one obj
         return None
 
 
-@dataclass(frozen=True, eq=False)
 class FatbinEntry:
     """One entry of a fat binary: what it is, which arch, and where its payload lives.
 
@@ -183,14 +181,28 @@ class FatbinEntry:
     size: int
     offset: int
     flags: int
-    members: tuple[FatbinEntry, ...] = ()
-    _src: _Data | None = field(default=None, repr=False)
-    _payload: int = field(default=0, repr=False)  # buffer offset of the payload
-    _compressed: int = field(default=0, repr=False)  # compressed byte count
-    _parent: FatbinEntry | None = field(default=None, repr=False)
-    _member_offset: int = field(default=0, repr=False)
-    _exact: bool = field(default=False, repr=False)  # a standalone file: the payload is the whole file
-    _stream: list = field(default_factory=list, repr=False)  # a concat entry's decompressed stream, once
+    members: tuple[FatbinEntry, ...]
+    _src: _Data | None  # the bytes it was read from
+    _payload: int  # buffer offset of the payload
+    _compressed: int  # compressed byte count
+    _parent: FatbinEntry | None  # the concat entry holding a member
+    _member_offset: int  # a member's offset in its parent's stream
+    _exact: bool  # a standalone file: the payload is the whole file
+    _stream: list  # a concat entry's decompressed stream, once
+
+    # A plain immutable class, not a dataclass: importing dataclasses costs `cuda-fatbin inspect` ~7 ms,
+    # and listing a large library makes tens of thousands of entries.
+    def __init__(self, **values: object) -> None:
+        unknown = values.keys() - _ENTRY_FIELDS
+        if unknown:
+            raise TypeError(f"FatbinEntry has no field(s) {', '.join(sorted(unknown))}")
+        state = self.__dict__
+        state.update(_ENTRY_DEFAULTS)
+        state.update(values)
+        state["_stream"] = []
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"FatbinEntry is immutable; cannot set {name!r}")
 
     def as_dict(self) -> dict:
         """The entry's fields as JSON-ready values (``arch`` as ``"sm_90a"``, ``version`` as ``"9.0"``)."""
@@ -269,17 +281,9 @@ class FatbinEntry:
         return f"<FatbinEntry {self.kind}{arch}{ident} {self.size} bytes, {self.compression} at {self.offset:#x}>"
 
 
-_ENTRY_DEFAULTS = {f.name: f.default for f in fields(FatbinEntry) if f.default is not MISSING}
-
-
-def _new_entry(values: dict) -> FatbinEntry:
-    """A FatbinEntry without the frozen dataclass's per-field ``__setattr__``: listing makes tens of thousands."""
-    entry = object.__new__(FatbinEntry)
-    state = entry.__dict__
-    state.update(_ENTRY_DEFAULTS)
-    state.update(values)
-    state["_stream"] = []
-    return entry
+_ENTRY_DEFAULTS = {"members": (), "_src": None, "_payload": 0, "_compressed": 0, "_parent": None,
+                   "_member_offset": 0, "_exact": False}  # fmt: skip
+_ENTRY_FIELDS = frozenset(FatbinEntry.__annotations__)
 
 
 def _trim_elf(data: bytes, offset: int) -> bytes:
@@ -329,7 +333,6 @@ def _decompress(method: str, raw, size: int, offset: int) -> bytes:
     return out
 
 
-@dataclass(frozen=True, eq=False)
 class Fatbin:
     """One fat binary: its header and entries.
 
@@ -361,10 +364,27 @@ class Fatbin:
     offset: int
     size: int
     version: int
-    section: str | None = None
-    standalone: bool = False
-    relocatable: bool = False
-    embedded: bool = False
+    section: str | None
+    standalone: bool
+    relocatable: bool
+    embedded: bool
+
+    def __init__(
+        self,
+        entries: tuple[FatbinEntry, ...],
+        offset: int,
+        size: int,
+        version: int,
+        section: str | None = None,
+        standalone: bool = False,
+        relocatable: bool = False,
+        embedded: bool = False,
+    ) -> None:
+        self.__dict__.update(entries=entries, offset=offset, size=size, version=version, section=section,
+                             standalone=standalone, relocatable=relocatable, embedded=embedded)  # fmt: skip
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Fatbin is immutable; cannot set {name!r}")
 
     @property
     def loadable(self) -> bool:
@@ -770,7 +790,7 @@ def _parse_entry(src: _Data, pos: int, end: int, strict: bool) -> tuple[FatbinEn
     values.update(identifier=identifier, options=options, compression=compression, stored_size=psize, size=size,
                   offset=pos, _src=src, _payload=header_end,
                   _compressed=csize if compression in ("zstd", "lz4") else 0)  # fmt: skip
-    entry = _new_entry(values)
+    entry = FatbinEntry(**values)
     if kind == 0x100:
         entry.__dict__["members"] = _parse_members(src, pos, opt_off, header_end, entry)
     return entry, hsize + psize
