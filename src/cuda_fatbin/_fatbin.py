@@ -610,6 +610,19 @@ class FatbinBuilder:
         """
         self._add_resolved(_resolve_part(part, len(self._parts)))
 
+    def _add_artifact(self, kind: str, arch: Arch, data: bytes, identifier: str | None) -> None:
+        """Add a cubin, PTX or LTO-IR that this package's own compile just made for ``arch``.
+
+        Its kind and arch are known, so the checks for user-supplied parts (ELF tables, ``.target``,
+        arch reconciliation) are skipped; duplicates are still refused and libnvfatbin still checks it.
+        """
+        self._check_open()
+        part = {"index": len(self._parts), "kind": kind, "arch": arch, "identifier": identifier}
+        binding, c_name = {"cubin": ("add_cubin", "nvFatbinAddCubin"), "ptx": ("add_ptx", "nvFatbinAddPTX"),
+                           "ltoir": ("add_ltoir", "nvFatbinAddLTOIR")}[kind]  # fmt: skip
+        extra = () if kind == "cubin" else ("",)
+        self._add(part, binding, c_name, memoryview(data), arch.bare, identifier or "", *extra)
+
     def _add_resolved(self, r: _Resolved) -> None:
         if r.kind == "cubin":
             self.add_cubin(r.data, r.arch, r.identifier)

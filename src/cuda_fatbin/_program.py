@@ -353,13 +353,8 @@ def _assemble(results: list[JobResult], fatbin_options: FatbinOptions | None, na
     artifacts.sort(key=lambda a: (order[a[0]], a[1]))
     identifier = name or None
     with FatbinBuilder(fatbin_options) as builder:
-        for kind, arch, data in artifacts:
-            if kind == "cubin":
-                builder.add_cubin(data, arch, identifier)
-            elif kind == "ptx":
-                builder.add_ptx(data, arch, identifier)
-            else:
-                builder.add_ltoir(data, arch, identifier)
+        for kind, arch, data in artifacts:  # made by our own jobs: kind and arch known, no re-validation
+            builder._add_artifact(kind, arch, data, identifier)
         return builder.build(), mapping
 
 
