@@ -367,3 +367,27 @@ def test_bundle_records_min_driver_and_refuses_older_drivers(tmp_path):
     assert KernelBundle.open(tmp_path / "b").check("k", gpu="9.0", driver="12.8")
     with pytest.raises(BundleCoverageError, match="built for CUDA 12.8\\+ drivers; this driver is CUDA 12.4"):
         KernelBundle.open(tmp_path / "b").check("k", gpu="9.0", driver="12.4")
+
+
+def test_split_compile_is_opt_in_bytes_stable_and_never_oversubscribes(monkeypatch):
+    """split_compile changes the SASS, so it is the user's choice; the bytes then do not depend on the workers,
+    and the pool shrinks so that threads per job x concurrent jobs stays within max_workers."""
+    import cuda_fatbin._multiarch as multiarch
+
+    sizes = []
+    real = multiarch.cf.ThreadPoolExecutor
+
+    class Recording(real):
+        def __init__(self, max_workers=None, **kw):
+            sizes.append(max_workers)
+            super().__init__(max_workers=max_workers, **kw)
+
+    monkeypatch.setattr(multiarch.cf, "ThreadPoolExecutor", Recording)
+    archs = ["sm_80", "sm_86", "sm_90", "sm_100"]
+    split = ProgramOptions(split_compile=2)
+    a = Program(KERNEL_SRC, "c++", split).compile("fatbin", archs=archs, ptx_for=(), max_workers=4)
+    b = Program(KERNEL_SRC, "c++", split).compile("fatbin", archs=archs, ptx_for=(), max_workers=1)
+    plain = Program(KERNEL_SRC, "c++").compile("fatbin", archs=archs, ptx_for=(), max_workers=4)
+    assert bytes(a.code) == bytes(b.code)
+    assert sizes == [2, 1, 4]  # 4 cores / 2 threads a job; at least one; no split: one a core
+    assert read_fatbin(bytes(a.code)).entries[0].data() != read_fatbin(bytes(plain.code)).entries[0].data()

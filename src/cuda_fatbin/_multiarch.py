@@ -357,12 +357,21 @@ def _nvjitlink(ptx: bytes, options) -> tuple[bytes, str]:
 
 
 def run_plan(
-    plan: Plan, submit_args, *, max_workers: int | None = None, executor=None, logs=None, progress=None
+    plan: Plan,
+    submit_args,
+    *,
+    max_workers: int | None = None,
+    executor=None,
+    logs=None,
+    progress=None,
+    threads_per_job: int = 1,
 ) -> list[JobResult]:
     """Run every job of ``plan``; ``submit_args(job)`` gives ``run_job``'s arguments after ``job``.
 
     One failing job cancels those not started; the error lists every job that failed. ``progress``, if
     given, is called in this thread as ``progress(done, total, job)`` each time a job succeeds.
+    ``threads_per_job`` (the compiler's own threads, from ``split_compile``) shrinks the default pool so
+    that threads per job x concurrent jobs stays within ``max_workers`` (default: the CPU count).
     """
     jobs = plan.jobs
     if (
@@ -377,7 +386,8 @@ def run_plan(
         raise ValueError(f"max_workers must be a positive int; got {max_workers!r}")
     own = executor is None
     if own:
-        workers = max_workers or min(len(jobs), os.cpu_count() or 1)
+        cores = max_workers or os.cpu_count() or 1
+        workers = min(len(jobs), max(1, cores // max(1, threads_per_job)))
         executor = cf.ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="cuda-fatbin")
     try:
         # longest first (jobs that link several archs, then newer archs, whose ptxas runs longer): the last

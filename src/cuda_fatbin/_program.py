@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 from collections.abc import Sequence
 
 from cuda.core import LinkerOptions, ObjectCode
@@ -236,7 +237,9 @@ class Program(_CoreProgram):
             if opt.lstrip("-").startswith(("arch", "gpu-architecture")):
                 raise ValueError(f"extra_options {opt!r}: the archs come from archs=, not from an -arch option")
         job_args = self._job_args(names, extra)
-        run = dict(max_workers=max_workers, executor=executor, logs=logs, progress=progress)
+        split = self._fb_options.split_compile  # opt-in: it changes the SASS (docs/performance.md)
+        threads = (os.cpu_count() or 1) if split == 0 else (split or 1)
+        run = dict(max_workers=max_workers, executor=executor, logs=logs, progress=progress, threads_per_job=threads)
         if cache is None:
             results = run_plan(plan, job_args, **run)
         else:
