@@ -132,3 +132,31 @@ def test_all_keywords_match_nvcc(keyword, needs_nvcc, tmp_path):
     theirs = {int(m) for m in re.findall(r"-arch=sm_(\d+)\b", dry.stdout + dry.stderr)}
     ours = {a.sm for a in parse_archs(keyword, supported=sms).sass}
     assert ours == theirs and theirs
+
+
+BUILD_PAIRS = [
+    ("compute_80", "sm_86"), ("compute_80", "sm_120"), ("compute_86", "sm_80"), ("compute_90", "sm_90a"),
+    ("compute_90a", "sm_90"), ("compute_90a", "sm_90a"), ("compute_90a", "sm_100a"), ("compute_100", "sm_100a"),
+    ("compute_100", "sm_103f"), ("compute_90", "sm_100f"), ("compute_100f", "sm_103"), ("compute_100f", "sm_120"),
+    ("compute_100f", "sm_110"), ("compute_103f", "sm_100f"), ("compute_120f", "sm_121"), ("compute_100a", "sm_103a"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("virtual, real", BUILD_PAIRS, ids=[f"{v}->{r}" for v, r in BUILD_PAIRS])
+def test_virtual_to_real_rule_matches_nvcc(virtual, real, needs_nvcc, tmp_path):
+    """One rule for parse_archs, the planner and the selection model, checked by compiling with nvcc
+    (``--dryrun`` accepts pairs ptxas then refuses, e.g. compute_100a -> sm_103a)."""
+    import subprocess
+
+    src = tmp_path / "k.cu"
+    src.write_text('extern "C" __global__ void k(float* p) { p[0] = 1; }\n')
+    res = subprocess.run([needs_nvcc, "-cubin", "-o", str(tmp_path / "k.cubin"), f"-gencode=arch={virtual},code={real}",
+                          str(src)], capture_output=True, text=True)  # fmt: skip
+    nvcc_builds = res.returncode == 0
+    assert Arch.parse(virtual).builds(Arch.parse(real)) == nvcc_builds, res.stderr
+    spec = f"arch={virtual},code={real}"
+    if nvcc_builds:
+        assert Arch.parse(real) in parse_archs(spec).sass
+    else:
+        with pytest.raises(ValueError, match="cannot be built from"):
+            parse_archs(spec)

@@ -157,6 +157,29 @@ class Arch:
     def __str__(self) -> str:
         return f"sm_{self.bare}"
 
+    def builds(self, real: Arch) -> bool:
+        """Can PTX for this virtual arch become SASS for ``real`` (at build time, or JIT on a GPU)?
+
+        The one home of the rule, as nvcc and ptxas apply it (``tests/test_arch.py`` compiles every pair
+        of a set with nvcc): ``real`` is not older; PTX of an ``a`` arch builds only that arch (ptxas:
+        "cannot be compiled to future architecture"); PTX of an ``f`` arch, and SASS of an ``f`` arch,
+        stay within the family (the same major).
+
+        Examples
+        --------
+        >>> Arch.parse("compute_80").builds(Arch.parse("sm_86"))
+        True
+        >>> Arch.parse("compute_100f").builds(Arch.parse("sm_120"))
+        False
+        """
+        if real.sm < self.sm:
+            return False
+        if self.suffix == "a":
+            return real == self
+        if self.suffix == "f" or real.suffix == "f":
+            return real.major == self.major
+        return True
+
     def _key(self) -> tuple[int, int, int]:
         return (self.major, self.minor, _SUFFIXES.index(self.suffix))
 
@@ -245,8 +268,18 @@ class ArchList:
         return bool(self.sass or self.ptx or self.ltoir)
 
     def __str__(self) -> str:
-        parts = [str(a) for a in self.sass] + [a.compute for a in self.ptx] + [f"lto_{a.bare}" for a in self.ltoir]
-        return ", ".join(parts)
+        """A spelling :func:`parse_archs` reads back into an equal ``ArchList``: ``sm_80, sm_90, compute_90``,
+        or nvcc gencode clauses where the spec pairs SASS with another virtual arch or says "no PTX"."""
+        lto = [f"lto_{a.bare}" for a in self.ltoir]
+        if not self.virtual and (self.ptx or not self.explicit_ptx):
+            return ", ".join([str(a) for a in self.sass] + [a.compute for a in self.ptx] + lto)
+        pairs = dict(self.virtual)
+        virtuals = sorted({pairs.get(a, a) for a in self.sass} | set(self.ptx))
+        clauses = []
+        for v in virtuals:
+            codes = [str(a) for a in self.sass if pairs.get(a, a) == v] + ([v.compute] if v in self.ptx else [])
+            clauses.append(f"arch={v.compute},code=[{','.join(codes)}]")
+        return ";".join(clauses + lto)
 
     def all_archs(self) -> tuple[Arch, ...]:
         """Every arch named, sorted."""
@@ -343,7 +376,11 @@ def _parse_string(spec: str, style: str, supported, acc: _Acc) -> None:
     low = text.lower()
     if style in ("auto", "nvcc") and "arch=" in low:
         found = list(_GENCODE_RE.finditer(text))
-        rest = _GENCODE_RE.sub("", text).replace(";", " ").replace(",", " ").strip()
+        rest = _GENCODE_RE.sub("", text).replace(";", " ").replace(",", " ").split()
+        lto = [r for r in rest if r.lower().startswith("lto_")]  # LTO-IR next to gencode clauses: str(ArchList)
+        for item in lto:
+            acc.ltoir.add(Arch.parse(item))
+        rest = " ".join(r for r in rest if r not in lto)
         if not found or rest:
             raise ValueError(
                 f"malformed gencode spec {spec!r}; expected e.g. 'arch=compute_80,code=[sm_80,sm_86]'"
@@ -411,7 +448,7 @@ def _add_gencode(virtual: str, codes: list[str], acc: _Acc, spec) -> None:
                 raise ValueError(f"gencode arch={virtual} cannot embed PTX for {c} (in {spec!r})")
             acc.ptx.add(a)
         elif c.startswith("sm_"):
-            if a.sm < v.sm or (v.suffix == "a" and a != v):
+            if not v.builds(a):
                 raise ValueError(f"gencode: SASS {c} cannot be built from {virtual} (in {spec!r})")
             acc.sass.add(a)
             if a.base != v.base:

@@ -189,11 +189,7 @@ def _plan_ptx_source(sass: set, ptx: set, ltoir: set, target: Arch | None) -> Pl
         if p != target:
             raise ValueError(f"PTX source targets {target}; it cannot be embedded as PTX for {p}")
     for s in sass:
-        if (
-            s.sm < target.sm
-            or (target.suffix == "a" and s != target)
-            or (target.suffix == "f" and s.major != target.major)
-        ):
+        if not target.builds(s):
             raise ValueError(f"PTX source for {target.compute} cannot be assembled for {s}")
     jobs = [Job("none", "ptx", target, tuple(sorted(sass)), tuple(("cubin", s) for s in sorted(sass)))] if sass else []
     if ptx:

@@ -218,6 +218,16 @@ def _fatbin_of(fatbin) -> Fatbin:
     return fatbin if isinstance(fatbin, Fatbin) else read_fatbin(fatbin)
 
 
+def _builds_for(a: Arch, gpu: Arch) -> bool:
+    """Whether the code of entry arch ``a`` fits a ``gpu``: ``Arch.builds`` with the GPU taken as the target of
+    the entry's kind (an ``a`` entry's GPU as ``sm_XXa``...); no such arch (sm_80a) means no."""
+    try:
+        target = Arch(gpu.major, gpu.minor, a.suffix)
+    except ValueError:
+        return False
+    return a.builds(target)
+
+
 def _judge(
     e: FatbinEntry, gpu: Arch, cuda, force_ptx_jit: bool, disable_ptx_jit: bool
 ) -> tuple[str | None, str, tuple, str | None]:
@@ -247,12 +257,13 @@ def _judge(
         reason = f"{label}: zstd-compressed; needs a CUDA 12.4+ driver, driver is CUDA {cuda[0]}.{cuda[1]}"
         return None, reason, ("zstd_driver",), None
     rules: tuple[str, ...]
+    fits = _builds_for(a, gpu)
     if a.suffix == "a":
-        if a.sm != gpu.sm:
+        if not fits:
             return None, f"{label} runs only on {a.capability[:-1]}", ("arch_specific",), None
         rules = ("arch_specific",)
     elif a.suffix == "f":
-        if a.major != gpu.major or a.minor > gpu.minor:
+        if not fits:
             return None, f"{label} runs only on {a.major}.x with minor >= {a.minor}", ("family",), None
         rules = ("family",)
     elif sass:
@@ -262,7 +273,7 @@ def _judge(
             return None, f"SASS {label} is newer than {gpu.capability}", ("sass_exact",), None
         rules = ("sass_exact",) if a.minor == gpu.minor else ("sass_lower_minor",)
     else:
-        if a.sm > gpu.sm:
+        if not fits:
             return None, f"PTX {label} is newer than {gpu.capability}", ("ptx_lower",), None
         rules = ("ptx_lower",)
     if sass:
