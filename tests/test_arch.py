@@ -114,7 +114,15 @@ def test_every_spelling_round_trips(a):
 @given(arches, arches)
 def test_order_is_total_and_consistent(a, b):
     assert (a < b) + (b < a) + (a == b) == 1
-    assert (a == b) == (hash(a) == hash(b)) or a != b
+    if a == b:
+        assert hash(a) == hash(b)
+
+
+@given(arches)
+def test_equal_values_from_any_spelling_hash_equal(a):
+    """Equal pairs drawn on purpose (two independent draws are rarely equal): every spelling, one hash."""
+    spellings = [Arch.parse(s) for s in (str(a), a.bare, a.compute, a.capability)]
+    assert len(set(spellings)) == 1 and {hash(s) for s in spellings} == {hash(a)}
 
 
 @pytest.mark.parametrize("keyword", ["all", "all-major"])

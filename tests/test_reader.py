@@ -429,3 +429,17 @@ def test_relocatable_listing_follows_cuobjdump(cu_file, tmp_path, cuobjdump_path
     assert any(fb.relocatable for fb in iter_fatbins(app, relocatable=True))
     out = subprocess.run([cuobjdump_path, "-lelf", "-lptx", str(app)], capture_output=True, text=True).stdout
     assert our_listing(linked) == listing(out)
+
+
+@pytest.mark.parametrize("mode", ["speed", "size"], ids=["lz4", "zstd"])
+@pytest.mark.parametrize("delta", [+5, -5], ids=["header claims more", "header claims less"])
+def test_decompressed_size_is_checked_both_ways(artifacts, mode, delta):
+    """The header's uncompressed size must equal what the stream gives, longer or shorter (python-lz4 returns
+    a short block without raising when told a larger size, so this check is the only guard there)."""
+    options = FatbinOptions(compress_all=True, compress_mode=mode)
+    data = bytearray(build_fatbin([artifacts[("ptx", "sm_80")]], options=options))
+    entry = read_fatbin(bytes(data)).entries[0]
+    assert entry.compression == {"speed": "lz4", "size": "zstd"}[mode]
+    struct.pack_into("<Q", data, entry.offset + 0x38, entry.size + delta)
+    with pytest.raises(FatbinFormatError, match="decompressed to|does not decompress"):
+        read_fatbin(bytes(data)).entries[0].data()

@@ -376,11 +376,11 @@ def _parse_string(spec: str, style: str, supported, acc: _Acc) -> None:
     low = text.lower()
     if style in ("auto", "nvcc") and "arch=" in low:
         found = list(_GENCODE_RE.finditer(text))
-        rest = _GENCODE_RE.sub("", text).replace(";", " ").replace(",", " ").split()
-        lto = [r for r in rest if r.lower().startswith("lto_")]  # LTO-IR next to gencode clauses: str(ArchList)
+        items = _GENCODE_RE.sub("", text).replace(";", " ").replace(",", " ").split()
+        lto = [r for r in items if r.lower().startswith("lto_")]  # LTO-IR next to gencode clauses: str(ArchList)
         for item in lto:
             acc.ltoir.add(Arch.parse(item))
-        rest = " ".join(r for r in rest if r not in lto)
+        rest = " ".join(r for r in items if r not in lto)
         if not found or rest:
             raise ValueError(
                 f"malformed gencode spec {spec!r}; expected e.g. 'arch=compute_80,code=[sm_80,sm_86]'"

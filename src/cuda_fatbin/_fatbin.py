@@ -38,7 +38,8 @@ _KIND_SYNONYMS = {"elf": "cubin"}
 # First libnvfatbin version (major, minor) that has each feature. Sources: NVIDIA's nvFatbin docs
 # (Create/AddPTX/AddCubin/AddLTOIR 12.4, AddReloc/AddIndex 12.5, AddTileIR 13.1) and, where the docs
 # are silent, probes of every nvidia-nvfatbin wheel on PyPI (docs/libnvfatbin-versions.md):
-# -compress-mode rejected by 12.5.82, accepted from 12.6.20; -concat rejected by 13.3.29, accepted by 13.4.49.
+# -compress-mode rejected by 12.5.82, accepted from 12.6.20; -concat rejected by 13.3.29, accepted by 13.4.92
+# (docs/libnvfatbin-versions.md).
 _FEATURE_SINCE: dict[str, tuple[int, int]] = {
     "create": (12, 4),
     "add_cubin": (12, 4),
@@ -156,7 +157,7 @@ def _require(feature: str, what: str | None = None) -> None:
         package = "nvidia-nvfatbin-cu12" if required[0] == 12 else "nvidia-nvfatbin"
         raise FatbinLibraryError(
             f"{what} requires libnvfatbin {required[0]}.{required[1]} or newer; found {found[0]}.{found[1]} — "
-            f"install {package}>={required[0]}.{required[1]}",
+            f"pip install '{package}>={required[0]}.{required[1]}'",
             feature,
             required,
             found,

@@ -167,7 +167,7 @@ class Program(_CoreProgram):
             Raw NVRTC (or libNVVM) options appended to every front-end compile, for options
             ``ProgramOptions`` has no field for. ``-arch`` is refused: use ``archs``. Default: ().
         progress : callable, optional
-            Called as ``progress(done, total, job)`` each time a job finishes. Default: None.
+            Called as ``progress(done, total, job)`` each time a job succeeds. Default: None.
         cache : cuda.core.utils.ProgramCacheResource, optional
             For ``"fatbin"``: look each per-arch job up in this cache and store it there
             (``InMemoryProgramCache``, ``FileStreamProgramCache``...). Adding an arch compiles that arch
