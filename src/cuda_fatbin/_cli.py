@@ -183,13 +183,9 @@ def cmd_inspect(args) -> int:
 
 def cmd_which(args) -> int:
     from ._scan import UNCOVERED, scan_binary
-    from ._select import coverage, parse_driver
+    from ._select import coverage
 
-    gpus = _gpus(args.gpu)
-    try:
-        parse_driver(args.driver)
-    except (TypeError, ValueError) as e:
-        raise UsageError(str(e)) from None
+    gpus = _gpus(args.gpu, args.driver)
     every = _fatbins(args.file, args.embedded, True)
     fatbins = [fb for fb in every if fb.loadable]
     if args.force_ptx_jit or args.disable_ptx_jit or args.jit_cache or args.file == "-":
@@ -283,13 +279,15 @@ _MARKS = {"SASS exact": "SASS", "SASS compatible": "SASS~", "PTX JIT": "PTX", "p
           "needs newer driver": "DRIVER", "no entry": "NONE", "no kernels": "-", None: "-"}  # fmt: skip
 
 
-def _gpus(specs: list[str]) -> list:
-    """GPU specs from repeated --gpu options; ``installed`` asks the driver (without cuda.core)."""
+def _gpus(specs: list[str], driver: str | None = None) -> list:
+    """GPU specs from repeated --gpu options (``installed`` asks the driver, without cuda.core); checks --driver."""
     from ._arch import Arch, split_arch_list
     from ._driver import NoDriverError, devices
+    from ._select import parse_driver
 
     out = []
     try:
+        parse_driver(driver)
         for spec in specs:
             for g in split_arch_list(spec):
                 if g.lower() == "installed":
@@ -307,13 +305,8 @@ def _gpus(specs: list[str]) -> list:
 
 def cmd_scan(args) -> int:
     from ._scan import scan
-    from ._select import parse_driver
 
-    gpus = _gpus(args.gpu)
-    try:
-        parse_driver(args.driver)
-    except (TypeError, ValueError) as e:
-        raise UsageError(str(e)) from None
+    gpus = _gpus(args.gpu, args.driver)
     for p in args.paths:
         if not os.path.exists(p):
             raise Failure(f"{p}: no such file or directory")
