@@ -31,7 +31,7 @@ from collections.abc import Iterator, Sequence
 
 from ._arch import Arch
 from ._detect import FATBIN_MAGIC, LTOIR_MAGIC, TILE_IR_MAGIC, cubin_arch, ltoir_arch, ptx_target, ptx_version
-from ._elf import ELF_MAGIC, EM_CUDA, ET_REL, ElfFormatError, iter_sections, read_header
+from ._elf import ELF_MAGIC, EM_CUDA, ET_REL, ElfFormatError, iter_sections, read_header, section_headers
 
 __all__ = ["MAX_EXPANSION", "MAX_STREAM", "Fatbin", "FatbinEntry", "FatbinFormatError", "iter_fatbins", "read_fatbin"]
 
@@ -290,9 +290,15 @@ def _trim_elf(data: bytes, offset: int) -> bytes:
     """Cut container padding after an ELF image; refuse anything but zeros there."""
     try:
         header = read_header(data)
-    except ElfFormatError:
+    except ElfFormatError:  # not an ELF image at all: nothing to cut by
         return data
-    end = max(header.shoff + header.shnum * header.shentsize, header.phoff + header.phnum * header.phentsize, 64)
+    try:
+        rows = section_headers(data, header)
+    except ElfFormatError as e:
+        raise FatbinFormatError(f"the ELF image of this entry is malformed: {e.message}", offset) from None
+    # the image ends after its headers and tables and after the last section with file content
+    tables = max(header.shoff + header.shnum * header.shentsize, header.phoff + header.phnum * header.phentsize, 64)
+    end = max(tables, *(offset + size for _n, typ, offset, size in rows if typ != _SHT_NOBITS))
     if end >= len(data):
         return data
     if data.count(0, end) != len(data) - end:
