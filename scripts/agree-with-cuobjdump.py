@@ -24,11 +24,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from cuda_fatbin._detect import FATBIN_MAGIC
+from cuda_fatbin._elf import ELF_MAGIC
 from cuda_fatbin._extract import entry_file_names, extract_entries
 from cuda_fatbin._reader import FatbinFormatError, iter_fatbins
 
 _LINE = re.compile(r"^(ELF|PTX) file\s+\d+: (.*)$")
-_MAGICS = (b"\x7fELF", b"\x50\xed\x55\xba")
+_MAGICS = (ELF_MAGIC, FATBIN_MAGIC)
 
 
 def candidates(paths: list[str]):

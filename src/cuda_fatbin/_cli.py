@@ -342,7 +342,10 @@ def cmd_scan(args) -> int:
     for b in report.binaries:
         if b.error:
             print(f"unreadable: {b.path}: {b.error}", file=sys.stderr)
-    print("\nevery GPU is covered" if report.covered else "\nsome GPU is NOT covered", file=sys.stderr)
+    if not with_code:
+        print("\nno binary with device code found", file=sys.stderr)
+    else:
+        print("\nevery GPU is covered" if report.covered else "\nsome GPU is NOT covered", file=sys.stderr)
     return 0 if report.covered else 1
 
 

@@ -584,7 +584,7 @@ def iter_fatbins(source, *, embedded: bool = False, relocatable: bool | None = N
         relocatable = header.type == ET_REL
     seen = _Seen(len(src))
     done: set[tuple[int, int]] = set()
-    for s in sections:
+    for s in sorted(sections, key=lambda s: (s.offset, s.size)):  # file order: each claim appends
         if s.name not in _SECTIONS or s.type == _SHT_NOBITS or (s.offset, s.size) in done:
             continue
         done.add((s.offset, s.size))
