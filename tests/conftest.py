@@ -7,7 +7,15 @@ import subprocess
 
 import pytest
 
-from fatbin_testing import ARCH_SPECS, KERNEL_SRC, Artifacts, find_cuobjdump, nvrtc_compile, nvrtc_supported_sms
+from fatbin_testing import (
+    ARCH_SPECS,
+    KERNEL_SRC,
+    Artifacts,
+    find_cuobjdump,
+    nvrtc_compile,
+    nvrtc_supported_sms,
+    once_per_process,
+)
 
 
 @pytest.fixture(scope="session")
@@ -17,6 +25,7 @@ def supported_specs() -> list[str]:
 
 
 @pytest.fixture(scope="session")
+@once_per_process
 def artifacts(supported_specs) -> dict[tuple[str, str], bytes]:
     """{(kind, spec): bytes} for kind in cubin/ptx/ltoir and every supported spec; compiled once."""
     out = Artifacts()

@@ -6,10 +6,13 @@ those try to load it and fail.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import importlib.util
 import os
 import re
 import shutil
+import tempfile
 from pathlib import Path
 
 DATA = Path(__file__).parent / "data"
@@ -34,6 +37,42 @@ ARCH_SPECS = [
     "sm_100", "sm_100a", "sm_100f", "sm_103", "sm_103a", "sm_103f", "sm_107", "sm_107a", "sm_107f",
     "sm_110", "sm_110a", "sm_110f", "sm_120", "sm_120a", "sm_120f", "sm_121", "sm_121a", "sm_121f",
 ]  # fmt: skip
+
+
+_ONCE: dict[str, object] = {}
+_TMP: list[Path] = []
+
+
+def process_tmp(name: str) -> Path:
+    """A new folder that lives as long as this process (not one pytest session).
+
+    Mutation testing (``scripts/mutation.sh``) runs a pytest session per mutant in processes forked from
+    one that ran the suite: what :func:`once_per_process` keeps must not sit in a session's tmp folder,
+    which pytest deletes a few sessions later.
+    """
+    if not _TMP:
+        _TMP.append(Path(tempfile.mkdtemp(prefix="cuda-fatbin-tests-")))
+        owner = os.getpid()
+        atexit.register(lambda: os.getpid() == owner and shutil.rmtree(_TMP[0], ignore_errors=True))
+    return Path(tempfile.mkdtemp(prefix=f"{name}-", dir=_TMP[0]))
+
+
+def once_per_process(fn):
+    """Decorate an expensive session or module fixture whose result depends on nothing but the toolchain.
+
+    Its value is computed once per process and reused by later pytest sessions in the same process
+    (mutation testing's forked runs), so a mutant's run does not recompile the oracles' inputs. It must
+    put files in :func:`process_tmp` folders, not ``tmp_path_factory`` ones.
+    """
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        key = f"{fn.__module__}.{fn.__qualname__}"
+        if key not in _ONCE:
+            _ONCE[key] = fn(*args, **kwargs)
+        return _ONCE[key]
+
+    return wrapper
 
 
 def nvrtc_supported_sms() -> list[int]:

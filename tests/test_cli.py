@@ -12,7 +12,7 @@ import pytest
 
 from cuda_fatbin import build_fatbin, nvfatbin_version, read_fatbin
 
-from fatbin_testing import listing
+from fatbin_testing import listing, once_per_process, process_tmp
 
 SRC = r"""
 template <typename T> __global__ void scale(T* x, T a, int n) {
@@ -32,13 +32,15 @@ def cli(*args, cwd=None, check=None):
 
 
 @pytest.fixture(scope="module")
-def source(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("cli") / "kern.cu"
+@once_per_process
+def source() -> Path:
+    path = process_tmp("cli") / "kern.cu"
     path.write_text(SRC)
     return path
 
 
 @pytest.fixture(scope="module")
+@once_per_process
 def compiled(source) -> Path:
     out = source.parent / "kern.fatbin"
     cli("compile", source, "--arch", "80;90;100+PTX", "-o", out, "-DVALUE=3", "--name-expression", "scale<float>",

@@ -38,7 +38,7 @@ from cuda_fatbin import (
 )
 from cuda_fatbin._bundle import _record_digest
 
-from fatbin_testing import KERNEL_SRC
+from fatbin_testing import KERNEL_SRC, once_per_process, process_tmp
 
 CLI = [sys.executable, "-m", "cuda_fatbin"]
 
@@ -245,9 +245,10 @@ def test_fatbins_inside_fatbins_are_refused(artifacts):
 
 
 @pytest.fixture(scope="module")
-def bundle_dir(tmp_path_factory) -> Path:
+@once_per_process
+def bundle_dir() -> Path:
     src = KERNEL_SRC
-    root = tmp_path_factory.mktemp("bundle") / "b"
+    root = process_tmp("bundle") / "b"
     KernelBundle.build(root, {"k": KernelSuite(src, ["scale<float>", "scale<double>"])}, archs=["sm_80"])
     return root
 

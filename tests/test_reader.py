@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from cuda_fatbin import FatbinOptions, Part, build_fatbin, iter_fatbins, nvfatbin_version, read_fatbin
 from cuda_fatbin._reader import FatbinFormatError
 
-from fatbin_testing import KERNEL_SRC, all_records, listing
+from fatbin_testing import KERNEL_SRC, all_records, listing, once_per_process, process_tmp
 
 CUOBJDUMP_KIND = {
     "elf": "elf",
@@ -95,8 +95,9 @@ def assert_matches_cuobjdump(data_or_path, cuobjdump, cuobjdump_path, tmp_path):
 
 
 @pytest.fixture(scope="session")
-def cu_file(tmp_path_factory, needs_nvcc):
-    d = tmp_path_factory.mktemp("src")
+@once_per_process
+def cu_file(needs_nvcc):
+    d = process_tmp("src")
     src = d / "k.cu"
     src.write_text(
         KERNEL_SRC + "template __global__ void scale<float>(float*, float, int);\n"
@@ -111,8 +112,9 @@ def nvcc(cu_file, out, *args):
 
 
 @pytest.fixture(scope="session")
-def nvcc_fatbins(cu_file, tmp_path_factory):
-    d = tmp_path_factory.mktemp("nvcc")
+@once_per_process
+def nvcc_fatbins(cu_file):
+    d = process_tmp("nvcc")
     archs = [
         "-gencode=arch=compute_75,code=sm_75",
         "-gencode=arch=compute_90a,code=sm_90a",

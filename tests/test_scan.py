@@ -14,7 +14,7 @@ import pytest
 from cuda_fatbin import Part, ScanReport, build_fatbin, iter_fatbins, scan
 from cuda_fatbin._scan import STATUSES, default_paths
 
-from fatbin_testing import listing
+from fatbin_testing import listing, once_per_process, process_tmp
 
 CLI = [sys.executable, "-m", "cuda_fatbin"]
 GPUS = "75;80;86;89;90;100;120"
@@ -28,9 +28,10 @@ def cli(*args, check=None) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def tree(tmp_path_factory, artifacts, needs_nvcc) -> Path:
+@once_per_process
+def tree(artifacts, needs_nvcc) -> Path:
     """A folder of binaries: a gcc .so with a fatbin stored as data, nvcc host files, an -rdc .o, a wheel."""
-    root = tmp_path_factory.mktemp("tree")
+    root = process_tmp("tree")
     lib = root / "pkg"
     lib.mkdir()
     stored = build_fatbin([artifacts[("cubin", "sm_90")], Part(artifacts[("ptx", "sm_80")])])
@@ -142,9 +143,10 @@ def test_bad_arguments():
 
 
 @pytest.fixture(scope="session")
-def curand_wheel(tmp_path_factory) -> Path:
+@once_per_process
+def curand_wheel() -> Path:
     """The nvidia-curand wheel from PyPI; the test skips only when it cannot be downloaded."""
-    dest = tmp_path_factory.mktemp("wheels")
+    dest = process_tmp("wheels")
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q", "-d", str(dest)]
     res = subprocess.run([*cmd, "nvidia-curand==10.4.5.25"], capture_output=True, text=True, timeout=600)
     wheels = list(dest.glob("*.whl"))

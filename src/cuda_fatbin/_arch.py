@@ -10,6 +10,17 @@ from __future__ import annotations
 import functools
 import re
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import TypeAlias
+
+    #: Everything :func:`parse_archs` accepts.
+    ArchSpec: TypeAlias = (
+        "ArchList | Arch | str | int | list[Arch | str | int] | tuple[Arch | str | int, ...]"
+        " | dict[str, str | Iterable[str]]"
+    )
+
 __all__ = ["Arch", "ArchList", "parse_archs", "split_arch_list"]
 
 _SUFFIXES = ("", "f", "a")  # sort order: plain < family < arch-specific
@@ -85,7 +96,7 @@ class Arch:
     def __hash__(self) -> int:
         return hash((self.major, self.minor, self.suffix))
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[type[Arch], tuple[int, int, str]]:
         return (Arch, (self.major, self.minor, self.suffix))
 
     @classmethod
@@ -294,7 +305,7 @@ _TORCH_PTX_RE = re.compile(r"(?P<arch>[0-9.]+[af]?)\+ptx", re.ASCII | re.I)
 _STYLES = ("auto", "list", "cmake", "torch", "nvcc")
 
 
-def parse_archs(spec, *, style: str = "auto", supported: tuple[int, ...] | None = None) -> ArchList:
+def parse_archs(spec: ArchSpec, *, style: str = "auto", supported: tuple[int, ...] | None = None) -> ArchList:
     """Parse an arch spec in any of the spellings users know into an :class:`ArchList`.
 
     Parameters
@@ -371,7 +382,7 @@ class _Acc:
         )
 
 
-def _parse_string(spec: str, style: str, supported, acc: _Acc) -> None:
+def _parse_string(spec: str, style: str, supported: tuple[int, ...] | None, acc: _Acc) -> None:
     text = spec.strip()
     low = text.lower()
     if style in ("auto", "nvcc") and "arch=" in low:
@@ -433,7 +444,7 @@ def _add_item(item: str, cmake: bool, style: str, acc: _Acc) -> None:
         acc.explicit_ptx = True
 
 
-def _add_gencode(virtual: str, codes: list[str], acc: _Acc, spec) -> None:
+def _add_gencode(virtual: str, codes: list[str], acc: _Acc, spec: object) -> None:
     if not virtual.lower().startswith("compute_"):
         raise ValueError(f"gencode arch must be a compute_XX virtual arch; got {virtual!r} in {spec!r}")
     v = Arch.parse(virtual)
@@ -470,7 +481,7 @@ def nvrtc_supported_sms() -> tuple[int, ...]:
     return tuple(int(a) for a in archs)
 
 
-def _all_archs(keyword: str, supported) -> list[Arch]:
+def _all_archs(keyword: str, supported: tuple[int, ...] | None) -> list[Arch]:
     sms = supported if supported is not None else nvrtc_supported_sms()
     archs = [Arch(sm // 10, sm % 10) for sm in sms]
     if keyword == "all-major":  # nvcc: the oldest supported arch and every X.0

@@ -23,6 +23,17 @@ from typing import Any
 from ._reader import read_fatbin
 from ._select import ZSTD_MIN_CUDA, parse_driver, ptx_isa_needs, select_entry
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from importlib.abc import Traversable
+
+    from cuda.core import ObjectCode
+
+    from ._arch import Arch, ArchSpec
+    from ._fatbin import FatbinOptions
+    from ._multiarch import LogSink
+    from ._select import DriverSpec, Selection
+
 __all__ = ["BundleCoverageError", "BundleError", "KernelBundle", "KernelSuite"]
 
 MANIFEST = "manifest.json"
@@ -80,7 +91,7 @@ class KernelSuite:
     ptx_for: Any = field(default=None)
 
 
-def _versions() -> dict:
+def _versions() -> dict[str, str | None]:
     from importlib.metadata import PackageNotFoundError, version
 
     out: dict[str, str | None] = {}
@@ -99,7 +110,7 @@ def _versions() -> dict:
     return out
 
 
-def _describe(data: bytes, mapping: Mapping) -> dict:
+def _describe(data: bytes, mapping: Mapping[str, Any]) -> dict[str, Any]:
     """The manifest record of one suite's fatbin."""
     fb = read_fatbin(data)
     entries = list(fb.iter_entries())
@@ -135,7 +146,7 @@ class KernelBundle:
     Build one with :meth:`build`, open it at run time with :meth:`open`, get a suite with :meth:`load`.
     """
 
-    def __init__(self, root, manifest: dict) -> None:
+    def __init__(self, root: Path | Traversable, manifest: dict[str, Any]) -> None:
         self._root = root
         self.manifest = manifest
 
@@ -147,16 +158,16 @@ class KernelBundle:
     @classmethod
     def build(
         cls,
-        directory: str | os.PathLike,
+        directory: str | os.PathLike[str],
         suites: Mapping[str, KernelSuite],
         *,
-        archs,
-        ptx_for=None,
-        fatbin_options=None,
-        cache=None,
+        archs: ArchSpec,
+        ptx_for: ArchSpec | None = None,
+        fatbin_options: FatbinOptions | None = None,
+        cache: Any = None,
         max_workers: int | None = None,
-        logs=None,
-        min_driver=None,
+        logs: LogSink | None = None,
+        min_driver: DriverSpec = None,
     ) -> KernelBundle:
         """Compile every suite and write ``<name>.fatbin`` files and ``manifest.json`` into ``directory``.
 
@@ -222,7 +233,7 @@ class KernelBundle:
         return cls(root, manifest)
 
     @classmethod
-    def open(cls, root) -> KernelBundle:
+    def open(cls, root: str | os.PathLike[str] | Traversable) -> KernelBundle:
         """Open a bundle from a directory path or an ``importlib.resources`` traversable (package data).
 
         The manifest is read (at most :data:`MAX_MANIFEST_BYTES`) and checked against its schema: every
@@ -274,32 +285,35 @@ class KernelBundle:
         if _record_digest(record) != record["record_sha256"]:
             raise BundleError("the record was edited after the bundle was built (record_sha256); rebuild", field)
         name, size = record["file"], record["size"]
-        target = self._root.joinpath(name)
-        if isinstance(self._root, Path):
+        root = self._root
+        target = root.joinpath(name)
+        if isinstance(root, Path):
+            path = root.joinpath(name)
             try:
-                st = os.lstat(target)
-                real = target.resolve(strict=True)
+                st = os.lstat(path)
+                real = path.resolve(strict=True)
             except OSError as e:
                 raise BundleError(f"{name} cannot be read: {e.strerror}", f"{field}.file") from None
-            if real.parent != self._root.resolve() or not stat.S_ISREG(os.stat(real).st_mode):
+            if real.parent != root.resolve() or not stat.S_ISREG(os.stat(real).st_mode):
                 raise BundleError(f"{name} is not a regular file inside {self._root}", f"{field}.file")
             if stat.S_ISLNK(st.st_mode) or os.stat(real).st_size != size:
                 raise BundleError(
                     f"{name} is a link or not of the recorded size {size}; rebuild the bundle", f"{field}.file"
                 )
         with target.open("rb") as f:
-            data = f.read(size + 1)
+            data: bytes = f.read(size + 1)
         if len(data) != size or hashlib.sha256(data).hexdigest() != record["sha256"]:
             raise BundleError(f"{name} does not match its manifest hash; rebuild the bundle", f"{field}.sha256")
         return data
 
-    def _record(self, suite: str) -> dict:
+    def _record(self, suite: str) -> dict[str, Any]:
         try:
-            return self.manifest["suites"][suite]
+            record: dict[str, Any] = self.manifest["suites"][suite]
+            return record
         except (KeyError, TypeError):
             raise KeyError(f"no suite {suite!r} in this bundle; it has {', '.join(self.suites)}") from None
 
-    def check(self, suite: str, *, gpu=None, driver=None):
+    def check(self, suite: str, *, gpu: Arch | str | int | None = None, driver: DriverSpec = None) -> Selection:
         """The :class:`Selection` for ``suite`` on a GPU and driver (default: the current ones).
 
         Raises
@@ -309,7 +323,7 @@ class KernelBundle:
         """
         return self._check(suite, self.fatbin(suite), gpu, driver)
 
-    def _check(self, suite: str, data: bytes, gpu, driver):
+    def _check(self, suite: str, data: bytes, gpu: Arch | str | int | None, driver: DriverSpec) -> Selection:
         device = None
         if gpu is None or driver is None:
             dev_gpu, dev_driver, device = _current_device()
@@ -346,7 +360,7 @@ class KernelBundle:
             f"To fix: {'; '.join(fixes)}."
         )
 
-    def load(self, suite: str, *, gpu=None, driver=None):
+    def load(self, suite: str, *, gpu: Arch | str | int | None = None, driver: DriverSpec = None) -> ObjectCode:
         """Check coverage, then return the suite as a ``cuda.core.ObjectCode`` with its symbol mapping.
 
         Parameters
@@ -363,7 +377,7 @@ class KernelBundle:
         return ObjectCode.from_fatbin(data, name=suite, symbol_mapping=mapping)
 
 
-def _rebuild_advice(gpu) -> str:
+def _rebuild_advice(gpu: Arch) -> str:
     """How to cover ``gpu``: with the installed NVRTC if it can target it, else which NVRTC can."""
     try:
         from ._arch import nvrtc_supported_sms
@@ -392,19 +406,19 @@ def _current_device() -> tuple[str, int, str]:
     return "{}.{}".format(*dev.capability), dev.driver, dev.name
 
 
-def _record_digest(record: Mapping) -> str:
+def _record_digest(record: Mapping[str, Any]) -> str:
     """SHA-256 of a suite record's canonical JSON, without its own ``record_sha256`` field."""
     body = {k: v for k, v in record.items() if k != "record_sha256"}
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def _check_type(value, types, field: str, what: str):
+def _check_type(value: Any, types: type | tuple[type, ...], field: str, what: str) -> Any:
     if not isinstance(value, types) or isinstance(value, bool):  # JSON true/false is no int here
         raise BundleError(f"must be {what}; got {type(value).__name__}", field)
     return value
 
 
-def _validate(manifest) -> None:
+def _validate(manifest: Any) -> None:
     """Check a manifest's schema: the types of every field :class:`KernelBundle` uses, and safe file names."""
     _check_type(manifest, dict, "manifest", "a JSON object")
     if manifest.get("schema") != SCHEMA:

@@ -26,6 +26,11 @@ from pathlib import Path
 from ._arch import Arch
 from ._multiarch import Job, JobResult
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
+
 __all__ = ["CacheReport"]
 
 _MAGIC = b"CFBJOB1\n"
@@ -57,7 +62,7 @@ class CacheReport:
         return f"cache: {len(self.hits)} hit(s), {len(self.misses)} miss(es), {len(self.corrupt)} corrupt"
 
 
-def include_digest(options) -> bytes:
+def include_digest(options: Any) -> bytes:
     """SHA-256 over the header files the options pull in: include directories (recursively) and pre-includes.
 
     Raises
@@ -95,7 +100,15 @@ def include_digest(options) -> bytes:
     return h.digest()
 
 
-def job_key(job: Job, code, code_type: str, options, names, args: tuple, extra_digest: bytes) -> bytes:
+def job_key(
+    job: Job,
+    code: str | bytes,
+    code_type: str,
+    options: Any,
+    names: Iterable[str],
+    args: tuple[Any, ...],
+    extra_digest: bytes,
+) -> bytes:
     """The cache key of one job: ``options`` are its single-arch options, ``args`` its ``run_job`` arguments."""
     try:
         from cuda.core.utils import make_program_cache_key
@@ -118,10 +131,11 @@ def job_key(job: Job, code, code_type: str, options, names, args: tuple, extra_d
 
         described["nvjitlink"] = list(nvjitlink.version())
     digest = hashlib.sha256(json.dumps(described, sort_keys=True).encode()).digest()
-    return make_program_cache_key(
+    key: bytes = make_program_cache_key(
         code=code, code_type=code_type, options=key_options, target_type=target,
         name_expressions=tuple(names), extra_digest=digest,
     )  # fmt: skip
+    return key
 
 
 def encode(result: JobResult) -> bytes:

@@ -19,7 +19,13 @@ __all__ = ["main"]
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time: see benchmarks/bench_cli.py)
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Callable
+    from typing import Any, TextIO
+
+    from ._arch import Arch, ArchSpec
+    from ._fatbin import FatbinOptions, Part
+    from ._multiarch import Job
+    from ._reader import Fatbin
 
 JSON_SCHEMA = 1
 _LANGS = {".cu": "c++", ".cuh": "c++", ".cpp": "c++", ".cc": "c++", ".ptx": "ptx", ".ll": "nvvm", ".bc": "nvvm",
@@ -37,7 +43,7 @@ class Failure(Exception):
 # -- output helpers ------------------------------------------------------------------------------------
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[object]], out=None) -> None:
+def _table(headers: Sequence[str], rows: Sequence[Sequence[object]], out: TextIO | None = None) -> None:
     """A table: rich's when it is installed and the output is a terminal, plain aligned text otherwise."""
     out = out or sys.stdout
     cells = [[("" if c is None else str(c)) for c in row] for row in rows]
@@ -68,7 +74,7 @@ _WARNING = re.compile(r"\bwarning\s*[#:]", re.IGNORECASE)  # "k.cu(3): warning #
 class _Warnings:
     """Compiler logs reduced to their warnings: each distinct line once, with the first job that gave it."""
 
-    def __init__(self, out) -> None:
+    def __init__(self, out: TextIO) -> None:
         self.out = out
         self.seen: set[str] = set()
 
@@ -87,7 +93,7 @@ class _Progress:
         self.enabled = enabled and sys.stderr.isatty()
         self._bar: Any = None
 
-    def __call__(self, done: int, total: int, job) -> None:
+    def __call__(self, done: int, total: int, job: Job) -> None:
         if not self.enabled:
             return
         try:
@@ -106,7 +112,7 @@ class _Progress:
             self._bar.stop()
 
 
-def _fatbins(path: str, embedded: bool = False, relocatable: bool | None = None) -> list:
+def _fatbins(path: str, embedded: bool = False, relocatable: bool | None = None) -> list[Fatbin]:
     from ._reader import iter_fatbins
 
     if path != "-" and not os.path.lexists(path):
@@ -117,30 +123,30 @@ def _fatbins(path: str, embedded: bool = False, relocatable: bool | None = None)
         raise Failure(f"{path}: {e.strerror or e}") from None
 
 
-def _where(fb) -> str:
+def _where(fb: Fatbin) -> str:
     if fb.standalone:
         return "standalone"
     marks = "".join(f" ({m})" for m in ("relocatable", "embedded") if getattr(fb, m))
     return (f"{fb.section}@{fb.offset:#x}" if fb.section else f"@{fb.offset:#x}") + marks
 
 
-def _relocatable_flag(args) -> bool | None:
+def _relocatable_flag(args: argparse.Namespace) -> bool | None:
     return True if getattr(args, "relocatable", False) else None
 
 
 # -- subcommands ---------------------------------------------------------------------------------------
 
 
-def _fatbin_dict(fb) -> dict:
+def _fatbin_dict(fb: Fatbin) -> dict[str, Any]:
     return {"offset": fb.offset, "size": fb.size, "section": fb.section, "standalone": fb.standalone,
             "relocatable": fb.relocatable, "embedded": fb.embedded,
             "entries": [e.as_dict() for e in fb.iter_entries()]}  # fmt: skip
 
 
-def cmd_inspect(args) -> int:
+def cmd_inspect(args: argparse.Namespace) -> int:
     from ._reader import FatbinFormatError
 
-    files: list[tuple[str, list, str | None]] = []
+    files: list[tuple[str, list[Fatbin], str | None]] = []
     failed = 0
     for path in args.files:
         try:
@@ -181,7 +187,7 @@ def cmd_inspect(args) -> int:
     return 1 if failed else 0
 
 
-def cmd_which(args) -> int:
+def cmd_which(args: argparse.Namespace) -> int:
     from ._scan import UNCOVERED, scan_binary
     from ._select import coverage
 
@@ -246,7 +252,7 @@ def _clip(text: str, width: int = 100) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-def cmd_extract(args) -> int:
+def cmd_extract(args: argparse.Namespace) -> int:
     from ._arch import Arch, split_arch_list
     from ._extract import ExtractError, extract_entries
 
@@ -279,7 +285,7 @@ _MARKS = {"SASS exact": "SASS", "SASS compatible": "SASS~", "PTX JIT": "PTX", "p
           "needs newer driver": "DRIVER", "no entry": "NONE", "no kernels": "-", None: "-"}  # fmt: skip
 
 
-def _gpus(specs: list[str], driver: str | None = None) -> list:
+def _gpus(specs: list[str], driver: str | None = None) -> list[Arch]:
     """GPU specs from repeated --gpu options (``installed`` asks the driver, without cuda.core); checks --driver."""
     from ._arch import Arch, split_arch_list
     from ._driver import NoDriverError, devices
@@ -303,7 +309,7 @@ def _gpus(specs: list[str], driver: str | None = None) -> list:
     return out
 
 
-def cmd_scan(args) -> int:
+def cmd_scan(args: argparse.Namespace) -> int:
     from ._scan import scan
 
     gpus = _gpus(args.gpu, args.driver)
@@ -349,7 +355,7 @@ def cmd_scan(args) -> int:
     return 0 if report.covered else 1
 
 
-def _fatbin_options(args):
+def _fatbin_options(args: argparse.Namespace) -> FatbinOptions:
     from ._fatbin import FatbinOptions
 
     return FatbinOptions(
@@ -364,7 +370,7 @@ def _fatbin_options(args):
     )
 
 
-def _parse_part(spec: str):
+def _parse_part(spec: str) -> Part:
     from pathlib import Path
 
     from ._fatbin import Part
@@ -385,7 +391,7 @@ def _parse_part(spec: str):
     return Part(data, **fields)
 
 
-def cmd_build(args) -> int:
+def cmd_build(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ._detect import detect
@@ -412,7 +418,7 @@ def cmd_build(args) -> int:
     return 0
 
 
-def cmd_compile(args) -> int:
+def cmd_compile(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
@@ -479,7 +485,7 @@ def cmd_compile(args) -> int:
     return 0
 
 
-def _spec_list(values: list[str] | None):
+def _spec_list(values: list[str] | None) -> ArchSpec | None:
     """Repeated --ptx-for/--ltoir-for values: one spec, a list of them, or () for 'none'."""
     if not values:
         return None
@@ -487,7 +493,10 @@ def _spec_list(values: list[str] | None):
         if len(values) > 1:
             raise UsageError("'none' cannot be combined with archs")
         return ()
-    return values[0] if len(values) == 1 else list(values)
+    if len(values) == 1:
+        return values[0]
+    specs: list[Arch | str | int] = list(values)
+    return specs
 
 
 # -- argument parsing ------------------------------------------------------------------------------------
@@ -524,7 +533,7 @@ def versions_text() -> str:
             lines.append(f"{dist} {version(dist)}")
         except PackageNotFoundError:
             lines.append(f"{dist} not installed")
-    probes = {
+    probes: dict[str, Callable[[], str]] = {
         "NVRTC": lambda: "{}.{}".format(*__import__("cuda.bindings.nvrtc", fromlist=["x"]).nvrtcVersion()[1:]),
         "nvJitLink": lambda: "{}.{}".format(*__import__("cuda.bindings.nvjitlink", fromlist=["x"]).version()),
         "libnvfatbin": lambda: "{}.{}".format(*__import__("cuda.bindings.nvfatbin", fromlist=["x"]).version()),
@@ -538,10 +547,16 @@ def versions_text() -> str:
 
 
 class _VersionAction(argparse.Action):
-    def __init__(self, option_strings, dest, **kw) -> None:
+    def __init__(self, option_strings: Sequence[str], dest: str, **kw: Any) -> None:
         super().__init__(option_strings, dest, nargs=0, help="print the package and CUDA library versions")
 
-    def __call__(self, parser, namespace, values, option_string=None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
         print(versions_text())
         parser.exit(0)
 
@@ -663,7 +678,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(_join_option_values(sys.argv[1:] if argv is None else list(argv)))
     try:
-        return args.func(args)
+        code: int = args.func(args)
+        return code
     except UsageError as e:
         _error(args, e, f"error: {e}")
         return 2
@@ -685,7 +701,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-def _error(args, exc: BaseException, line: str) -> None:
+def _error(args: argparse.Namespace, exc: BaseException, line: str) -> None:
     """One readable line (a compile error adds the compiler logs after it); --debug adds the traceback."""
     if getattr(args, "traceback", False):
         import traceback

@@ -37,6 +37,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up
 if TYPE_CHECKING:
     from typing import NamedTuple
 
+    from ._elf import Buffer
+
     class Detected(NamedTuple):
         """The result of :func:`detect`: a kind from :data:`KINDS` and the arch, if the data records one."""
 
@@ -48,7 +50,7 @@ else:
     Detected.__doc__ = "The result of :func:`detect`: a kind from :data:`KINDS` and the arch, if the data records one."
 
 
-def _as_bytes_like(data) -> memoryview:
+def _as_bytes_like(data: Buffer | str) -> memoryview:
     if isinstance(data, str):
         data = data.encode()
     try:
@@ -60,7 +62,7 @@ def _as_bytes_like(data) -> memoryview:
     return view.cast("B") if view.format != "B" or view.ndim != 1 else view
 
 
-def detect(data) -> Detected:
+def detect(data: Buffer | str) -> Detected:
     """Tell what ``data`` is and which arch it targets.
 
     Parameters
@@ -110,7 +112,7 @@ def detect(data) -> Detected:
     )
 
 
-def cubin_arch(data) -> tuple[Arch, bool]:
+def cubin_arch(data: Buffer) -> tuple[Arch, bool]:
     """Return a cubin's arch and whether its ``a`` marker is known.
 
     Parameters
@@ -154,7 +156,7 @@ def cubin_arch(data) -> tuple[Arch, bool]:
         raise ValueError(f"cubin e_flags {flags:#x} give no valid arch: {e}") from None
 
 
-def cubin_has_code(data) -> bool:
+def cubin_has_code(data: Buffer) -> bool:
     """True when a cubin has a code section (``.text.<function>``); a device-link stub has none.
 
     Raises
@@ -188,13 +190,14 @@ def _compat_attribute(view: memoryview, offset: int, size: int, wanted: int) -> 
             if fmt == 2:
                 return view[pos + 2]
             if fmt == 3:
-                return struct.unpack_from("<H", view, pos + 2)[0]
+                value: int = struct.unpack_from("<H", view, pos + 2)[0]
+                return value
             return None
         pos += step
     return None
 
 
-def ptx_target(data) -> Arch | None:
+def ptx_target(data: Buffer | str) -> Arch | None:
     """The arch of PTX text from its ``.target`` directive (``sm_90a`` keeps its suffix), or ``None``.
 
     ``None`` means the data has no ``.version`` and ``.target`` directives, i.e. is not PTX.
@@ -215,13 +218,13 @@ def ptx_target(data) -> Arch | None:
     return Arch.parse(sm.group(1))
 
 
-def ptx_version(data) -> tuple[int, int] | None:
+def ptx_version(data: Buffer | str) -> tuple[int, int] | None:
     """The PTX ISA version from the ``.version`` directive, e.g. ``(9, 0)``, or ``None``."""
     m = _PTX_VERSION_RE.search(_as_bytes_like(data))
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
-def ltoir_arch(data) -> Arch | None:
+def ltoir_arch(data: Buffer) -> Arch | None:
     """The arch recorded in an LTO-IR header, or ``None`` if the layout is not the known one.
 
     The header (NVRTC 12.x/13.x) has, from offset 24, records ``{u16 tag, u16 value}`` ending with tag

@@ -51,7 +51,11 @@ ET_REL = 1  # e_type of a relocatable object (.o)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time: benchmarks/bench_cli.py)
 if TYPE_CHECKING:
-    from typing import NamedTuple
+    import mmap
+    from typing import Any, NamedTuple, TypeAlias
+
+    #: What the readers accept: any bytes-like object that supports ``len``, indexing and slicing.
+    Buffer: TypeAlias = "bytes | bytearray | memoryview | mmap.mmap"
 
     class ElfHeader(NamedTuple):
         """The ELF file header fields this package uses."""
@@ -88,14 +92,14 @@ else:  # the same types at run time, without the typing module
     ElfSection.__doc__ = "One section header: its name, type and where its bytes are in the file."
 
 
-def _unpack(fmt: str, buf, offset: int) -> tuple:
+def _unpack(fmt: str, buf: Buffer, offset: int) -> tuple[Any, ...]:
     size = struct.calcsize(fmt)
     if offset < 0 or offset + size > len(buf):
         raise ElfFormatError(f"ELF data truncated: need {size} bytes, {max(0, len(buf) - offset)} left", offset)
     return struct.unpack_from(fmt, buf, offset)
 
 
-def read_header(buf) -> ElfHeader:
+def read_header(buf: Buffer) -> ElfHeader:
     """Read the ELF file header of ``buf`` (any buffer; little-endian ELF only).
 
     Raises
@@ -130,7 +134,7 @@ def read_header(buf) -> ElfHeader:
     )
 
 
-def _section_header(buf, header: ElfHeader, index: int) -> tuple[int, int, int, int]:
+def _section_header(buf: Buffer, header: ElfHeader, index: int) -> tuple[int, int, int, int]:
     off = header.shoff + index * header.shentsize
     if header.bits == 64:
         name, typ, _flags, _addr, offset, size = _unpack("<IIQQQQ", buf, off)
@@ -143,7 +147,7 @@ _SHDR64 = struct.Struct("<II16xQQ24x")  # name, type, offset, size of a 64-byte 
 _SHDR32 = struct.Struct("<II8xII16x")  # the same of a 40-byte Elf32_Shdr
 
 
-def section_headers(buf, header: ElfHeader) -> list[tuple[int, int, int, int]]:
+def section_headers(buf: Buffer, header: ElfHeader) -> list[tuple[int, int, int, int]]:
     """``(name offset, type, offset, size)`` of every section, bounds-checked, without reading names.
 
     One ``struct.iter_unpack`` over the table: cheap enough to run on every cubin a builder is given.
@@ -181,7 +185,7 @@ def section_headers(buf, header: ElfHeader) -> list[tuple[int, int, int, int]]:
     return rows
 
 
-def find_section_by_type(buf, header: ElfHeader, sh_type: int) -> tuple[int, int] | None:
+def find_section_by_type(buf: Buffer, header: ElfHeader, sh_type: int) -> tuple[int, int] | None:
     """``(offset, size)`` of the first section of type ``sh_type``, after checking the whole table.
 
     The fast path of :func:`section_headers` for 64-bit images with standard headers: the table is read
@@ -213,7 +217,7 @@ def find_section_by_type(buf, header: ElfHeader, sh_type: int) -> tuple[int, int
     return offsets[i], sizes[i]
 
 
-def iter_sections(buf, header: ElfHeader | None = None) -> Iterator[ElfSection]:
+def iter_sections(buf: Buffer, header: ElfHeader | None = None) -> Iterator[ElfSection]:
     """Yield the sections of the ELF image in ``buf`` with their names.
 
     Every section header and every section's data range is checked to lie within ``buf``
@@ -240,7 +244,7 @@ def iter_sections(buf, header: ElfHeader | None = None) -> Iterator[ElfSection]:
         yield ElfSection(_read_name(buf, str_off, str_size, name_off), typ, offset, size)
 
 
-def _read_name(buf, table_off: int, table_size: int, name_off: int) -> str:
+def _read_name(buf: Buffer, table_off: int, table_size: int, name_off: int) -> str:
     if name_off >= table_size:
         return ""
     start = table_off + name_off

@@ -16,7 +16,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ._arch import Arch
-from ._reader import MAX_EXPANSION, FatbinEntry, FatbinFormatError, iter_fatbins
+from ._reader import MAX_EXPANSION, Fatbin, FatbinEntry, FatbinFormatError, iter_fatbins
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ._reader import Source
 
 __all__ = ["EXTENSIONS", "ExtractError", "entry_file_names", "extract_entries", "safe_name"]
 
@@ -66,7 +70,9 @@ def _arch_label(entry: FatbinEntry) -> str:
     return f"sm_{a.sm}{'a' if a.suffix == 'a' else ''}"  # cuobjdump names an f entry by its base arch
 
 
-def entry_file_names(fatbins: Iterable, source_name: str, *, unique: bool = True) -> Iterable[tuple[FatbinEntry, str]]:
+def entry_file_names(
+    fatbins: Iterable[Fatbin], source_name: str, *, unique: bool = True
+) -> Iterable[tuple[FatbinEntry, str]]:
     """``(entry, file name)`` for every entry, as cuobjdump names them, each name made safe (and ``unique``).
 
     An entry with an identifier is named ``<identifier without its directory and last extension>.<arch>.<ext>``;
@@ -116,11 +122,11 @@ def _write_new(directory: Path, name: str, data: bytes, force: bool) -> Path:
 
 
 def extract_entries(
-    source,
-    directory: str | os.PathLike,
+    source: Source,
+    directory: str | os.PathLike[str],
     *,
     kinds: Iterable[str] | None = None,
-    archs: Iterable | None = None,
+    archs: Iterable[Arch | str | int] | None = None,
     force: bool = False,
     embedded: bool = False,
     relocatable: bool | None = None,

@@ -18,7 +18,15 @@ from ._arch import Arch
 from ._detect import LTOIR_MAGIC, TILE_IR_MAGIC, _as_bytes_like, cubin_arch, detect, ltoir_arch, ptx_target
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import TypeAlias, TypeGuard
+
     from cuda.core import ObjectCode
+
+    from ._elf import Buffer
+
+    #: What :func:`from_parts`, :func:`build_fatbin` and :meth:`FatbinBuilder.add` take as one part.
+    PartLike: TypeAlias = "Part | ObjectCode | Buffer | str | os.PathLike[str]"
 
 __all__ = [
     "FatbinBuilder",
@@ -71,7 +79,9 @@ class FatbinError(RuntimeError):
         that concern no single part).
     """
 
-    def __init__(self, function: str, result: int, result_name: str, error_string: str, part: dict | None) -> None:
+    def __init__(
+        self, function: str, result: int, result_name: str, error_string: str, part: dict[str, Any] | None
+    ) -> None:
         where = ""
         if part is not None:
             arch = f" {part['arch']}" if part.get("arch") else ""
@@ -105,7 +115,7 @@ class FatbinLibraryError(RuntimeError):
         self.found = found
 
 
-def _nvfatbin():
+def _nvfatbin() -> Any:
     """The binding module, or FatbinLibraryError if cuda-bindings lacks it."""
     try:
         from cuda.bindings import nvfatbin
@@ -191,7 +201,7 @@ def _check_bool(name: str, value: Any) -> None:
         raise ValueError(f"FatbinOptions.{name} must be True, False or None; got {value!r}")
 
 
-def _check_choice(name: str, value: Any, allowed: tuple) -> None:
+def _check_choice(name: str, value: Any, allowed: tuple[object, ...]) -> None:
     if value is not None and (isinstance(value, bool) or value not in allowed):
         shown = ", ".join(repr(a) for a in allowed)
         raise ValueError(f"FatbinOptions.{name} must be one of {shown} (or None); got {value!r}")
@@ -323,7 +333,7 @@ class Part:
             raise ValueError(f"Part.kind must be one of {', '.join(PART_KINDS)} (or elf); got {self.kind!r}")
 
 
-def _destroy(binding, handle: int) -> None:
+def _destroy(binding: Any, handle: int) -> None:
     binding.destroy(handle)
 
 
@@ -360,8 +370,8 @@ class FatbinBuilder:
             raise TypeError(f"options must be a FatbinOptions; got {type(options).__name__}")
         self._options = options
         self._allow_duplicates = bool(allow_duplicates)
-        self._parts: list[dict] = []
-        self._keys: set[tuple] = set()
+        self._parts: list[dict[str, Any]] = []
+        self._keys: set[tuple[str, Arch | None, str | None]] = set()
         self._finalizer = None
         strings = options._prepare_nvfatbin_options()
         _require("create", "FatbinBuilder")
@@ -401,10 +411,11 @@ class FatbinBuilder:
     def handle(self) -> int:
         """The ``nvFatbinHandle`` address (do not destroy it yourself)."""
         self._check_open()
-        return self._handle
+        handle: int = self._handle
+        return handle
 
     @property
-    def parts(self) -> list[dict]:
+    def parts(self) -> list[dict[str, Any]]:
         """What has been added: one dict per part with ``index``, ``kind``, ``arch``, ``identifier``."""
         return [dict(p) for p in self._parts]
 
@@ -414,7 +425,7 @@ class FatbinBuilder:
 
     # -- internals ------------------------------------------------------------------------------
     @staticmethod
-    def _call(fn, name: str, part: dict | None, *args):
+    def _call(fn: Callable[..., Any], name: str, part: dict[str, Any] | None, *args: Any) -> Any:
         binding = _nvfatbin()
         try:
             return fn(*args)
@@ -430,7 +441,9 @@ class FatbinBuilder:
                 text = str(e)
             raise FatbinError(name, code, result_name, text, part) from None
 
-    def _begin(self, kind: str, arch: Arch | None, identifier: str | None, data: Any) -> tuple[dict, memoryview]:
+    def _begin(
+        self, kind: str, arch: Arch | None, identifier: str | None, data: Any
+    ) -> tuple[dict[str, Any], memoryview]:
         self._check_open()
         if identifier is not None and not isinstance(identifier, str):
             raise TypeError(f"identifier must be a str or None; got {type(identifier).__name__}")
@@ -451,7 +464,7 @@ class FatbinBuilder:
             raise ValueError(f"part #{part['index']} ({kind}): data is empty")
         return part, view
 
-    def _commit(self, part: dict) -> None:
+    def _commit(self, part: dict[str, Any]) -> None:
         """Refuse a second (kind, arch, identifier) unless duplicates are allowed (reloc has no key)."""
         key = (part["kind"], part["arch"], part["identifier"])
         if part["kind"] != "reloc" and key in self._keys and not self._allow_duplicates:
@@ -461,18 +474,18 @@ class FatbinBuilder:
                 "added; give it another identifier or pass allow_duplicates=True (cuda-fatbin build --allow-duplicates)"
             )
 
-    def _add(self, part: dict, binding: str, c_name: str, view: memoryview, *args) -> None:
+    def _add(self, part: dict[str, Any], binding: str, c_name: str, view: memoryview, *args: Any) -> None:
         """Check for a duplicate, call libnvfatbin's ``c_name`` with the data, record the part."""
         self._commit(part)
         self._call(getattr(_nvfatbin(), binding), c_name, part, self._handle, view, len(view), *args)
         self._finish(part)
 
-    def _finish(self, part: dict) -> None:
+    def _finish(self, part: dict[str, Any]) -> None:
         self._keys.add((part["kind"], part["arch"], part["identifier"]))
         self._parts.append(part)
 
     # -- adding parts ---------------------------------------------------------------------------
-    def add_cubin(self, data, arch: Arch | str | int | None = None, identifier: str | None = None) -> None:
+    def add_cubin(self, data: Buffer, arch: Arch | str | int | None = None, identifier: str | None = None) -> None:
         """Add a cubin (``nvFatbinAddCubin``).
 
         Parameters
@@ -502,7 +515,7 @@ class FatbinBuilder:
 
     def add_ptx(
         self,
-        data,
+        data: Buffer | str,
         arch: Arch | str | int | None = None,
         identifier: str | None = None,
         ptxas_options: str | None = None,
@@ -532,7 +545,11 @@ class FatbinBuilder:
         self._add(part, "add_ptx", "nvFatbinAddPTX", view, part["arch"].bare, identifier or "", ptxas_options or "")
 
     def add_ltoir(
-        self, data, arch: Arch | str | int | None = None, identifier: str | None = None, nvvm_options: str | None = None
+        self,
+        data: Buffer,
+        arch: Arch | str | int | None = None,
+        identifier: str | None = None,
+        nvvm_options: str | None = None,
     ) -> None:
         """Add LTO-IR (``nvFatbinAddLTOIR``), for later link-time optimisation by nvJitLink.
 
@@ -555,7 +572,7 @@ class FatbinBuilder:
         _check_options("nvvm_options", nvvm_options)
         self._add(part, "add_ltoir", "nvFatbinAddLTOIR", view, part["arch"].bare, identifier or "", nvvm_options or "")
 
-    def add_reloc(self, data) -> None:
+    def add_reloc(self, data: Buffer) -> None:
         """Add the relocatable device code of a host object (``nvFatbinAddReloc``; libnvfatbin 12.5+).
 
         Parameters
@@ -569,7 +586,7 @@ class FatbinBuilder:
             raise ValueError(f"part #{part['index']} (reloc): expected a host ELF object (nvcc -rdc=true -c output)")
         self._add(part, "add_reloc", "nvFatbinAddReloc", view)
 
-    def add_tile_ir(self, data, identifier: str | None = None, options: str | None = None) -> None:
+    def add_tile_ir(self, data: Buffer, identifier: str | None = None, options: str | None = None) -> None:
         """Add Tile IR bytecode (``nvFatbinAddTileIR``; libnvfatbin 13.1+).
 
         Parameters
@@ -590,7 +607,7 @@ class FatbinBuilder:
         _check_options("options", options)
         self._add(part, "add_tile_ir", "nvFatbinAddTileIR", view, identifier or "", options or "")
 
-    def add_index(self, data, identifier: str | None = None) -> None:
+    def add_index(self, data: Buffer, identifier: str | None = None) -> None:
         """Add an index (``nvFatbinAddIndex``; libnvfatbin 12.5+ and a cuda-bindings that exposes it).
 
         Parameters
@@ -604,7 +621,7 @@ class FatbinBuilder:
         part, view = self._begin("index", None, identifier, data)
         self._add(part, "add_index", "nvFatbinAddIndex", view, identifier or "")
 
-    def add(self, part) -> None:
+    def add(self, part: PartLike) -> None:
         """Add any part form :func:`from_parts` takes (``Part``, ObjectCode, bytes-like or path).
 
         A cuda.core ``ObjectCode``'s symbol mapping is not kept here; use :func:`from_parts` to merge them.
@@ -677,21 +694,23 @@ class FatbinBuilder:
         return ObjectCode.from_fatbin(self.build(), name=name, symbol_mapping=dict(symbol_mapping or {}))
 
 
-def _detected_or_none(view) -> str | None:
+def _detected_or_none(view: Buffer) -> str | None:
     try:
         return detect(view).kind
     except ValueError:
         return None
 
 
-def _check_options(name: str, value) -> None:
+def _check_options(name: str, value: object) -> None:
     if value is not None and not isinstance(value, str):
         raise TypeError(f"{name} must be a str or None; got {type(value).__name__}")
     if value and "\0" in value:
         raise ValueError(f"{name} {value!r} contains a NUL character")
 
 
-def _reconcile(part: dict, recorded: Arch | None, given, *, a_known: bool, f_recorded: bool) -> Arch:
+def _reconcile(
+    part: dict[str, Any], recorded: Arch | None, given: Arch | str | int | None, *, a_known: bool, f_recorded: bool
+) -> Arch:
     """The arch to use: the recorded one, checked against the one the caller gave."""
     where = f"part #{part['index']} ({part['kind']})"
     if given is None:
@@ -699,11 +718,12 @@ def _reconcile(part: dict, recorded: Arch | None, given, *, a_known: bool, f_rec
             raise ValueError(f"{where}: the data records no arch; pass arch=")
         return recorded
     try:
-        given = Arch.parse(given)
+        parsed = Arch.parse(given)
     except (TypeError, ValueError) as e:
         raise type(e)(f"{where}: {e}") from None
     if recorded is None:
-        return given
+        return parsed
+    given = parsed
     mismatch = given.sm != recorded.sm
     if recorded.suffix == "a" and given.suffix != "a":
         mismatch = True
@@ -729,15 +749,15 @@ class _Resolved:
     arch: Any
     identifier: str | None
     options: str | None
-    symbol_mapping: dict
+    symbol_mapping: dict[str, Any]
 
 
-def _is_object_code(obj) -> bool:
+def _is_object_code(obj: object) -> TypeGuard[ObjectCode]:
     t = type(obj)
     return t.__name__ == "ObjectCode" and t.__module__.startswith("cuda.core")
 
 
-def _read_path(path, where: str) -> bytes:
+def _read_path(path: str | os.PathLike[str], where: str) -> bytes:
     try:
         with open(path, "rb") as f:
             return f.read()
@@ -745,7 +765,7 @@ def _read_path(path, where: str) -> bytes:
         raise ValueError(f"{where}: cannot read {os.fspath(path)!r}: {e.strerror or e}") from None
 
 
-def _resolve_part(part, index: int) -> _Resolved:
+def _resolve_part(part: PartLike, index: int) -> _Resolved:
     """Turn any accepted part form into kind, data, arch, identifier, options and symbol mapping."""
     where = f"part #{index}"
     if isinstance(part, Part):
@@ -782,7 +802,7 @@ def _resolve_part(part, index: int) -> _Resolved:
     )
 
 
-def _detected_kind(data, where: str) -> str:
+def _detected_kind(data: Buffer | str, where: str) -> str:
     try:
         found = detect(data)
     except (TypeError, ValueError) as e:
@@ -797,10 +817,10 @@ def _detected_kind(data, where: str) -> str:
     return kind
 
 
-def merge_symbol_mappings(sources: Iterable[tuple[str, Mapping]]) -> dict:
+def merge_symbol_mappings(sources: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
     """Merge ``(label, mapping)`` pairs; a name mapped two ways raises ``ValueError`` naming both sources."""
-    merged: dict = {}
-    origin: dict = {}
+    merged: dict[str, Any] = {}
+    origin: dict[str, str] = {}
     for src, mapping in sources:
         for key, value in mapping.items():
             if key in merged and merged[key] != value:
@@ -811,7 +831,9 @@ def merge_symbol_mappings(sources: Iterable[tuple[str, Mapping]]) -> dict:
     return merged
 
 
-def _build(parts, options: FatbinOptions | None, allow_duplicates: bool = False) -> tuple[bytes, list[_Resolved]]:
+def _build(
+    parts: Iterable[PartLike], options: FatbinOptions | None, allow_duplicates: bool = False
+) -> tuple[bytes, list[_Resolved]]:
     if isinstance(parts, (bytes, bytearray, memoryview, str, os.PathLike, Part)) or _is_object_code(parts):
         raise TypeError("parts must be an iterable of parts, e.g. [cubin_bytes, Part(ptx, kind='ptx')]")
     resolved = [_resolve_part(p, i) for i, p in enumerate(parts)]
@@ -823,7 +845,9 @@ def _build(parts, options: FatbinOptions | None, allow_duplicates: bool = False)
         return builder.build(), resolved
 
 
-def build_fatbin(parts: Iterable, *, options: FatbinOptions | None = None, allow_duplicates: bool = False) -> bytes:
+def build_fatbin(
+    parts: Iterable[PartLike], *, options: FatbinOptions | None = None, allow_duplicates: bool = False
+) -> bytes:
     """Build a fat binary from ``parts`` and return its bytes.
 
     Parameters
@@ -845,7 +869,7 @@ def build_fatbin(parts: Iterable, *, options: FatbinOptions | None = None, allow
 
 
 def from_parts(
-    parts: Iterable,
+    parts: Iterable[PartLike],
     *,
     options: FatbinOptions | None = None,
     name: str = "",

@@ -12,10 +12,23 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ._arch import Arch, ArchList, nvrtc_supported_sms, parse_archs
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, Protocol
+
+    from ._arch import ArchSpec
+
+    class LogSink(Protocol):
+        """Where compiler logs go: anything with ``write(str)`` (a file, ``sys.stderr``, ``io.StringIO``)."""
+
+        def write(self, text: str, /) -> object: ...
+
 
 __all__ = ["FatbinCompileError", "Job", "JobResult", "Plan", "plan_fatbin", "run_job"]
 
@@ -73,12 +86,12 @@ class Plan:
         return "\n".join(lines)
 
 
-def _is_none(spec) -> bool:
+def _is_none(spec: object) -> bool:
     """``"none"`` (or ``""``): the spelling of "no PTX" that the command line also takes."""
     return isinstance(spec, str) and spec.strip().lower() in ("", "none")
 
 
-def _subset(name: str, spec, al: ArchList) -> tuple[Arch, ...]:
+def _subset(name: str, spec: ArchSpec | None, al: ArchList) -> tuple[Arch, ...]:
     """Archs named by ``ptx_for`` / ``ltoir_for``; each must be one of ``archs``. ``"none"`` names none."""
     if spec is None or (isinstance(spec, (list, tuple)) and not spec) or _is_none(spec):
         return ()
@@ -91,10 +104,10 @@ def _subset(name: str, spec, al: ArchList) -> tuple[Arch, ...]:
 
 
 def plan_fatbin(
-    archs,
+    archs: ArchSpec,
     *,
-    ptx_for=None,
-    ltoir_for=(),
+    ptx_for: ArchSpec | None = None,
+    ltoir_for: ArchSpec | None = (),
     code_type: str = "c++",
     group: bool = False,
     ptx_source_target: Arch | None = None,
@@ -180,7 +193,7 @@ def plan_fatbin(
     return Plan(tuple(jobs))
 
 
-def _plan_ptx_source(sass: set, ptx: set, ltoir: set, target: Arch | None) -> Plan:
+def _plan_ptx_source(sass: set[Arch], ptx: set[Arch], ltoir: set[Arch], target: Arch | None) -> Plan:
     if target is None:
         raise ValueError("PTX source without a .target directive; cannot plan")
     if ltoir:
@@ -206,7 +219,7 @@ class JobResult:
 
     job: Job
     artifacts: tuple[tuple[str, Arch, bytes], ...]
-    symbol_mapping: dict = field(default_factory=dict)
+    symbol_mapping: dict[str, bytes] = field(default_factory=dict)
     log: str = ""
 
 
@@ -239,12 +252,12 @@ def run_job(
     source: str | bytes,
     name: str,
     front_options: tuple[bytes, ...],
-    link_options: dict,
+    link_options: dict[Arch, tuple[bytes, ...]],
     name_expressions: tuple[str, ...],
 ) -> JobResult:
     """Run one job (in any thread or process). ``link_options`` maps each linked arch to its nvJitLink options."""
     log = ""
-    mapping: dict = {}
+    mapping: dict[str, bytes] = {}
     if job.front == "none":
         front_out = source.encode() if isinstance(source, str) else bytes(source)
     elif job.front == "nvrtc":
@@ -262,10 +275,12 @@ def run_job(
     return JobResult(job, tuple(artifacts), mapping, log)
 
 
-def _nvrtc(source, name: str, options, target: str, name_expressions) -> tuple[bytes, dict, str]:
+def _nvrtc(
+    source: str | bytes, name: str, options: Sequence[bytes], target: str, name_expressions: Iterable[str]
+) -> tuple[bytes, dict[str, bytes], str]:
     from cuda.bindings import nvrtc
 
-    def check(result, what):
+    def check(result: Any, what: str) -> Any:
         err = result[0] if isinstance(result, tuple) else result
         if int(err) != 0:
             raise _JobFailed(f"{what} failed: {nvrtc.nvrtcGetErrorString(err)[1].decode()}", "")
@@ -301,7 +316,7 @@ def _nvrtc(source, name: str, options, target: str, name_expressions) -> tuple[b
         nvrtc.nvrtcDestroyProgram(prog)
 
 
-def _nvvm(source, name: str, options, target: str) -> tuple[bytes, str]:
+def _nvvm(source: str | bytes, name: str, options: Iterable[bytes], target: str) -> tuple[bytes, str]:
     from cuda.bindings import nvvm
 
     code = source.encode() if isinstance(source, str) else bytes(source)
@@ -327,7 +342,7 @@ def _nvvm(source, name: str, options, target: str) -> tuple[bytes, str]:
         nvvm.destroy_program(prog)
 
 
-def _nvjitlink(ptx: bytes, options) -> tuple[bytes, str]:
+def _nvjitlink(ptx: bytes, options: Iterable[bytes | str]) -> tuple[bytes, str]:
     from cuda.bindings import nvjitlink
 
     opts = [o.decode() if isinstance(o, bytes) else o for o in options]
@@ -354,12 +369,12 @@ def _nvjitlink(ptx: bytes, options) -> tuple[bytes, str]:
 
 def run_plan(
     plan: Plan,
-    submit_args,
+    submit_args: Callable[[Job], tuple[Any, ...]],
     *,
     max_workers: int | None = None,
-    executor=None,
-    logs=None,
-    progress=None,
+    executor: cf.Executor | None = None,
+    logs: LogSink | None = None,
+    progress: Callable[[int, int, Job], None] | None = None,
     threads_per_job: int = 1,
 ) -> list[JobResult]:
     """Run every job of ``plan``; ``submit_args(job)`` gives ``run_job``'s arguments after ``job``.
@@ -381,17 +396,20 @@ def run_plan(
     ):
         raise ValueError(f"max_workers must be a positive int; got {max_workers!r}")
     own = executor is None
-    if own:
+    if executor is None:
         cores = max_workers or os.cpu_count() or 1
         workers = min(len(jobs), max(1, cores // max(1, threads_per_job)))
         executor = cf.ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="cuda-fatbin")
+    pool: cf.Executor = executor
     try:
         # longest first (jobs that link several archs, then newer archs, whose ptxas runs longer): the last
         # round of a small pool then holds short jobs. Results are assembled in canonical order regardless.
         order = sorted(jobs, key=lambda j: (-len(j.link), -j.arch.sm))
-        futures = {executor.submit(run_job, job, *submit_args(job)): job for job in order}
+        futures = {pool.submit(run_job, job, *submit_args(job)): job for job in order}
 
-        def cancel_rest(done: cf.Future) -> None:  # runs as soon as a job fails, before its worker takes another
+        def cancel_rest(
+            done: cf.Future[JobResult],
+        ) -> None:  # runs as soon as a job fails, before its worker takes another
             if not done.cancelled() and done.exception() is not None:
                 for f in futures:
                     f.cancel()
@@ -406,8 +424,8 @@ def run_plan(
         done = {f for f in futures if not f.cancelled()}
         failures = []
         for f in futures:
-            if f in done and f.exception() is not None:
-                e = f.exception()
+            e = f.exception() if f in done else None
+            if e is not None:
                 if not isinstance(e, Exception):  # Ctrl-C, SystemExit, GeneratorExit in a job: unchanged
                     raise e
                 log = getattr(e, "log", "")
@@ -418,7 +436,7 @@ def run_plan(
         results.sort(key=lambda r: jobs.index(r.job))
     finally:
         if own:
-            executor.shutdown(wait=True, cancel_futures=True)
+            pool.shutdown(wait=True, cancel_futures=True)
     if logs is not None:
         for r in results:
             if r.log.strip():

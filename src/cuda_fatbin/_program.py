@@ -23,6 +23,16 @@ from ._detect import ptx_target
 from ._fatbin import FatbinBuilder, FatbinOptions, merge_symbol_mappings
 from ._multiarch import JobResult, Plan, plan_fatbin, run_plan
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import concurrent.futures as cf
+    from collections.abc import Callable, Iterable
+    from typing import Any
+
+    from ._arch import ArchSpec
+    from ._multiarch import Job, LogSink
+    from ._select import DriverSpec, Selection
+
 __all__ = ["DriverCompatibilityError", "Program", "ProgramOptions"]
 
 # Lowest arch every supported NVRTC targets; only a placeholder so that upstream's constructor does not
@@ -95,7 +105,7 @@ class Program(_CoreProgram):
     >>> kernel = obj.get_kernel("saxpy")  # doctest: +SKIP
     """
 
-    def __init__(self, code, code_type: str, options: _CoreProgramOptions | None = None) -> None:
+    def __init__(self, code: str | bytes, code_type: str, options: _CoreProgramOptions | None = None) -> None:
         if options is None:
             options = ProgramOptions()
         elif not isinstance(options, _CoreProgramOptions):
@@ -118,23 +128,23 @@ class Program(_CoreProgram):
     def compile(
         self,
         target_type: str,
-        name_expressions: Sequence[str] = (),
-        logs=None,
+        name_expressions: str | Sequence[str | bytes] = (),
+        logs: LogSink | None = None,
         *,
-        archs=None,
-        ptx_for=None,
-        ltoir_for=(),
+        archs: ArchSpec | None = None,
+        ptx_for: ArchSpec | None = None,
+        ltoir_for: ArchSpec | None = (),
         fatbin_options: FatbinOptions | None = None,
         max_workers: int | None = None,
-        executor=None,
+        executor: cf.Executor | None = None,
         group: bool = False,
         extra_options: Sequence[str] = (),
-        progress=None,
-        cache=None,
+        progress: Callable[[int, int, Job], None] | None = None,
+        cache: Any = None,
         cache_extra_digest: bytes | None = None,
-        min_driver=None,
+        min_driver: DriverSpec = None,
         min_driver_action: str = "error",
-        **kwargs,
+        **kwargs: Any,
     ) -> ObjectCode:
         """Compile to ``"ptx"``, ``"cubin"``, ``"ltoir"`` (as cuda.core does) or ``"fatbin"`` (many archs).
 
@@ -239,7 +249,9 @@ class Program(_CoreProgram):
         job_args = self._job_args(names, extra)
         split = self._fb_options.split_compile  # opt-in: it changes the SASS (docs/performance.md)
         threads = (os.cpu_count() or 1) if split == 0 else (split or 1)
-        run = dict(max_workers=max_workers, executor=executor, logs=logs, progress=progress, threads_per_job=threads)
+        run: dict[str, Any] = dict(
+            max_workers=max_workers, executor=executor, logs=logs, progress=progress, threads_per_job=threads
+        )
         if cache is None:
             results = run_plan(plan, job_args, **run)
         else:
@@ -254,7 +266,16 @@ class Program(_CoreProgram):
         """What the last ``compile("fatbin", cache=...)`` took from the cache and what it compiled."""
         return getattr(self, "_fb_cache_report", None)
 
-    def _run_cached(self, plan: Plan, job_args, names, extra, cache, extra_digest, run) -> list[JobResult]:
+    def _run_cached(
+        self,
+        plan: Plan,
+        job_args: Callable[[Job], tuple[Any, ...]],
+        names: tuple[str, ...],
+        extra: tuple[str, ...],
+        cache: Any,
+        extra_digest: bytes | None,
+        run: dict[str, Any],
+    ) -> list[JobResult]:
         if not all(callable(getattr(cache, m, None)) for m in ("get", "__setitem__", "__delitem__")):
             raise TypeError(f"cache must be a cuda.core.utils.ProgramCacheResource; got {type(cache).__name__}")
         if extra_digest is not None and not isinstance(extra_digest, (bytes, bytearray)):
@@ -263,7 +284,7 @@ class Program(_CoreProgram):
         code = self._fb_code
         keys = {job: job_key(job, code, self._fb_code_type, self._job_options(job), names, job_args(job), digest)
                 for job in plan.jobs}  # fmt: skip
-        found: dict = {}
+        found: dict[Job, JobResult] = {}
         corrupt = []
         for job in plan.jobs:
             try:
@@ -294,7 +315,14 @@ class Program(_CoreProgram):
         by_job = {r.job: r for r in [*found.values(), *compiled]}
         return [by_job[job] for job in plan.jobs]
 
-    def plan(self, archs, *, ptx_for=None, ltoir_for=(), group: bool = False) -> Plan:
+    def plan(
+        self,
+        archs: ArchSpec | None,
+        *,
+        ptx_for: ArchSpec | None = None,
+        ltoir_for: ArchSpec | None = (),
+        group: bool = False,
+    ) -> Plan:
         """The jobs ``compile("fatbin", ...)`` would run, without compiling (a dry run; ``print`` it)."""
         if archs is None:
             raise ValueError(
@@ -316,7 +344,7 @@ class Program(_CoreProgram):
             ptx_source_target=target,
         )  # fmt: skip
 
-    def _job_options(self, job) -> _CoreProgramOptions:
+    def _job_options(self, job: Job) -> _CoreProgramOptions:
         """The single-arch options of a job's front end (for PTX source: of the first arch it links)."""
         fields = _fields(self._fb_options)
         if job.front == "none":
@@ -327,14 +355,14 @@ class Program(_CoreProgram):
                 fields["link_time_optimization"] = job.target == "ltoir"
         return _CoreProgramOptions(**fields)
 
-    def _job_args(self, names: tuple[str, ...], extra: tuple[str, ...] = ()):
+    def _job_args(self, names: tuple[str, ...], extra: tuple[str, ...] = ()) -> Callable[[Job], tuple[Any, ...]]:
         options = self._fb_options
         backend = "nvvm" if self._fb_code_type == "nvvm" else "nvrtc"
         name = options.name or "default_program"
         source = self._fb_code
 
-        def args(job):
-            front = ()
+        def args(job: Job) -> tuple[Any, ...]:
+            front: tuple[bytes, ...] = ()
             if job.front != "none":
                 front = tuple(self._job_options(job).as_bytes(backend)) + tuple(o.encode() for o in extra)
             link = {a: _linker_options(options, a) for a in job.link}
@@ -343,12 +371,14 @@ class Program(_CoreProgram):
         return args
 
 
-def _fields(options: _CoreProgramOptions) -> dict:
+def _fields(options: _CoreProgramOptions) -> dict[str, Any]:
     """Init fields of a ProgramOptions, to rebuild it as upstream's class."""
     return {f.name: getattr(options, f.name) for f in dataclasses.fields(options) if f.init}
 
 
-def _assemble(results: list[JobResult], fatbin_options: FatbinOptions | None, name: str | None) -> tuple[bytes, dict]:
+def _assemble(
+    results: list[JobResult], fatbin_options: FatbinOptions | None, name: str | None
+) -> tuple[bytes, dict[str, bytes]]:
     """Feed the artifacts to libnvfatbin in canonical order; merge the symbol mappings."""
     mapping = merge_symbol_mappings((str(r.job), r.symbol_mapping) for r in results)
     artifacts = [a for r in results for a in r.artifacts]
@@ -361,7 +391,7 @@ def _assemble(results: list[JobResult], fatbin_options: FatbinOptions | None, na
         return builder.build(), mapping
 
 
-def _name_tuple(name_expressions) -> tuple[str, ...]:
+def _name_tuple(name_expressions: str | bytes | Iterable[str | bytes] | None) -> tuple[str, ...]:
     """Name expressions as a tuple; one ``str`` is one name (not its characters)."""
     if name_expressions is None:
         return ()
@@ -383,12 +413,12 @@ class DriverCompatibilityError(ValueError):
         Each such GPU, with the entry it would load from a new enough driver.
     """
 
-    def __init__(self, message: str, gaps: list) -> None:
+    def __init__(self, message: str, gaps: list[tuple[Arch, Selection]]) -> None:
         super().__init__(message)
         self.gaps = gaps
 
 
-def check_min_driver(data: bytes, plan: Plan, min_driver, action: str = "error") -> None:
+def check_min_driver(data: bytes, plan: Plan, min_driver: DriverSpec, action: str = "error") -> None:
     """Raise (or warn) when a GPU of the plan's archs can load ``data`` only from a driver newer than ``min_driver``."""
     from ._select import ZSTD_MIN_CUDA, driver_gaps, needed_driver, parse_driver, ptx_isa_needs
 

@@ -33,6 +33,15 @@ from ._arch import Arch
 from ._detect import FATBIN_MAGIC, LTOIR_MAGIC, TILE_IR_MAGIC, cubin_arch, ltoir_arch, ptx_target, ptx_version
 from ._elf import ELF_MAGIC, EM_CUDA, ET_REL, ElfFormatError, iter_sections, read_header, section_headers
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time: benchmarks/bench_cli.py)
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO, TypeAlias
+
+    from ._elf import Buffer
+
+    #: What the reading functions accept: bytes-like data, a path, or ``"-"`` for standard input.
+    Source: TypeAlias = "Buffer | str | bytes | os.PathLike[str] | os.PathLike[bytes]"
+
 __all__ = ["MAX_EXPANSION", "MAX_STREAM", "Fatbin", "FatbinEntry", "FatbinFormatError", "iter_fatbins", "read_fatbin"]
 
 _MAGIC_INT = struct.unpack("<I", FATBIN_MAGIC)[0]
@@ -97,7 +106,7 @@ def _host(flags: int) -> str | None:
     return _HOSTS[flags & (FLAG_LINUX | FLAG_MAC | FLAG_WINDOWS)]
 
 
-def _described(kind: int, sm: int, vmajor: int, vminor: int, flags: int) -> dict:
+def _described(kind: int, sm: int, vmajor: int, vminor: int, flags: int) -> dict[str, object]:
     """The FatbinEntry fields read from an entry (or member) header's kind, SM, version and flags."""
     return {
         "kind": KIND_NAMES.get(kind, f"unknown({kind:#x})"),
@@ -188,7 +197,7 @@ class FatbinEntry:
     _parent: FatbinEntry | None  # the concat entry holding a member
     _member_offset: int  # a member's offset in its parent's stream
     _exact: bool  # a standalone file: the payload is the whole file
-    _stream: list  # a concat entry's decompressed stream, once
+    _stream: list[bytes]  # a concat entry's decompressed stream, once
 
     # A plain immutable class, not a dataclass: importing dataclasses costs `cuda-fatbin inspect` ~7 ms,
     # and listing a large library makes tens of thousands of entries.
@@ -204,7 +213,7 @@ class FatbinEntry:
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"FatbinEntry is immutable; cannot set {name!r}")
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         """The entry's fields as JSON-ready values (``arch`` as ``"sm_90a"``, ``version`` as ``"9.0"``)."""
         return {
             "kind": self.kind,
@@ -310,12 +319,12 @@ def _trim_elf(data: bytes, offset: int) -> bytes:
     return data[:end]
 
 
-def _decompress(method: str, raw, size: int, offset: int) -> bytes:
+def _decompress(method: str, raw: Buffer, size: int, offset: int) -> bytes:
     try:
         if method == "lz4":
             import lz4.block
 
-            out = lz4.block.decompress(bytes(raw), uncompressed_size=size)
+            out: bytes = lz4.block.decompress(bytes(raw), uncompressed_size=size)
         else:
             import zstandard
 
@@ -414,7 +423,9 @@ class Fatbin:
 class _Data:
     """The bytes of a source and how to read them safely: a view, a fast find, a guard against shrinking."""
 
-    def __init__(self, view: memoryview, raw=None, mapped: mmap.mmap | None = None, name: str = "the data") -> None:
+    def __init__(
+        self, view: memoryview, raw: Buffer | None = None, mapped: mmap.mmap | None = None, name: str = "the data"
+    ) -> None:
         self.view = view
         self._raw = raw if raw is not None else view
         self._mapped = mapped
@@ -444,7 +455,7 @@ class _Data:
             )
 
 
-def _open(source) -> _Data:
+def _open(source: Source) -> _Data:
     """A :class:`_Data` over ``source``: bytes-like data, a path, ``"-"`` (standard input) or a pipe."""
     if isinstance(source, (str, os.PathLike)):
         return _open_path(os.fspath(source))
@@ -458,7 +469,7 @@ def _open(source) -> _Data:
     return _Data(view, raw)
 
 
-def _open_path(path) -> _Data:
+def _open_path(path: str | bytes) -> _Data:
     if path == "-" or path == b"-":
         return _read_stream(sys.stdin.buffer, "standard input")
     shown = os.fsdecode(path)
@@ -481,7 +492,7 @@ def _open_path(path) -> _Data:
         return _Data(memoryview(mapped), mapped, mapped, repr(shown))
 
 
-def _read_stream(stream, name: str) -> _Data:
+def _read_stream(stream: BinaryIO, name: str) -> _Data:
     data = stream.read(MAX_STREAM + 1)
     if len(data) > MAX_STREAM:
         raise FatbinFormatError(
@@ -490,7 +501,7 @@ def _read_stream(stream, name: str) -> _Data:
     return _Data(memoryview(data), data, name=name)
 
 
-def read_fatbin(source) -> Fatbin:
+def read_fatbin(source: Source) -> Fatbin:
     """Read a raw fatbin, or a single cubin, PTX, LTO-IR or Tile IR file as a one-entry fatbin.
 
     Parameters
@@ -522,7 +533,7 @@ def read_fatbin(source) -> Fatbin:
     return standalone
 
 
-def iter_fatbins(source, *, embedded: bool = False, relocatable: bool | None = None) -> Iterator[Fatbin]:
+def iter_fatbins(source: Source, *, embedded: bool = False, relocatable: bool | None = None) -> Iterator[Fatbin]:
     """Yield every fatbin in a raw fatbin, a single artifact, a host ELF file, or (``embedded``) any file.
 
     In ELF files the sections ``.nv_fatbin`` and ``__nv_relfatbin`` are read; several fatbins may sit
@@ -668,7 +679,7 @@ def _scan(src: _Data, ranges: Sequence[tuple[int, int, str | None]], seen: _Seen
     headers read for candidates that fail are bounded by the data size; past that the file is refused.
     """
     budget = len(src) // _ENTRY_SIZE + 4096
-    merged: list[list] = []
+    merged: list[list[Any]] = []
     for start, end, name in sorted(ranges):
         if merged and start < merged[-1][1]:
             merged[-1][1] = max(merged[-1][1], end)
@@ -706,7 +717,7 @@ def _scan(src: _Data, ranges: Sequence[tuple[int, int, str | None]], seen: _Seen
 _struct = functools.lru_cache(maxsize=None)(struct.Struct)
 
 
-def _u(fmt: str, buf, offset: int, limit: int, what: str) -> tuple:
+def _u(fmt: str, buf: Buffer, offset: int, limit: int, what: str) -> tuple[Any, ...]:
     st = _struct(fmt)
     if offset < 0 or offset + st.size > limit:
         raise FatbinFormatError(f"truncated {what}: need {st.size} bytes, {max(0, limit - offset)} left", offset)
@@ -739,14 +750,14 @@ def _parse(
     return Fatbin(tuple(entries), start, end - start, version, section, relocatable=relocatable)
 
 
-def _string(buf, entry_start: int, off: int, length: int, limit: int, what: str) -> str:
+def _string(buf: Buffer, entry_start: int, off: int, length: int, limit: int, what: str) -> str:
     begin = entry_start + off
     if off < _ENTRY_SIZE or begin + length > limit:
         raise FatbinFormatError(f"{what} ({length} bytes at +{off:#x}) lies outside the entry header", entry_start)
     return bytes(buf[begin : begin + length]).decode("utf-8", "replace")
 
 
-def _options_record(buf, pos: int, opt_off: int, limit: int, what: str) -> tuple[int, int]:
+def _options_record(buf: Buffer, pos: int, opt_off: int, limit: int, what: str) -> tuple[int, int]:
     """``(string offset, length)`` of the options record at ``pos + opt_off``, both checked to lie below ``limit``."""
     s_off, s_len = _u("<II", buf, pos + opt_off, limit, f"{what} options record")
     if s_len and (s_off < _ENTRY_SIZE or pos + s_off + s_len > limit):  # {0, 0}: no options (seen in cuFFT)
@@ -802,7 +813,9 @@ def _parse_entry(src: _Data, pos: int, end: int, strict: bool) -> tuple[FatbinEn
     return entry, hsize + psize
 
 
-def _parse_members(src: _Data, pos: int, table_off: int, header_end: int, parent: FatbinEntry) -> tuple:
+def _parse_members(
+    src: _Data, pos: int, table_off: int, header_end: int, parent: FatbinEntry
+) -> tuple[FatbinEntry, ...]:
     """Members of a concatenated entry.
 
     The table at ``pos + table_off`` is ``u32 count, u32 table size`` and then one member record per

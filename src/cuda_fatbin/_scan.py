@@ -26,8 +26,16 @@ from pathlib import Path
 from ._arch import Arch, split_arch_list
 from ._detect import FATBIN_MAGIC, cubin_has_code
 from ._elf import ELF_MAGIC
-from ._reader import MAX_STREAM, FatbinFormatError, iter_fatbins
+from ._reader import MAX_STREAM, Fatbin, FatbinFormatError, iter_fatbins
 from ._select import parse_driver, select_entry
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeAlias
+
+    from ._select import DriverSpec, GpuList
+
+    _Row: TypeAlias = "tuple[tuple[str, str], Fatbin | None]"  # ((status, reason), fatbin)
 
 __all__ = ["STATUSES", "UNCOVERED", "BinaryReport", "ScanReport", "scan"]
 
@@ -68,11 +76,11 @@ class BinaryReport:
 
     path: str
     distribution: str | None = None
-    fatbins: dict = field(default_factory=dict)
-    entries: dict = field(default_factory=dict)
-    ptx_isa: list = field(default_factory=list)
-    compression: list = field(default_factory=list)
-    coverage: dict = field(default_factory=dict)
+    fatbins: dict[str, int] = field(default_factory=dict)
+    entries: dict[str, int] = field(default_factory=dict)
+    ptx_isa: list[str] = field(default_factory=list)
+    compression: list[str] = field(default_factory=list)
+    coverage: dict[str, dict[str, str]] = field(default_factory=dict)
     error: str | None = None
 
     @property
@@ -80,7 +88,7 @@ class BinaryReport:
         """True when the binary holds any fatbin entry."""
         return bool(self.entries)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The JSON record of docs/cli.md (``scan --json``)."""
         return {"path": self.path, "distribution": self.distribution, "fatbins": self.fatbins,
                 "entries": self.entries, "ptx_isa": self.ptx_isa, "compression": self.compression,
@@ -108,7 +116,7 @@ class ScanReport:
     binaries: list[BinaryReport]
     files_read: int = 0
 
-    def uncovered(self, gpu) -> list[BinaryReport]:
+    def uncovered(self, gpu: Arch | str | int) -> list[BinaryReport]:
         """Binaries with device code that ``gpu`` (any spelling) cannot run, in path order."""
         key = Arch.parse(gpu).base.capability
         return [b for b in self.binaries if b.coverage.get(key, {}).get("status") in UNCOVERED]
@@ -118,7 +126,7 @@ class ScanReport:
         """True when every binary with device code covers every GPU and every file could be read."""
         return all(not self.uncovered(g) for g in self.gpus) and not any(b.error for b in self.binaries)
 
-    def distributions(self) -> list[dict]:
+    def distributions(self) -> list[dict[str, Any]]:
         """Per distribution: its binaries with device code and, per GPU, the worst status among them."""
         groups: dict[str, list[BinaryReport]] = collections.defaultdict(list)
         for b in self.binaries:
@@ -133,7 +141,7 @@ class ScanReport:
             out.append({"distribution": name, "binaries": len(items), "coverage": worst})
         return out
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The ``scan --json`` document (schema in docs/cli.md)."""
         return {"gpus": self.gpus, "driver": self.driver, "covered": self.covered, "files_read": self.files_read,
                 "binaries": [b.to_dict() for b in self.binaries], "distributions": self.distributions()}  # fmt: skip
@@ -162,7 +170,7 @@ def _candidates(paths: Iterable[str]) -> Iterator[tuple[str, str | None, int]]:
     """
     seen: set[tuple[int, int]] = set()
 
-    def visit(path: str, st: os.stat_result):
+    def visit(path: str, st: os.stat_result) -> Iterator[tuple[str, str | None, int]]:
         key = (st.st_dev, st.st_ino)
         if key in seen or not stat.S_ISREG(st.st_mode) or st.st_size < 16:
             return
@@ -227,11 +235,11 @@ def _read_member(path: str, member: str) -> bytes:
     return data
 
 
-def _signature(fb) -> tuple:
+def _signature(fb: Fatbin) -> tuple[tuple[object, ...], ...]:
     return tuple((e.kind, e.arch, e.version, e.compression, e.concatenated) for e in fb.iter_entries())
 
 
-def _status(fb, gpu: Arch, driver, cache: dict) -> tuple[str, str]:
+def _status(fb: Fatbin, gpu: Arch, driver: DriverSpec, cache: dict[object, Any]) -> tuple[str, str]:
     """(status, reason) of one fatbin on one GPU; fatbins with the same entries share one answer."""
     key = (_signature(fb), gpu)
     if key not in cache:
@@ -242,10 +250,11 @@ def _status(fb, gpu: Arch, driver, cache: dict) -> tuple[str, str]:
             cache[key] = ("needs newer driver", sel.reason)
         else:
             cache[key] = ("no entry", sel.reason)
-    return cache[key]
+    found: tuple[str, str] = cache[key]
+    return found
 
 
-def scan_binary(path: str, member: str | None, gpus: list[Arch], driver, embedded: bool) -> BinaryReport:
+def scan_binary(path: str, member: str | None, gpus: list[Arch], driver: DriverSpec, embedded: bool) -> BinaryReport:
     """Read one binary (``member`` of the archive ``path``, if given) and judge it for every GPU."""
     shown = f"{path}!{member}" if member else path
     report = BinaryReport(shown)
@@ -274,18 +283,18 @@ def scan_binary(path: str, member: str | None, gpus: list[Arch], driver, embedde
                       "embedded": len(stored)}  # fmt: skip
     if not kinds:
         return report
-    cache: dict = {}
+    cache: dict[object, Any] = {}
     for gpu in gpus:
         report.coverage[gpu.capability] = _judge_binary(registered, relocatable, stored, gpu, driver, cache)
     return report
 
 
-def _specialised(fb) -> bool:
+def _specialised(fb: Fatbin) -> bool:
     """Every entry is arch- or family-specific (``a``/``f``): code a library calls only on those GPUs."""
     return all(e.arch is not None and e.arch.suffix for e in fb.iter_entries())
 
 
-def _has_code(fb) -> bool:
+def _has_code(fb: Fatbin) -> bool:
     """False for a fatbin whose cubins hold no code and which has no PTX (nvcc's device-link stubs)."""
     if any(e.kind != "elf" for e in fb.iter_entries()):
         return True
@@ -298,14 +307,22 @@ def _has_code(fb) -> bool:
     return False
 
 
-def _code(fb, cache: dict) -> bool:
+def _code(fb: Fatbin, cache: dict[object, Any]) -> bool:
     key = ("code", fb.offset)
     if key not in cache:
         cache[key] = _has_code(fb)
-    return cache[key]
+    found: bool = cache[key]
+    return found
 
 
-def _judge_binary(registered: list, relocatable: list, stored: list, gpu: Arch, driver, cache: dict) -> dict:
+def _judge_binary(
+    registered: list[Fatbin],
+    relocatable: list[Fatbin],
+    stored: list[Fatbin],
+    gpu: Arch,
+    driver: DriverSpec,
+    cache: dict[object, Any],
+) -> dict[str, str]:
     """One status per binary and GPU (docs/scan.md).
 
     Registered fatbins with code must all load (any kernel may be called): the worst counts, and when
@@ -317,18 +334,18 @@ def _judge_binary(registered: list, relocatable: list, stored: list, gpu: Arch, 
     """
     none, driver_bad, ok = _RANK["no entry"], _RANK["needs newer driver"], _RANK["PTX JIT"]
 
-    def rank(row):
+    def rank(row: _Row) -> int:
         return _RANK[row[0][0]]
 
     notes = []
-    rows = [(_status(fb, gpu, driver, cache), fb) for fb in registered if not _specialised(fb)]
-    stubs = [r for r in rows if rank(r) >= driver_bad and not _code(r[1], cache)]
+    own = [(_status(fb, gpu, driver, cache), fb) for fb in registered if not _specialised(fb)]
+    stubs = [r for r in own if rank(r) >= driver_bad and not _code(r[1], cache)]
+    rows: list[_Row] = [r for r in own if r not in stubs]
     if stubs:
-        rows = [r for r in rows if r not in stubs]
         notes.append(f"{len(stubs)} registered fatbins without code skipped")
     linked = [(_status(fb, gpu, driver, cache), fb) for fb in relocatable if _code(fb, cache)]
     if linked and (not rows or any(rank(r) == none for r in rows)):
-        worst = max(linked, key=rank)
+        worst: _Row = max(linked, key=rank)
         if rank(worst) <= ok:  # the runtime's load-time device link stands in for what does not fit
             via = (worst[0][0], f"the CUDA runtime links the {len(linked)} relocatable (-rdc) fatbins at load time: "
                                 f"{worst[0][1]}")  # fmt: skip
@@ -390,10 +407,10 @@ def _wheel_distribution(path: str) -> str | None:
 
 
 def scan(
-    paths: Iterable[str | os.PathLike] | None = None,
+    paths: Iterable[str | os.PathLike[str]] | None = None,
     *,
-    gpus,
-    driver=None,
+    gpus: GpuList,
+    driver: DriverSpec = None,
     embedded: bool = True,
     max_workers: int | None = None,
     progress: Callable[[int, int, str], None] | None = None,

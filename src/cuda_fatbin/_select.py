@@ -15,6 +15,18 @@ from dataclasses import dataclass, field
 from ._arch import Arch, split_arch_list
 from ._reader import Fatbin, FatbinEntry, read_fatbin
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from ._reader import Source
+
+    #: A driver: a CUDA version (``"12.4"``, ``(12, 4)``), a driver version (``"550.54.14"``) or
+    #: ``cuDriverGetVersion()``'s int.
+    DriverSpec: TypeAlias = "str | int | tuple[int, int] | None"
+    #: GPUs: ``"75;80;9.0"`` or an iterable of any spellings :meth:`Arch.parse` takes.
+    GpuList: TypeAlias = "str | Iterable[Arch | str | int]"
+
 __all__ = ["RULES", "Selection", "coverage", "driver_gaps", "needed_driver", "select_entry"]
 
 
@@ -171,7 +183,7 @@ class Selection:
         return any(RULES[r].status != "checked" for r in self.rules)
 
 
-def parse_driver(driver) -> tuple[int, int] | None:
+def parse_driver(driver: DriverSpec) -> tuple[int, int] | None:
     """Turn a driver spelling into the CUDA version it supports.
 
     Accepts ``"12.4"`` (CUDA), ``"550.54.14"`` (driver), ``12040`` (``cuDriverGetVersion``) or ``(12, 4)``.
@@ -214,7 +226,7 @@ def ptx_isa_needs(version: tuple[int, int]) -> tuple[int, int]:
     return (version[0] + 4, version[1])
 
 
-def _fatbin_of(fatbin) -> Fatbin:
+def _fatbin_of(fatbin: Fatbin | Source) -> Fatbin:
     return fatbin if isinstance(fatbin, Fatbin) else read_fatbin(fatbin)
 
 
@@ -229,8 +241,8 @@ def _builds_for(a: Arch, gpu: Arch) -> bool:
 
 
 def _judge(
-    e: FatbinEntry, gpu: Arch, cuda, force_ptx_jit: bool, disable_ptx_jit: bool
-) -> tuple[str | None, str, tuple, str | None]:
+    e: FatbinEntry, gpu: Arch, cuda: tuple[int, int] | None, force_ptx_jit: bool, disable_ptx_jit: bool
+) -> tuple[str | None, str, tuple[str, ...], str | None]:
     """``(status or None, reason, rules, failure)`` for one entry.
 
     ``failure`` is set for an entry the driver would take and then fail to load (PTX of an ISA newer
@@ -294,10 +306,10 @@ def _judge(
 
 
 def select_entry(
-    fatbin,
-    gpu,
+    fatbin: Fatbin | Source,
+    gpu: Arch | str | int,
     *,
-    driver=None,
+    driver: DriverSpec = None,
     force_ptx_jit: bool = False,
     disable_ptx_jit: bool = False,
     jit_cache: bool | None = None,
@@ -347,7 +359,7 @@ def select_entry(
             warm, reason=f"{warm.reason}, from the JIT cache (CUDA_DISABLE_PTX_JIT=1 still runs cached JIT output)",
             rules=(*warm.rules, "jit_cache"),
         )  # fmt: skip
-    chosen: list[tuple[tuple, FatbinEntry, str, str, tuple, str | None]] = []
+    chosen: list[tuple[tuple[int, ...], FatbinEntry, str, str, tuple[str, ...], str | None]] = []
     rejected = []
     for index, e in enumerate(fb.iter_entries()):
         status, reason, rules, failure = _judge(e, gpu, cuda, force_ptx_jit, disable_ptx_jit)
@@ -391,10 +403,10 @@ def select_entry(
 
 
 def coverage(
-    fatbin,
-    gpus,
+    fatbin: Fatbin | Source,
+    gpus: GpuList,
     *,
-    driver=None,
+    driver: DriverSpec = None,
     force_ptx_jit: bool = False,
     disable_ptx_jit: bool = False,
     jit_cache: bool | None = None,
@@ -416,7 +428,7 @@ def coverage(
         ``"PTX JIT"`` or ``"none"``.
     """
     fb = _fatbin_of(fatbin)
-    specs: Iterable = split_arch_list(gpus) if isinstance(gpus, str) else gpus
+    specs: Iterable[Arch | str | int] = split_arch_list(gpus) if isinstance(gpus, str) else gpus
     return [
         select_entry(
             fb, g, driver=driver, force_ptx_jit=force_ptx_jit, disable_ptx_jit=disable_ptx_jit, jit_cache=jit_cache
@@ -438,7 +450,7 @@ def needed_driver(entry: FatbinEntry) -> tuple[int, int]:
     return need
 
 
-def driver_gaps(fatbin, gpus, driver) -> list[tuple[Arch, Selection]]:
+def driver_gaps(fatbin: Fatbin | Source, gpus: GpuList, driver: DriverSpec) -> list[tuple[Arch, Selection]]:
     """GPUs that can run ``fatbin`` with a new enough driver but not with ``driver``.
 
     Parameters
@@ -455,7 +467,7 @@ def driver_gaps(fatbin, gpus, driver) -> list[tuple[Arch, Selection]]:
         Each such GPU with the selection it gets from a driver without limits (what it would need).
     """
     fb = _fatbin_of(fatbin)
-    specs: Iterable = split_arch_list(gpus) if isinstance(gpus, str) else gpus
+    specs: Iterable[Arch | str | int] = split_arch_list(gpus) if isinstance(gpus, str) else gpus
     gaps = []
     for g in specs:
         free = select_entry(fb, g)
