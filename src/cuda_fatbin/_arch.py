@@ -235,6 +235,17 @@ class ArchList:
         Whether the spelling itself says which PTX to embed (``compute_XX``, ``+PTX``, ``-virtual``,
         CMake numbers, gencode). When False, ``Program.compile("fatbin", ptx_for=None)`` adds PTX for
         the newest arch, like ``nvcc -arch=sm_XX``.
+
+    Examples
+    --------
+    >>> from cuda_fatbin import parse_archs
+    >>> al = parse_archs("80;90+PTX")
+    >>> [str(a) for a in al.sass], [a.compute for a in al.ptx]
+    (['sm_80', 'sm_90'], ['compute_90'])
+    >>> str(al)
+    'sm_80, sm_90, compute_90'
+    >>> parse_archs(str(al)) == al
+    True
     """
 
     __slots__ = ("explicit_ptx", "ltoir", "ptx", "sass", "virtual")
@@ -335,6 +346,19 @@ def parse_archs(spec: ArchSpec, *, style: str = "auto", supported: tuple[int, ..
         A malformed item (the message quotes it), an empty spec, or ``native`` without a GPU.
     TypeError
         A spec of another type.
+
+    Examples
+    --------
+    >>> from cuda_fatbin import parse_archs
+    >>> parse_archs("8.0;8.6;9.0+PTX") == parse_archs("80-real;86-real;90")  # PyTorch and CMake spellings
+    True
+    >>> al = parse_archs("arch=compute_80,code=[sm_80,sm_86]")  # nvcc: sm_86 SASS built from compute_80
+    >>> [str(a) for a in al.sass], [(str(real), virtual.compute) for real, virtual in al.virtual]
+    (['sm_80', 'sm_86'], [('sm_86', 'compute_80')])
+    >>> parse_archs("arch=compute_100f,code=sm_120")
+    Traceback (most recent call last):
+        ...
+    ValueError: ...
     """
     if style not in _STYLES:
         raise ValueError(f"style must be one of {', '.join(_STYLES)}; got {style!r}")

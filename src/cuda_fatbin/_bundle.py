@@ -48,7 +48,20 @@ _VERSION_RE = re.compile(r"[0-9]{1,3}\.[0-9]{1,3}")
 
 
 class BundleCoverageError(RuntimeError):
-    """The current GPU or driver cannot run any entry of a bundle's suite."""
+    """The current GPU or driver cannot run any entry of a bundle's suite.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from cuda_fatbin import BundleCoverageError, KernelBundle, KernelSuite
+    >>> src = 'extern "C" __global__ void k(float* p) { p[0] = 1; }'
+    >>> bundle = KernelBundle.build(tempfile.mkdtemp(), {"k": KernelSuite(src)}, archs=["sm_80"], ptx_for="none")
+    >>> try:
+    ...     bundle.check("k", gpu="7.5", driver="13.0")
+    ... except BundleCoverageError as e:
+    ...     print(str(e).split(":")[0])
+    kernel suite 'k' cannot run on compute capability 7.5 with a CUDA 13.0 driver
+    """
 
 
 class BundleError(ValueError):
@@ -58,6 +71,18 @@ class BundleError(ValueError):
     ----------
     field : str or None
         The manifest field that is wrong, as a path (``"suites.scale.file"``), where one is to blame.
+
+    Examples
+    --------
+    >>> import json, pathlib, tempfile
+    >>> from cuda_fatbin import BundleError, KernelBundle
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (root / "manifest.json").write_text(json.dumps({"schema": 3, "suites": {}}))
+    >>> try:
+    ...     KernelBundle.open(root)
+    ... except BundleError as e:
+    ...     print(e.field)
+    schema
     """
 
     def __init__(self, message: str, field: str | None = None) -> None:
@@ -81,6 +106,13 @@ class KernelSuite:
         Compile options (no ``arch``). Default: None.
     archs, ptx_for : arch specs, optional
         Override the bundle's. Default: None (the bundle's).
+
+    Examples
+    --------
+    >>> from cuda_fatbin import KernelSuite
+    >>> suite = KernelSuite("template <typename T> __global__ void f(T* p) {}", ["f<float>"], archs="90a")
+    >>> suite.code_type, suite.archs
+    ('c++', '90a')
     """
 
     source: str | bytes
@@ -144,6 +176,29 @@ class KernelBundle:
     """A directory (or package data) of fatbins, one per kernel suite, with a manifest.
 
     Build one with :meth:`build`, open it at run time with :meth:`open`, get a suite with :meth:`load`.
+
+    Attributes
+    ----------
+    manifest : dict
+        The parsed, validated ``manifest.json`` (schema :data:`SCHEMA`): per suite its file, size,
+        SHA-256, entries, archs, PTX ISA and the driver it needs.
+    suites : list of str
+        The suite names.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from cuda_fatbin import KernelBundle, KernelSuite
+    >>> src = "template <typename T> __global__ void scale(T* p, T a) { p[0] *= a; }"
+    >>> suites = {"scale": KernelSuite(src, ["scale<float>", "scale<double>"])}
+    >>> root = tempfile.mkdtemp()
+    >>> _ = KernelBundle.build(root, suites, archs="80;90+PTX")
+    >>> bundle = KernelBundle.open(root)  # at run time, e.g. from package data
+    >>> bundle.suites
+    ['scale']
+    >>> bundle.check("scale", gpu="8.6", driver="13.0").status
+    'SASS compatible'
+    >>> kernel = bundle.load("scale").get_kernel("scale<float>")  # on a GPU  # doctest: +SKIP
     """
 
     def __init__(self, root: Path | Traversable, manifest: dict[str, Any]) -> None:

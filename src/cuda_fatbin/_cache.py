@@ -52,6 +52,20 @@ class CacheReport:
     ----------
     hits, misses, corrupt : tuple of str
         Job descriptions (``"NVRTC sm_80 -> cubin"``). Corrupt entries were deleted and recompiled.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from cuda.core.utils import FileStreamProgramCache
+    >>> from cuda_fatbin import Program
+    >>> src = 'extern "C" __global__ void k(float* p) { p[0] = 1; }'
+    >>> cache = FileStreamProgramCache(tempfile.mkdtemp())
+    >>> _ = Program(src, "c++").compile("fatbin", archs=["sm_80"], ptx_for="none", cache=cache)
+    >>> program = Program(src, "c++")
+    >>> _ = program.compile("fatbin", archs=["sm_80", "sm_90"], ptx_for="none", cache=cache)
+    >>> report = program.last_cache_report
+    >>> report.hits, report.misses
+    (('NVRTC sm_80 -> cubin',), ('NVRTC sm_90 -> cubin',))
     """
 
     hits: tuple[str, ...] = ()

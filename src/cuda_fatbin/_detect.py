@@ -40,14 +40,46 @@ if TYPE_CHECKING:
     from ._elf import Buffer
 
     class Detected(NamedTuple):
-        """The result of :func:`detect`: a kind from :data:`KINDS` and the arch, if the data records one."""
+        """The result of :func:`detect`: a kind from :data:`KINDS` and the arch, if the data records one.
+
+        Attributes
+        ----------
+        kind : str
+            One of :data:`KINDS`: ``"fatbin"``, ``"cubin"``, ``"ptx"``, ``"ltoir"``, ``"tile_ir"``,
+            ``"nvvm"`` or ``"host_elf"``.
+        arch : Arch or None
+            The arch the data records, or ``None`` (fatbins, NVVM IR, host objects).
+
+        Examples
+        --------
+        >>> from cuda_fatbin import detect
+        >>> found = detect(".version 9.0\\n.target sm_90a\\n.address_size 64\\n")
+        >>> found.kind, str(found.arch)
+        ('ptx', 'sm_90a')
+        """
 
         kind: str
         arch: Arch | None
 
 else:
     Detected = collections.namedtuple("Detected", "kind arch")
-    Detected.__doc__ = "The result of :func:`detect`: a kind from :data:`KINDS` and the arch, if the data records one."
+    Detected.__doc__ = """The result of :func:`detect`: a kind from :data:`KINDS` and the arch, if the data records one.
+
+    Attributes
+    ----------
+    kind : str
+        One of :data:`KINDS`: ``"fatbin"``, ``"cubin"``, ``"ptx"``, ``"ltoir"``, ``"tile_ir"``,
+        ``"nvvm"`` or ``"host_elf"``.
+    arch : Arch or None
+        The arch the data records, or ``None`` (fatbins, NVVM IR, host objects).
+
+    Examples
+    --------
+    >>> from cuda_fatbin import detect
+    >>> found = detect(".version 9.0\\n.target sm_90a\\n.address_size 64\\n")
+    >>> found.kind, str(found.arch)
+    ('ptx', 'sm_90a')
+    """
 
 
 def _as_bytes_like(data: Buffer | str) -> memoryview:
@@ -82,6 +114,18 @@ def detect(data: Buffer | str) -> Detected:
     ------
     ValueError
         If the data is empty or of no known kind, or a cubin's ELF header is truncated or malformed.
+
+    Examples
+    --------
+    >>> from cuda_fatbin import detect
+    >>> detect(".version 8.8\\n.target sm_120\\n.address_size 64\\n").kind
+    'ptx'
+    >>> detect(b"\\x50\\xed\\x55\\xba" + bytes(12)).kind  # the fatbin magic
+    'fatbin'
+    >>> detect(b"hello")
+    Traceback (most recent call last):
+        ...
+    ValueError: ...
     """
     view = _as_bytes_like(data)
     if len(view) == 0:

@@ -24,7 +24,17 @@ _ATTR_CC_MAJOR, _ATTR_CC_MINOR = 75, 76  # CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILIT
 
 
 class NoDriverError(RuntimeError):
-    """No usable CUDA driver or GPU in this process; the message says what to pass instead."""
+    """No usable CUDA driver or GPU in this process; the message says what to pass instead.
+
+    Examples
+    --------
+    >>> from cuda_fatbin import NoDriverError, parse_archs
+    >>> try:  # on a build machine without a GPU  # doctest: +SKIP
+    ...     parse_archs("native")
+    ... except NoDriverError as e:
+    ...     print(e)
+    'native' in an arch spec needs the CUDA driver: ...; name the archs instead, e.g. '80;90'
+    """
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,25 @@ _KIND_ALIASES = {"cubin": "elf", "sass": "elf"}
 
 
 class ExtractError(OSError):
-    """A file could not be written: it exists already (pass ``force``), or the path is not safe to write."""
+    """A file could not be written: it exists already (pass ``force``), or the path is not safe to write.
+
+    Examples
+    --------
+    >>> from cuda_fatbin import Program
+    >>> src = 'extern "C" __global__ void k(float* p) { p[0] = 1; }'
+    >>> data = bytes(Program(src, "c++").compile("fatbin", archs=["sm_80", "sm_90"], ptx_for=["sm_90"]).code)
+    >>> import tempfile
+    >>> from cuda_fatbin import ExtractError, extract_entries
+    >>> out = tempfile.mkdtemp()
+    >>> _ = extract_entries(data, out, source_name="k.fatbin")
+    >>> try:
+    ...     extract_entries(data, out, source_name="k.fatbin")  # the files exist: nothing is overwritten
+    ... except ExtractError as e:
+    ...     print("refused:", type(e).__name__)
+    refused: ExtractError
+    >>> len(extract_entries(data, out, source_name="k.fatbin", force=True))
+    3
+    """
 
 
 def safe_name(text: str) -> str:
@@ -170,6 +188,16 @@ def extract_entries(
         exceed ``MAX_EXPANSION`` times the input size.
     ValueError
         An unknown kind or arch in ``kinds``/``archs``.
+
+    Examples
+    --------
+    >>> from cuda_fatbin import Program
+    >>> src = 'extern "C" __global__ void k(float* p) { p[0] = 1; }'
+    >>> data = bytes(Program(src, "c++").compile("fatbin", archs=["sm_80", "sm_90"], ptx_for=["sm_90"]).code)
+    >>> import tempfile
+    >>> from cuda_fatbin import extract_entries
+    >>> [p.name for p in extract_entries(data, tempfile.mkdtemp(), source_name="k.fatbin")]
+    ['default_program.sm_80.cubin', 'default_program.sm_90.cubin', 'default_program.sm_90.ptx']
     """
     want_kinds = None
     if kinds is not None:

@@ -77,6 +77,16 @@ class FatbinError(RuntimeError):
     part : dict or None
         The part that caused it: ``index``, ``kind``, ``arch``, ``identifier`` (``None`` for calls
         that concern no single part).
+
+    Examples
+    --------
+    >>> from cuda_fatbin import FatbinBuilder, FatbinError
+    >>> with FatbinBuilder() as builder:
+    ...     try:
+    ...         builder.add_index(b"not an index")
+    ...     except FatbinError as e:
+    ...         print(e.function, e.result_name, e.part["kind"])
+    nvFatbinAddIndex ERROR_INVALID_INDEX index
     """
 
     def __init__(
@@ -106,6 +116,16 @@ class FatbinLibraryError(RuntimeError):
         The first libnvfatbin version that has it.
     found : tuple of int or None
         The version that is loaded (``None`` when none could be loaded).
+
+    Examples
+    --------
+    >>> from cuda_fatbin import FatbinLibraryError, FatbinOptions, Part, build_fatbin
+    >>> ptx = Part(".version 9.0\\n.target sm_90\\n.address_size 64\\n", kind="ptx")
+    >>> try:  # with libnvfatbin older than 13.4, which has no concat: the message says what to install
+    ...     data = build_fatbin([ptx], options=FatbinOptions(concat=True))
+    ... except FatbinLibraryError as e:
+    ...     print(e.feature, e.required, e.found)  # doctest: +SKIP
+    concat (13, 4) (13, 0)
     """
 
     def __init__(self, message: str, feature: str, required: tuple[int, int] | None, found: tuple[int, int] | None):
@@ -136,10 +156,21 @@ _version_cache: tuple[int, int] | None = None
 def nvfatbin_version() -> tuple[int, int]:
     """The version of the loaded libnvfatbin, e.g. ``(13, 0)``. Read once per process.
 
+    Returns
+    -------
+    tuple of int
+        ``(major, minor)``.
+
     Raises
     ------
     FatbinLibraryError
         If libnvfatbin cannot be found or loaded; the message says which package to install.
+
+    Examples
+    --------
+    >>> from cuda_fatbin import nvfatbin_version
+    >>> nvfatbin_version() >= (12, 4)
+    True
     """
     global _version_cache
     if _version_cache is None:
@@ -246,6 +277,17 @@ class FatbinOptions:
         At construction, for a value outside the allowed set (the message names the field) or for
         options that contradict each other (e.g. ``compress=False`` with ``compress_mode="size"``,
         which libnvfatbin would silently ignore).
+
+    Examples
+    --------
+    >>> from cuda_fatbin import FatbinOptions
+    >>> FatbinOptions(compress_mode="size", host="linux")
+    FatbinOptions(compress=None, compress_all=None, compress_mode='size', concat=None, host='linux',
+                  address_bits=None, debug=None, producer=None)
+    >>> FatbinOptions(compress_mode="smallest")
+    Traceback (most recent call last):
+        ...
+    ValueError: ...
     """
 
     compress: bool | None = None
@@ -318,6 +360,15 @@ class Part:
     options : str, optional
         ptxas options for PTX, NVVM options for LTO-IR, Tile IR options.
         Default: None (none).
+
+    Examples
+    --------
+    >>> from cuda_fatbin import Part, build_fatbin, read_fatbin
+    >>> ptx = ".version 9.0\\n.target sm_90\\n.address_size 64\\n"
+    >>> data = build_fatbin([Part(ptx, kind="ptx", identifier="empty.cu", options="-O3")])
+    >>> entry = read_fatbin(data).entries[0]
+    >>> entry.kind, str(entry.arch), entry.identifier, entry.options
+    ('ptx', 'sm_90', 'empty.cu', '-O3')
     """
 
     data: Any
@@ -864,6 +915,23 @@ def build_fatbin(
     Returns
     -------
     bytes
+
+    Raises
+    ------
+    TypeError, ValueError
+        A part of a wrong type, of no detectable kind, with an arch that contradicts its data, a nested
+        fatbin, or an empty ``parts``; the message names the part by its index.
+    FatbinError
+        libnvfatbin refused a part or the build.
+
+    Examples
+    --------
+    >>> from cuda_fatbin import Part, build_fatbin, read_fatbin
+    >>> ptx90 = ".version 9.0\\n.target sm_90\\n.address_size 64\\n"
+    >>> ptx80 = ".version 9.0\\n.target sm_80\\n.address_size 64\\n"
+    >>> data = build_fatbin([Part(ptx80, kind="ptx"), Part(ptx90, kind="ptx")])
+    >>> [(e.kind, str(e.arch)) for e in read_fatbin(data).entries]
+    [('ptx', 'sm_80'), ('ptx', 'sm_90')]
     """
     return _build(parts, options, allow_duplicates)[0]
 
@@ -897,6 +965,14 @@ def from_parts(
     ------
     ValueError
         Two parts (or ``symbol_mapping``) map one name expression to different symbols; or a part is bad.
+
+    Examples
+    --------
+    >>> from cuda_fatbin import Part, from_parts
+    >>> ptx = ".version 9.0\\n.target sm_90\\n.address_size 64\\n"
+    >>> obj = from_parts([Part(ptx, kind="ptx")], name="empty")
+    >>> obj.code_type
+    'fatbin'
     """
     data, resolved = _build(parts, options)
     sources = [(f"part #{i}", r.symbol_mapping) for i, r in enumerate(resolved)]

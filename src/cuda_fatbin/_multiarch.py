@@ -51,6 +51,15 @@ class Job:
         Real archs nvJitLink makes SASS for from the front end's PTX.
     emit : tuple of (str, Arch)
         The fatbin entries this job yields: ``("cubin", sm_86)``, ``("ptx", sm_80)``, ``("ltoir", sm_90)``.
+
+    Examples
+    --------
+    >>> from cuda_fatbin import plan_fatbin
+    >>> job = plan_fatbin("arch=compute_80,code=sm_86").jobs[0]  # nvcc: sm_86 SASS from compute_80 PTX
+    >>> print(job)
+    NVRTC compute_80 -> ptx -> nvJitLink sm_86
+    >>> job.front, job.target, [str(a) for a in job.link], [(k, str(a)) for k, a in job.emit]
+    ('nvrtc', 'ptx', ['sm_86'], [('cubin', 'sm_86')])
     """
 
     front: str
@@ -71,7 +80,27 @@ class Job:
 
 @dataclass(frozen=True)
 class Plan:
-    """The jobs of a multi-arch compile and the entries they yield, in canonical order."""
+    """The jobs of a multi-arch compile and the entries they yield, in canonical order.
+
+    Attributes
+    ----------
+    jobs : tuple of Job
+        The compile jobs, each run on its own worker.
+    entries : tuple of (str, Arch)
+        Every entry the fatbin will hold: cubins, then PTX, then LTO-IR, each by arch.
+
+    Examples
+    --------
+    >>> from cuda_fatbin import plan_fatbin
+    >>> plan = plan_fatbin("80;90+PTX")
+    >>> print(plan)
+    3 job(s), 3 entries:
+      [0] NVRTC sm_80 -> cubin   => cubin sm_80
+      [1] NVRTC sm_90 -> cubin   => cubin sm_90
+      [2] NVRTC compute_90 -> ptx   => ptx sm_90
+    >>> [(kind, str(arch)) for kind, arch in plan.entries]
+    [('cubin', 'sm_80'), ('cubin', 'sm_90'), ('ptx', 'sm_90')]
+    """
 
     jobs: tuple[Job, ...]
 
@@ -145,6 +174,18 @@ def plan_fatbin(
     ValueError
         Unsupported arch (the message lists the supported ones), ``ptx_for``/``ltoir_for`` outside
         ``archs``, or entries the source language cannot make.
+
+    Examples
+    --------
+    >>> from cuda_fatbin import plan_fatbin
+    >>> len(plan_fatbin(["sm_80", "sm_86", "sm_90"], ptx_for="sm_90").jobs)
+    4
+    >>> len(plan_fatbin(["sm_80", "sm_86", "sm_90"], ptx_for="sm_90", group=True).jobs)  # a PTX per major
+    2
+    >>> plan_fatbin(["sm_80"], ptx_for=["sm_90"])
+    Traceback (most recent call last):
+        ...
+    ValueError: ptx_for names sm_90, which is not in archs (sm_80); add it to archs
     """
     code_type = code_type.lower()
     if code_type not in ("c++", "ptx", "nvvm"):
@@ -230,6 +271,15 @@ class FatbinCompileError(RuntimeError):
     ----------
     failures : list of (str, str)
         ``(job description, error and compiler log)`` for every job that failed.
+
+    Examples
+    --------
+    >>> from cuda_fatbin import FatbinCompileError, Program
+    >>> try:
+    ...     Program("not C++", "c++").compile("fatbin", archs=["sm_80", "sm_90"], ptx_for="none")
+    ... except FatbinCompileError as e:
+    ...     print(len(e.failures), "jobs failed;", "expected a declaration" in e.failures[0][1])
+    2 jobs failed; True
     """
 
     def __init__(self, failures: list[tuple[str, str]]) -> None:

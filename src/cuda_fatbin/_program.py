@@ -48,6 +48,24 @@ class ProgramOptions(_CoreProgramOptions):
     machines without the CUDA driver. Here ``arch=None`` stays ``None``: ``Program.compile("fatbin")``
     takes its archs from ``archs=``, and a single-arch compile resolves the device's arch only then.
     Every field and its default is upstream's.
+
+    Parameters
+    ----------
+    arch : str, optional
+        One arch (``"sm_90"``), for single-arch compiles only; ``compile("fatbin")`` refuses it and
+        takes ``archs=`` instead. Default: None (stays None; no device query).
+    **fields
+        Every other field of ``cuda.core.ProgramOptions`` (``std``, ``define_macro``, ``include_path``,
+        ``debug``, ``lineinfo``, ...), with upstream's defaults.
+
+    Examples
+    --------
+    >>> from cuda_fatbin import Program, ProgramOptions
+    >>> options = ProgramOptions(std="c++17", define_macro="SCALE=2")  # no arch, no driver call
+    >>> src = 'extern "C" __global__ void k(float* p) { p[0] = SCALE; }'
+    >>> obj = Program(src, "c++", options).compile("fatbin", archs="80;90")
+    >>> obj.code_type
+    'fatbin'
     """
 
     def __post_init__(self) -> None:
@@ -411,6 +429,16 @@ class DriverCompatibilityError(ValueError):
     ----------
     gaps : list of (Arch, Selection)
         Each such GPU, with the entry it would load from a new enough driver.
+
+    Examples
+    --------
+    >>> from cuda_fatbin import DriverCompatibilityError, Program
+    >>> src = 'extern "C" __global__ void k(float* p) { p[0] = 1; }'
+    >>> try:  # PTX only: its ISA needs a driver as new as this NVRTC
+    ...     Program(src, "c++").compile("fatbin", archs=["compute_90"], min_driver="12.0")
+    ... except DriverCompatibilityError as e:
+    ...     print([str(gpu) for gpu, _selection in e.gaps])
+    ['sm_90']
     """
 
     def __init__(self, message: str, gaps: list[tuple[Arch, Selection]]) -> None:

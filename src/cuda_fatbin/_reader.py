@@ -90,6 +90,15 @@ class FatbinFormatError(ValueError):
         What is wrong, without the offset.
     offset : int
         File offset of the field or data that is wrong.
+
+    Examples
+    --------
+    >>> from cuda_fatbin import FatbinFormatError, read_fatbin
+    >>> try:
+    ...     read_fatbin(b"\\x50\\xed\\x55\\xba\\x01\\x00\\x10\\x00" + (1000).to_bytes(8, "little"))
+    ... except FatbinFormatError as e:
+    ...     print(e.offset, "|", e.message)
+    8 | fatbin declares 1000 bytes of entries but only 0 follow
     """
 
     def __init__(self, message: str, offset: int) -> None:
@@ -173,6 +182,18 @@ class FatbinEntry:
         The raw flags word.
     members : tuple of FatbinEntry
         For ``"concat"`` entries, the entries stored in its one compressed stream.
+
+    Examples
+    --------
+    >>> from cuda_fatbin import Program
+    >>> src = 'extern "C" __global__ void k(float* p) { p[0] = 1; }'
+    >>> data = bytes(Program(src, "c++").compile("fatbin", archs=["sm_80", "sm_90"], ptx_for=["sm_90"]).code)
+    >>> from cuda_fatbin import read_fatbin
+    >>> entry = read_fatbin(data).entries[0]
+    >>> entry.kind, str(entry.arch), entry.is_sass, entry.data()[:4]
+    ('elf', 'sm_80', True, b'\\x7fELF')
+    >>> sorted(entry.as_dict())[:4]
+    ['address_bits', 'arch', 'compression', 'concatenated']
     """
 
     kind: str
@@ -373,6 +394,18 @@ class Fatbin:
     embedded : bool
         True for a fatbin found stored as data (``iter_fatbins(..., embedded=True)``) rather than in a
         section the CUDA runtime registers.
+
+    Examples
+    --------
+    >>> from cuda_fatbin import Program
+    >>> src = 'extern "C" __global__ void k(float* p) { p[0] = 1; }'
+    >>> data = bytes(Program(src, "c++").compile("fatbin", archs=["sm_80", "sm_90"], ptx_for=["sm_90"]).code)
+    >>> from cuda_fatbin import read_fatbin
+    >>> fb = read_fatbin(data)
+    >>> [(e.kind, str(e.arch)) for e in fb.iter_entries()]
+    [('elf', 'sm_80'), ('elf', 'sm_90'), ('ptx', 'sm_90')]
+    >>> fb.size == len(data), fb.standalone, fb.section is None
+    (True, False, True)
     """
 
     entries: tuple[FatbinEntry, ...]
@@ -519,6 +552,18 @@ def read_fatbin(source: Source) -> Fatbin:
     FatbinFormatError
         Not a fatbin or a device-code artifact, malformed (truncated, sizes past the end, bad entry
         headers), or not a regular file, pipe or standard input.
+
+    Examples
+    --------
+    >>> from cuda_fatbin import Program
+    >>> src = 'extern "C" __global__ void k(float* p) { p[0] = 1; }'
+    >>> data = bytes(Program(src, "c++").compile("fatbin", archs=["sm_80", "sm_90"], ptx_for=["sm_90"]).code)
+    >>> from cuda_fatbin import read_fatbin
+    >>> [(e.kind, str(e.arch)) for e in read_fatbin(data).entries]
+    [('elf', 'sm_80'), ('elf', 'sm_90'), ('ptx', 'sm_90')]
+    >>> ptx = read_fatbin(data).entries[2].data()
+    >>> read_fatbin(ptx).standalone  # a single PTX file reads as a one-entry fatbin
+    True
     """
     src = _open(source)
     if bytes(src.view[:4]) == FATBIN_MAGIC:
@@ -566,6 +611,17 @@ def iter_fatbins(source: Source, *, embedded: bool = False, relocatable: bool | 
     FatbinFormatError
         The data is neither a fatbin, a device-code artifact nor an ELF file (without ``embedded``), a
         fatbin in it is malformed, or fatbins overlap.
+
+    Examples
+    --------
+    >>> import cuda.bindings, glob, os
+    >>> from cuda_fatbin import iter_fatbins
+    >>> libs = glob.glob(os.path.join(os.path.dirname(cuda.bindings.__file__), "*.so"))
+    >>> sum(1 for lib in libs for fb in iter_fatbins(lib))  # host code only: no fatbins
+    0
+    >>> for fb in iter_fatbins("libcurand.so.10"):  # doctest: +SKIP
+    ...     print(fb.section, len(fb.entries))
+    .nv_fatbin 42
     """
     src = _open(source)
     head = bytes(src.view[:4])

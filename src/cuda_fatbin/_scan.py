@@ -109,6 +109,21 @@ class ScanReport:
         Every binary with device code, and every one that could not be read.
     files_read : int
         Files (and archive members) whose first bytes were looked at.
+
+    Examples
+    --------
+    >>> from cuda_fatbin import Program
+    >>> src = 'extern "C" __global__ void k(float* p) { p[0] = 1; }'
+    >>> data = bytes(Program(src, "c++").compile("fatbin", archs=["sm_80", "sm_90"], ptx_for=["sm_90"]).code)
+    >>> import pathlib, tempfile
+    >>> from cuda_fatbin import scan
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "kernels.fatbin").write_bytes(data)
+    >>> report = scan([folder], gpus="75;90")
+    >>> report.covered, [b.coverage["9.0"]["status"] for b in report.binaries]
+    (False, ['SASS exact'])
+    >>> [pathlib.Path(b.path).name for b in report.uncovered("7.5")]
+    ['kernels.fatbin']
     """
 
     gpus: list[str]
@@ -443,6 +458,21 @@ def scan(
         A GPU or driver spelling is not understood, or ``max_workers`` is not a positive int.
     FileNotFoundError
         A path given does not exist.
+
+    Examples
+    --------
+    >>> from cuda_fatbin import Program
+    >>> src = 'extern "C" __global__ void k(float* p) { p[0] = 1; }'
+    >>> data = bytes(Program(src, "c++").compile("fatbin", archs=["sm_80", "sm_90"], ptx_for=["sm_90"]).code)
+    >>> import pathlib, tempfile
+    >>> from cuda_fatbin import scan
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "kernels.fatbin").write_bytes(data)
+    >>> for b in scan([folder], gpus="8.6;12.0").binaries:
+    ...     print(pathlib.Path(b.path).name, {gpu: row["status"] for gpu, row in b.coverage.items()})
+    kernels.fatbin {'8.6': 'SASS compatible', '12.0': 'PTX JIT'}
+    >>> scan(gpus="9.0", driver="13.0").covered  # this Python environment  # doctest: +SKIP
+    True
     """
     specs = split_arch_list(gpus) if isinstance(gpus, str) else list(gpus)
     archs = sorted({Arch.parse(g).base for g in specs})

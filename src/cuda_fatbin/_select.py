@@ -164,6 +164,20 @@ class Selection:
     cache_dependent : bool
         True when the outcome depends on the driver's JIT cache and ``jit_cache`` was not given: with
         ``CUDA_DISABLE_PTX_JIT=1`` a PTX entry JIT-compiled earlier on the machine still runs.
+
+    Examples
+    --------
+    >>> from cuda_fatbin import Program
+    >>> src = 'extern "C" __global__ void k(float* p) { p[0] = 1; }'
+    >>> data = bytes(Program(src, "c++").compile("fatbin", archs=["sm_80", "sm_90"], ptx_for=["sm_90"]).code)
+    >>> from cuda_fatbin import select_entry
+    >>> sel = select_entry(data, "8.6")
+    >>> bool(sel), sel.status, str(sel.entry.arch)
+    (True, 'SASS compatible', 'sm_80')
+    >>> sel.reason
+    'SASS sm_80 runs on 8.6: same major, lower minor'
+    >>> bool(select_entry(data, "7.5")), select_entry(data, "7.5").status
+    (False, 'none')
     """
 
     gpu: Arch
@@ -341,6 +355,27 @@ def select_entry(
     -------
     Selection
         Falsy when no entry fits; ``reason`` then says why each entry was rejected.
+
+    Raises
+    ------
+    ValueError
+        A GPU or driver in a spelling that is not understood (the message quotes it).
+    FatbinFormatError
+        ``fatbin`` is not a readable fat binary.
+
+    Examples
+    --------
+    >>> from cuda_fatbin import Program
+    >>> src = 'extern "C" __global__ void k(float* p) { p[0] = 1; }'
+    >>> data = bytes(Program(src, "c++").compile("fatbin", archs=["sm_80", "sm_90"], ptx_for=["sm_90"]).code)
+    >>> from cuda_fatbin import select_entry
+    >>> select_entry(data, "9.0").status
+    'SASS exact'
+    >>> sel = select_entry(data, "12.0")
+    >>> sel.status, sel.entry.kind, str(sel.entry.arch)
+    ('PTX JIT', 'ptx', 'sm_90')
+    >>> select_entry(data, "12.0", driver="12.4").status  # its PTX ISA is too new for a CUDA 12.4 driver
+    'none'
     """
     gpu = Arch.parse(gpu).base
     cuda = parse_driver(driver)
@@ -426,6 +461,22 @@ def coverage(
     list of Selection
         In the order of ``gpus``; ``row.status`` is ``"SASS exact"``, ``"SASS compatible"``,
         ``"PTX JIT"`` or ``"none"``.
+
+    Raises
+    ------
+    ValueError
+        A GPU or driver in a spelling that is not understood (the message quotes it).
+    FatbinFormatError
+        ``fatbin`` is not a readable fat binary.
+
+    Examples
+    --------
+    >>> from cuda_fatbin import Program
+    >>> src = 'extern "C" __global__ void k(float* p) { p[0] = 1; }'
+    >>> data = bytes(Program(src, "c++").compile("fatbin", archs=["sm_80", "sm_90"], ptx_for=["sm_90"]).code)
+    >>> from cuda_fatbin import coverage
+    >>> [(row.gpu.capability, row.status) for row in coverage(data, "75;80;86;90;120")]
+    [('7.5', 'none'), ('8.0', 'SASS exact'), ('8.6', 'SASS compatible'), ('9.0', 'SASS exact'), ('12.0', 'PTX JIT')]
     """
     fb = _fatbin_of(fatbin)
     specs: Iterable[Arch | str | int] = split_arch_list(gpus) if isinstance(gpus, str) else gpus
