@@ -6,6 +6,7 @@ import re
 import subprocess
 
 import pytest
+from hypothesis import settings
 
 from fatbin_testing import (
     ARCH_SPECS,
@@ -16,6 +17,10 @@ from fatbin_testing import (
     nvrtc_supported_sms,
     once_per_process,
 )
+
+
+# scripts/mutation.sh: the same examples for every mutant (a verdict must not depend on luck), fewer of them
+settings.register_profile("mutation", max_examples=30, derandomize=True, deadline=None)
 
 
 @pytest.fixture(scope="session")

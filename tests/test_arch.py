@@ -168,3 +168,76 @@ def test_virtual_to_real_rule_matches_nvcc(virtual, real, needs_nvcc, tmp_path):
     else:
         with pytest.raises(ValueError, match="cannot be built from"):
             parse_archs(spec)
+
+
+def test_an_arch_list_equals_a_plain_list_only_when_it_asks_for_sass_alone():
+    sass = [Arch(8, 0), Arch(9, 0)]
+    assert parse_archs("80;90") == sass
+    assert parse_archs("80;90+PTX") != sass  # PTX too
+    assert parse_archs("80;90;lto_90") != sass  # LTO-IR too
+    assert parse_archs("arch=compute_80,code=[sm_80,sm_90]") != sass  # sm_90 built from compute_80
+    assert parse_archs("80-real;90-real") == sass
+    assert parse_archs("80-virtual") != []
+
+
+def test_cmake_virtual_means_ptx_only():
+    al = parse_archs("80-virtual;90-real")
+    assert al.sass == (Arch(9, 0),) and al.ptx == (Arch(8, 0),)
+
+
+@pytest.mark.parametrize(
+    "spec, words",
+    [  # every gencode error quotes the clause and the spec it came from
+        ("arch=sm_80,code=sm_80", "gencode arch must be a compute_XX virtual arch; got 'sm_80' in 'arch=sm_80"),
+        ({"compute_80": []}, "gencode for compute_80 lists no code in {'compute_80': []}"),
+        ("arch=compute_80,code=compute_90", "arch=compute_80 cannot embed PTX for compute_90 (in 'arch=compute_80"),
+        ("arch=compute_80,code=lto_80", "gencode code 'lto_80' must be sm_XX or compute_XX (in 'arch=compute_80"),
+        ("arch=compute_90,code=sm_80", "SASS sm_80 cannot be built from compute_90 (in 'arch=compute_90"),
+        ("-gencode arch=compute_80,code=sm_87 -gencode arch=compute_86,code=sm_87",
+         "sm_87 is listed under two virtual archs (compute_80, compute_86) in '-gencode"),
+    ],
+)
+def test_gencode_errors_name_the_clause(spec, words):
+    with pytest.raises(ValueError) as info:
+        parse_archs(spec)
+    assert words in str(info.value)
+
+
+def test_a_gencode_pair_may_repeat():
+    spec = "-gencode arch=compute_80,code=sm_87 -gencode arch=compute_80,code=sm_87"
+    assert parse_archs(spec) == parse_archs("arch=compute_80,code=sm_87")
+
+
+def test_keywords_that_resolve_to_nothing_say_so():
+    for keyword in ("all", "all-major"):
+        with pytest.raises(ValueError, match=f"'{keyword}' resolved to no arch"):
+            parse_archs(keyword, supported=())
+
+
+def test_native_needs_a_driver_and_says_what_to_pass_instead():
+    from cuda_fatbin import NoDriverError
+    from cuda_fatbin._driver import devices
+
+    try:
+        found = devices("test", "test")
+    except NoDriverError:
+        with pytest.raises(NoDriverError, match="name the archs instead, e.g. '80;90'"):
+            parse_archs("native")
+    else:  # a GPU machine: the devices' archs
+        assert parse_archs("native") == sorted({Arch(*d.capability) for d in found})
+
+
+def test_an_nvrtc_failure_is_reported_with_the_call(monkeypatch):
+    from cuda.bindings import nvrtc
+
+    from cuda_fatbin._arch import nvrtc_supported_sms
+
+    monkeypatch.setattr(nvrtc, "nvrtcGetSupportedArchs", lambda: (nvrtc.nvrtcResult.NVRTC_ERROR_INTERNAL_ERROR, []))
+    with pytest.raises(RuntimeError, match="nvrtcGetSupportedArchs failed: .*INTERNAL_ERROR"):
+        nvrtc_supported_sms()
+
+
+def test_in_cmake_style_only_bare_numbers_add_ptx():
+    al = parse_archs("sm_80;8.6;90;100-real")  # CMake: 90 is real and virtual; sm_80 and 8.6 are not CMake's
+    assert al.sass == (Arch(8, 0), Arch(8, 6), Arch(9, 0), Arch(10, 0)) and al.ptx == (Arch(9, 0),)
+    assert parse_archs("lto_90;90-real").ltoir == (Arch(9, 0),)

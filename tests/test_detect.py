@@ -139,3 +139,36 @@ def test_truncated_or_mutated_cubins_raise_only_value_error(artifacts, data):
     except ValueError:
         return
     assert arch is None or isinstance(arch, Arch)
+
+
+def _ltoir_header(*records: tuple[int, int], end: bool = True) -> bytes:
+    """The LTO-IR header layout ltoir_arch documents: magic, then ``{u16 tag, u16 value}`` records from 24."""
+    body = b"".join(struct.pack("<HH", tag, value) for tag, value in records)
+    return b"\xed\x43\x4e\x7f" + bytes(20) + body + (struct.pack("<HH", 0x63, 0) if end else b"")
+
+
+def test_ltoir_header_records():
+    assert ltoir_arch(_ltoir_header((1, 900))) == Arch(9, 0)
+    assert ltoir_arch(_ltoir_header((1, 900), (0x20, 1))) == Arch(9, 0, "a")
+    assert ltoir_arch(_ltoir_header((1, 900), (0x20, 0))) == Arch(9, 0)
+    assert ltoir_arch(_ltoir_header((5, 1), (1, 1000), (7, 1))) == Arch(10, 0)  # other tags are not the a flag
+    assert ltoir_arch(_ltoir_header((1, 1010))) == Arch(11, 0)  # sm_110's pre-CUDA-13 code
+    assert ltoir_arch(_ltoir_header((1, 905))) is None  # not ten times an SM number
+    assert ltoir_arch(_ltoir_header((5, 1))) is None  # no SM record
+    assert ltoir_arch(_ltoir_header((1, 12000))) is None  # major 120 is no arch
+
+
+def test_ltoir_header_bounds():
+    exact = _ltoir_header((1, 900))
+    assert ltoir_arch(exact) == Arch(9, 0)  # the end record may end the data
+    assert ltoir_arch(exact[:-1]) is None  # a cut end record
+    assert ltoir_arch(_ltoir_header((1, 900), end=False)) is None  # no end record
+    fifteen = _ltoir_header((1, 900), *[(5, 0)] * 14)  # 15 records + the end: the 16th read ends it
+    assert ltoir_arch(fifteen) == Arch(9, 0)
+    sixteen = _ltoir_header((1, 900), *[(5, 0)] * 15)  # the end record would be the 17th: not read
+    assert ltoir_arch(sixteen) is None
+
+
+def test_ptx_version_of_data_without_a_version_is_none():
+    assert ptx_version(b".target sm_90\n") is None
+    assert ptx_version(".version 8.7\n.target sm_90\n") == (8, 7)

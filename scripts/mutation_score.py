@@ -1,0 +1,91 @@
+"""Mutation score per module from mutmut's results, less the mutants recorded as equivalent.
+
+    python scripts/mutation_score.py [--min 90] [--survivors]
+
+Equivalent mutants (a change no test can observe, e.g. a bound that cannot be reached) are listed in
+``tests/mutation/equivalent.toml`` with the mutated line and the reason; an entry whose mutant no longer
+exists, changed, or is now killed is reported as stale. Score = (killed + timeout) / (mutants - equivalent):
+mutants no test reaches count as surviving.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import subprocess
+import sys
+from pathlib import Path
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+ROOT = Path(__file__).resolve().parent.parent
+MODULES = ["_select", "_reader", "_detect", "_arch", "_multiarch", "_elf"]
+
+
+def results() -> dict[str, str]:
+    out = subprocess.run(["mutmut", "results", "--all", "true"], cwd=ROOT, capture_output=True, text=True, check=True)
+    found = {}
+    for line in out.stdout.splitlines():
+        name, sep, status = line.strip().rpartition(": ")
+        if sep and name.startswith("cuda_fatbin."):
+            found[name] = status
+    return found
+
+
+def shown(name: str) -> str:
+    return subprocess.run(["mutmut", "show", name], cwd=ROOT, capture_output=True, text=True).stdout
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--min", type=float, default=None, help="exit 1 if a module scores below this")
+    parser.add_argument("--survivors", action="store_true", help="list the surviving mutants")
+    args = parser.parse_args()
+    status = results()
+    listed = tomllib.loads((ROOT / "tests" / "mutation" / "equivalent.toml").read_text()).get("equivalent", [])
+    equivalent, stale = set(), []
+    for item in listed:
+        name, line = item["mutant"], item["line"]
+        if status.get(name) not in ("survived", "no tests"):
+            stale.append(f"{name}: {status.get(name, 'no such mutant')}")
+        elif line not in shown(name):
+            stale.append(f"{name}: the mutated line is no longer {line!r}")
+        else:
+            equivalent.add(name)
+    counts: dict[str, collections.Counter[str]] = {m: collections.Counter() for m in MODULES}
+    survivors = []
+    for name, st in status.items():
+        module = name.split(".")[1]
+        if module not in counts:
+            continue
+        if name in equivalent:
+            st = "equivalent"
+        counts[module][st] += 1
+        if st in ("survived", "no tests"):
+            survivors.append(f"{name}: {st}")
+    print(f"{'module':12} {'mutants':>8} {'killed':>7} {'survived':>9} {'no tests':>9} {'equivalent':>11} {'score':>7}")
+    low = []
+    for module in MODULES:
+        c = counts[module]
+        total = sum(c.values())
+        killed = c["killed"] + c["timeout"]
+        judged = total - c["equivalent"]
+        score = 100.0 * killed / judged if judged else 100.0
+        unchecked = total - killed - c["survived"] - c["no tests"] - c["equivalent"]
+        note = f"  ({unchecked} not checked)" if unchecked else ""
+        print(f"{module:12} {total:8} {killed:7} {c['survived']:9} {c['no tests']:9} {c['equivalent']:11} "
+              f"{score:6.1f}%{note}")  # fmt: skip
+        if args.min is not None and score < args.min:
+            low.append(module)
+    for line in stale:
+        print(f"stale equivalent entry: {line}", file=sys.stderr)
+    if args.survivors:
+        print("\n".join(sorted(survivors)))
+    return 1 if low or stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

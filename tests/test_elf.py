@@ -1,0 +1,136 @@
+"""The ELF reader against readelf (binutils), on images built with chosen section tables."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import struct
+import subprocess
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cuda_fatbin._elf import ElfFormatError, find_section_by_type, iter_sections, read_header, section_headers
+from elf_testing import make_elf
+
+TYPES = {"NULL": 0, "PROGBITS": 1, "SYMTAB": 2, "STRTAB": 3, "NOTE": 7, "NOBITS": 8}
+
+
+@pytest.fixture(scope="module")
+def readelf(tmp_path_factory):
+    path = shutil.which("readelf")
+    if path is None:
+        pytest.skip("readelf (binutils) is not installed")
+    tmp = tmp_path_factory.mktemp("readelf")
+
+    def run(image: bytes, *args: str) -> str:
+        f = tmp / "image.o"
+        f.write_bytes(image)
+        return subprocess.run([path, "-W", *args, str(f)], capture_output=True, check=True).stdout.decode("latin-1")
+
+    return run
+
+
+def readelf_sections(text: str) -> list[tuple[str, int, int, int]]:
+    rows = []
+    for m in re.finditer(r"^\s*\[\s*\d+\]\s+(\S*?)\s+([A-Z_]+)\s+[0-9a-f]+\s+([0-9a-f]+)\s+([0-9a-f]+)\s", text, re.M):
+        name, typ, off, size = m.groups()
+        rows.append((name, TYPES[typ], int(off, 16), int(size, 16)))
+    return rows
+
+
+def readelf_header(text: str) -> dict[str, str]:
+    return {k.strip(): v.strip() for k, v in re.findall(r"^\s+([^:\n]+):\s+(.*)$", text, re.M)}
+
+
+sections_strategy = st.lists(
+    st.tuples(
+        st.sampled_from([".text", ".nv_fatbin", "__nv_relfatbin", ".data", ".bss", ".note.x", ".nv.info"]),
+        st.sampled_from([1, 3, 7, 8]),
+        st.binary(max_size=40),
+    ),
+    max_size=6,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(sections_strategy, st.sampled_from([32, 64]), st.booleans())
+def test_sections_and_header_agree_with_readelf(readelf, sections, bits, extended):
+    sections = [(n, t, b"" if t == 8 else d) for n, t, d in sections]
+    image = make_elf(sections, bits=bits, extended=extended, e_type=2, machine=190, osabi=0x33, flags=0x5a)
+    ours = [(s.name, s.type, s.offset, s.size) for s in iter_sections(image)]
+    assert ours == readelf_sections(readelf(image, "-S"))
+    h = read_header(image)
+    theirs = readelf_header(readelf(image, "-h"))
+    assert (h.bits, h.type, h.flags, h.shoff, h.shentsize) == (
+        int(theirs["Class"][3:]), 2, int(theirs["Flags"], 16), int(theirs["Start of section headers"].split()[0]),
+        int(theirs["Size of section headers"].split()[0]),
+    )  # fmt: skip
+    assert (h.osabi, h.machine, h.abi_version) == (0x33, 190, 0)
+    count = len(sections) + 2
+    assert (h.shnum, h.shstrndx) == ((0, 0xFFFF) if extended else (count, count - 1))
+    for t in (1, 3, 7, 8, 99):
+        first = next(((s.offset, s.size) for s in iter_sections(image) if s.type == t), None)
+        assert find_section_by_type(image, h, t) == first
+
+
+@given(sections_strategy, st.sampled_from([32, 64]), st.integers(1, 24), st.booleans())
+def test_padded_section_headers_read_the_same(sections, bits, pad, extended):
+    sections = [(n, t, b"" if t == 8 else d) for n, t, d in sections]
+    plain = make_elf(sections, bits=bits, extended=extended)
+    padded = make_elf(sections, bits=bits, extended=extended, shentsize=(64 if bits == 64 else 40) + pad * 8)
+    assert list(iter_sections(padded)) == list(iter_sections(plain))
+    header = read_header(padded)
+    assert section_headers(padded, header) == section_headers(plain, read_header(plain))
+    assert find_section_by_type(padded, header, 3) == find_section_by_type(plain, read_header(plain), 3)
+
+
+def raises_at(image: bytes, offset: int, words: str) -> ElfFormatError:
+    with pytest.raises(ElfFormatError) as info:
+        list(iter_sections(image))
+    e = info.value
+    assert e.offset == offset and words in e.message and str(e) == f"{e.message} (at offset {offset:#x})"
+    return e
+
+
+@pytest.mark.parametrize("bits", [32, 64])
+def test_malformed_images_name_the_field_and_its_offset(bits):
+    image = make_elf([(".text", 1, b"abcd"), (".nv_fatbin", 1, bytes(16))], bits=bits)
+    h = read_header(image)
+    raises_at(image[: h.shoff + 10], h.shoff, "section table of 4 entries")
+    raises_at(b"\x7fELX" + image[4:], 0, "not an ELF image")
+    raises_at(image[:4] + bytes([3]) + image[5:], 4, "invalid ELF class 3")
+    raises_at(image[:5] + bytes([2]) + image[6:], 5, "big-endian or invalid ELF data encoding 2")
+    entsize_at = 0x3A if bits == 64 else 0x2E
+    small = image[:entsize_at] + struct.pack("<H", 16) + image[entsize_at + 2 :]
+    raises_at(small, entsize_at, f"section header entry size 16 is below {64 if bits == 64 else 40}")
+    # section 2 claims more bytes than the file has
+    row = h.shoff + 2 * h.shentsize
+    size_at = row + (32 if bits == 64 else 20)
+    fmt = "<Q" if bits == 64 else "<I"
+    long = image[:size_at] + struct.pack(fmt, len(image)) + image[size_at + struct.calcsize(fmt) :]
+    raises_at(long, row, f"section 2 ({len(image)} bytes at 0x")
+    # SHT_NOBITS sections occupy no file space, whatever their size
+    type_at = row + 4
+    nobits = long[:type_at] + struct.pack("<I", 8) + long[type_at + 4 :]
+    assert [s.size for s in iter_sections(nobits)][2] == len(image)
+    # the section-name table index must name a section
+    strndx_at = 0x3E if bits == 64 else 0x32
+    bad_index = image[:strndx_at] + struct.pack("<H", 9) + image[strndx_at + 2 :]
+    raises_at(bad_index, 0, "section-name table index 9 is not below the section count 4")
+
+
+def test_truncated_header_fields():
+    image = make_elf([], bits=64)
+    with pytest.raises(ElfFormatError) as info:
+        read_header(image[:30])
+    assert info.value.offset == 18 and "need 46 bytes, 12 left" in info.value.message
+    with pytest.raises(ElfFormatError, match="not an ELF image"):
+        read_header(image[:15])
+
+
+def test_names_are_cut_at_the_nul_or_the_table_end():
+    image = make_elf([("a" * 5000, 1, b"x"), (".b", 1, b"y")])
+    names = [s.name for s in iter_sections(image)]
+    assert names[1] == "a" * 4096 and names[2] == ".b"  # a name is read up to 4096 bytes
