@@ -18,7 +18,6 @@ from fatbin_testing import (
     once_per_process,
 )
 
-
 # scripts/mutation.sh: the same examples for every mutant (a verdict must not depend on luck), fewer of them
 settings.register_profile("mutation", max_examples=30, derandomize=True, deadline=None)
 

@@ -193,8 +193,10 @@ def test_cmake_virtual_means_ptx_only():
         ("arch=compute_80,code=compute_90", "arch=compute_80 cannot embed PTX for compute_90 (in 'arch=compute_80"),
         ("arch=compute_80,code=lto_80", "gencode code 'lto_80' must be sm_XX or compute_XX (in 'arch=compute_80"),
         ("arch=compute_90,code=sm_80", "SASS sm_80 cannot be built from compute_90 (in 'arch=compute_90"),
-        ("-gencode arch=compute_80,code=sm_87 -gencode arch=compute_86,code=sm_87",
-         "sm_87 is listed under two virtual archs (compute_80, compute_86) in '-gencode"),
+        (
+            "-gencode arch=compute_80,code=sm_87 -gencode arch=compute_86,code=sm_87",
+            "sm_87 is listed under two virtual archs (compute_80, compute_86) in '-gencode",
+        ),
     ],
 )
 def test_gencode_errors_name_the_clause(spec, words):

@@ -58,7 +58,7 @@ sections_strategy = st.lists(
 @given(sections_strategy, st.sampled_from([32, 64]), st.booleans())
 def test_sections_and_header_agree_with_readelf(readelf, sections, bits, extended):
     sections = [(n, t, b"" if t == 8 else d) for n, t, d in sections]
-    image = make_elf(sections, bits=bits, extended=extended, e_type=2, machine=190, osabi=0x33, flags=0x5a)
+    image = make_elf(sections, bits=bits, extended=extended, e_type=2, machine=190, osabi=0x33, flags=0x5A)
     ours = [(s.name, s.type, s.offset, s.size) for s in iter_sections(image)]
     assert ours == readelf_sections(readelf(image, "-S"))
     h = read_header(image)
