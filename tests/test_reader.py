@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import struct
 import subprocess
@@ -12,8 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cuda_fatbin import FatbinOptions, Part, build_fatbin, iter_fatbins, nvfatbin_version, read_fatbin
+from cuda_fatbin import Arch, FatbinOptions, Part, build_fatbin, iter_fatbins, nvfatbin_version, read_fatbin
+from cuda_fatbin._detect import ptx_version
 from cuda_fatbin._reader import FatbinFormatError
+from elf_testing import make_elf
 
 from fatbin_testing import KERNEL_SRC, all_records, listing, once_per_process, process_tmp
 
@@ -445,3 +448,79 @@ def test_decompressed_size_is_checked_both_ways(artifacts, mode, delta):
     struct.pack_into("<Q", data, entry.offset + 0x38, entry.size + delta)
     with pytest.raises(FatbinFormatError, match="decompressed to|does not decompress"):
         read_fatbin(bytes(data)).entries[0].data()
+
+
+def test_entries_as_json_and_repr(artifacts):
+    cubin, ptx = artifacts[("cubin", "sm_80")], artifacts[("ptx", "sm_90")]
+    data = build_fatbin([Part(cubin, identifier="k.cu"), Part(ptx, kind="ptx", options="-O3")])
+    fb = read_fatbin(data)
+    elf, text = fb.entries
+    assert elf.as_dict() == {
+        "kind": "elf", "arch": "sm_80", "sm": 80, "version": f"{elf.version[0]}.{elf.version[1]}",
+        "identifier": "k.cu", "options": None, "host": "linux", "address_bits": 64, "debug": False, "producer": None,
+        "compression": "none", "size": len(cubin), "stored_size": len(cubin), "offset": 16, "concatenated": False,
+    }  # fmt: skip
+    assert elf.version[0] == 1 and elf.as_dict()["version"] != "1.1"
+    d = text.as_dict()
+    assert (d["kind"], d["arch"], d["sm"], d["identifier"], d["options"], d["compression"]) == (
+        "ptx", "sm_90", 90, None, "-O3", "zstd"
+    )  # fmt: skip
+    assert d["version"] == "{}.{}".format(*ptx_version(ptx)) and d["offset"] == text.offset > 16
+    assert d["size"] == len(text.data()) > d["stored_size"] > 0
+    assert repr(elf) == f"<FatbinEntry elf sm_80 'k.cu' {len(cubin)} bytes, none at 0x10>"
+    assert repr(text) == f"<FatbinEntry ptx sm_90 {text.size} bytes, zstd at {text.offset:#x}>"
+    assert repr(fb) == f"<Fatbin 2 entries, {len(data)} bytes at 0x0>"
+    assert repr(read_fatbin(cubin)) == f"<Fatbin 1 entries, {len(cubin)} bytes at 0x0 standalone>"
+
+
+def test_fatbin_repr_names_its_section_and_marks(artifacts):
+    blob = build_fatbin([artifacts[("cubin", "sm_80")]])
+    image = make_elf([(".nv_fatbin", 1, blob), ("__nv_relfatbin", 1, blob), (".rodata", 1, bytes(8) + blob)])
+    fbs = list(iter_fatbins(image, embedded=True, relocatable=True))
+    assert [repr(fb) for fb in fbs] == [
+        f"<Fatbin 1 entries, {len(blob)} bytes at {fbs[0].offset:#x} in .nv_fatbin>",
+        f"<Fatbin 1 entries, {len(blob)} bytes at {fbs[1].offset:#x} in __nv_relfatbin relocatable>",
+        f"<Fatbin 1 entries, {len(blob)} bytes at {fbs[2].offset:#x} in .rodata embedded>",
+    ]
+    concat = build_fatbin([artifacts[("cubin", "sm_80")]], options=FatbinOptions(concat=True))
+    if nvfatbin_version() >= (13, 4):
+        top = read_fatbin(concat).entries[0]
+        assert repr(top).startswith("<FatbinEntry concat ") and top.as_dict()["arch"] is None
+
+
+def _pipe(data: bytes) -> str:
+    """A path to the read end of a pipe that a thread fills with ``data``."""
+    import threading
+
+    r, w = os.pipe()
+
+    def fill():
+        with os.fdopen(w, "wb") as f:
+            f.write(data)
+
+    threading.Thread(target=fill, daemon=True).start()
+    return f"/dev/fd/{r}"
+
+
+def test_pipes_and_standard_input_are_read_up_to_the_limit(artifacts, monkeypatch):
+    import io
+    import sys
+
+    from cuda_fatbin import _reader
+
+    data = build_fatbin([artifacts[("cubin", "sm_80")]])
+    assert [e.arch for e in read_fatbin(_pipe(data)).entries] == [Arch(8, 0)]
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    assert [e.arch for e in read_fatbin("-").entries] == [Arch(8, 0)]
+    monkeypatch.setattr(_reader, "MAX_STREAM", len(data))
+    assert read_fatbin(_pipe(data)).size == len(data)  # exactly the limit: read
+    monkeypatch.setattr(_reader, "MAX_STREAM", len(data) - 1)
+    with pytest.raises(FatbinFormatError) as info:
+        read_fatbin(_pipe(data))
+    assert info.value.offset == len(data) - 1
+    assert info.value.message.startswith("'/dev/fd/") and f"holds over {len(data) - 1} bytes; save it to a file" in (
+        info.value.message
+    )
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    with pytest.raises(FatbinFormatError, match="standard input holds over"):
+        read_fatbin("-")

@@ -176,3 +176,70 @@ def test_selection_invariants(make, entries, gpu, force):
             or Arch.parse(e).suffix == "a"
             for e in entries
         )
+
+
+def _key(sel):
+    """What a Selection says, comparable across reads (entries compare by where they are)."""
+    where = None if sel.entry is None else sel.entry.offset
+    return sel.gpu, sel.status, sel.reason, sel.rules, sel.cache_dependent, where
+
+
+@pytest.mark.parametrize("driver", [None, "12.0", "13.0"])
+def test_coverage_is_select_entry_per_gpu_with_the_same_options(make, driver):
+    data = make("sm_80", "compute_80", "compute_90")
+    gpus = ["8.0", "8.6", "9.0", "12.0"]
+    for force in (False, True):
+        for disable in (False, True):
+            for cache in (None, False, True):
+                options = {"driver": driver, "force_ptx_jit": force, "disable_ptx_jit": disable, "jit_cache": cache}
+                rows = coverage(data, ";".join(gpus), **options)
+                assert [_key(r) for r in rows] == [_key(select_entry(data, g, **options)) for g in gpus], options
+
+
+def test_needed_driver_per_entry_kind(make, artifacts):
+    from cuda_fatbin import read_fatbin
+    from cuda_fatbin._select import ZSTD_MIN_CUDA, needed_driver
+
+    plain = read_fatbin(make("sm_80", "compute_80"))
+    cubin, ptx = plain.entries
+    assert needed_driver(cubin) == (0, 0)  # SASS, stored plainly: any driver
+    assert needed_driver(ptx) == ptx_isa_needs(ptx.version) > (0, 0)
+    zstd = read_fatbin(make("sm_80", "compute_80", options=FatbinOptions(compress_all=True, compress_mode="size")))
+    assert [e.compression for e in zstd.entries] == ["zstd", "zstd"]
+    assert needed_driver(zstd.entries[0]) == ZSTD_MIN_CUDA
+    assert needed_driver(zstd.entries[1]) == max(ZSTD_MIN_CUDA, ptx_isa_needs(ptx.version))
+    lz4 = read_fatbin(make("sm_80", options=FatbinOptions(compress_all=True, compress_mode="speed")))
+    assert needed_driver(lz4.entries[0]) == (0, 0)
+    if nvfatbin_version() >= (13, 4):
+        for mode, top in (("size", "zstd"), ("speed", "lz4")):
+            options = FatbinOptions(concat=True, compress_all=True, compress_mode=mode)
+            fb = read_fatbin(make("sm_80", "sm_90", options=options))
+            [concat] = fb.entries
+            members = list(fb.iter_entries())
+            assert concat.compression == top and [m.compression for m in members] == ["none", "none"]
+            assert all(needed_driver(m) == (13, 4) for m in members)  # concatenation needs 13.4 (> 12.4 for zstd)
+
+
+def test_needed_driver_of_relocatable_ptx(needs_nvcc, tmp_path):
+    import subprocess
+
+    from cuda_fatbin import read_fatbin
+    from cuda_fatbin._select import needed_driver
+
+    (tmp_path / "r.cu").write_text('extern "C" __global__ void k(float* p) { p[0] = 1; }\n')
+    subprocess.run([needs_nvcc, "-c", "-rdc=true", "-arch=sm_80", "-o", "r.o", "r.cu"], cwd=tmp_path, check=True)
+    [reloc] = read_fatbin(build_fatbin([tmp_path / "r.o"])).entries
+    assert reloc.kind == "reloc" and reloc.version >= (8, 0)
+    assert needed_driver(reloc) == ptx_isa_needs(reloc.version)  # its PTX is JIT-compiled: the ISA rule
+
+
+def test_driver_gaps_take_gpus_as_a_string_or_a_list(make):
+    from cuda_fatbin._select import driver_gaps
+
+    data = make("sm_80", "compute_90")
+    gaps = driver_gaps(data, "80;90;120", "12.0")
+    assert [str(gpu) for gpu, _sel in gaps] == ["sm_90", "sm_120"]
+    listed = driver_gaps(data, ["8.0", "9.0", "12.0"], "12.0")
+    assert [(gpu, _key(sel)) for gpu, sel in listed] == [(gpu, _key(sel)) for gpu, sel in gaps]
+    assert all(sel.status == "PTX JIT" for _gpu, sel in gaps)
+    assert driver_gaps(data, "80;90", None) == []
