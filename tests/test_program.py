@@ -391,3 +391,93 @@ def test_split_compile_is_opt_in_bytes_stable_and_never_oversubscribes(monkeypat
     assert bytes(a.code) == bytes(b.code)
     assert sizes == [2, 1, 4]  # 4 cores / 2 threads a job; at least one; no split: one a core
     assert read_fatbin(bytes(a.code)).entries[0].data() != read_fatbin(bytes(plain.code)).entries[0].data()
+
+
+def test_nvvm_text_source_and_its_errors():
+    logs = io.StringIO()
+    obj = Program(NVVM_IR.decode(), "nvvm").compile("fatbin", archs=["sm_80"], ptx_for="none", logs=logs)
+    assert entry_set(bytes(obj.code)) == {("elf", "sm_80")}
+    assert logs.getvalue() == ""  # libNVVM and nvJitLink said nothing
+    with pytest.raises(FatbinCompileError) as info:
+        Program(b"this is not IR", "nvvm").compile("fatbin", archs=["sm_80"], ptx_for="none")
+    assert str(info.value) == (
+        "1 compile job(s) failed:\n--- NVVM compute_80 -> ptx -> nvJitLink sm_80 ---\n"
+        "nvvmCompileProgram failed: ERROR_COMPILATION (9)\ndefault_program (1, 0): parse expected top-level entity"
+    )
+
+
+def test_front_end_and_linker_errors_carry_the_whole_log():
+    from cuda_fatbin._multiarch import _JobFailed, _nvjitlink, _nvvm
+
+    with pytest.raises(_JobFailed) as info:
+        _nvvm("this is not IR", "m.ll", [b"-arch=compute_80"], "ptx")
+    assert (info.value.message, info.value.log) == (
+        "nvvmCompileProgram failed: ERROR_COMPILATION (9)", "m.ll (1, 0): parse expected top-level entity"
+    )  # fmt: skip
+    bad = b".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k() { bogus_instruction; }\n"
+    for options in ([b"-arch=sm_80"], ["-arch=sm_80"]):
+        with pytest.raises(_JobFailed) as info:
+            _nvjitlink(bad, options)
+        assert info.value.message == "nvJitLink failed: ERROR_PTX_COMPILE (4)"
+        assert info.value.log == (
+            "ptxas application ptx input, line 4; error   : Not a name of any known instruction: 'bogus_instruction'\n"
+            "ptxas fatal   : Ptx assembly aborted due to errors\nERROR NVJITLINK_ERROR_PTX_COMPILE: JIT the PTX (ptx)\n"
+        )
+    good = bad.replace(b"bogus_instruction", b"ret")
+    for options in ([b"-arch=sm_80", b"-verbose"], ["-arch=sm_80", "-verbose"]):
+        cubin, info_log = _nvjitlink(good, options)
+        assert cubin[:4] == b"\x7fELF" and info_log.startswith("ptxas info    : 0 bytes gmem\n")
+        assert "Compiling entry function 'k' for 'sm_80'" in info_log and not info_log.endswith("\0")
+
+
+def test_job_failures_survive_pickling():
+    """Process pools send a job's exception back pickled: the message and the log must arrive."""
+    import pickle
+
+    from cuda_fatbin._multiarch import _JobFailed
+
+    e = pickle.loads(pickle.dumps(_JobFailed("nvrtcCompileProgram failed", "k.cu(1): error")))
+    assert (e.message, e.log, e.args) == ("nvrtcCompileProgram failed", "k.cu(1): error", (
+        "nvrtcCompileProgram failed", "k.cu(1): error"))  # fmt: skip
+
+
+def test_compile_error_text_lists_each_job_and_its_log():
+    e = FatbinCompileError([("NVRTC sm_80 -> cubin", "error one\n"), ("NVRTC sm_90 -> cubin", "  error two  ")])
+    assert str(e) == (
+        "2 compile job(s) failed:\n--- NVRTC sm_80 -> cubin ---\nerror one\n--- NVRTC sm_90 -> cubin ---\nerror two"
+    )
+    assert e.failures[1] == ("NVRTC sm_90 -> cubin", "  error two  ")
+
+
+def test_plans_print_one_line_per_job():
+    spec = "-gencode arch=compute_80,code=[sm_80,sm_86] -gencode arch=compute_90,code=[sm_90,compute_90]"
+    assert str(plan_fatbin(spec)) == (
+        "4 job(s), 4 entries:\n"
+        "  [0] NVRTC sm_80 -> cubin   => cubin sm_80\n"
+        "  [1] NVRTC sm_90 -> cubin   => cubin sm_90\n"
+        "  [2] NVRTC compute_80 -> ptx -> nvJitLink sm_86   => cubin sm_86\n"
+        "  [3] NVRTC compute_90 -> ptx   => ptx sm_90"
+    )
+    grouped = plan_fatbin(["sm_80", "sm_86"], ptx_for="none", group=True)
+    assert (
+        str(grouped)
+        == "1 job(s), 2 entries:\n  [0] NVRTC compute_80 -> ptx -> nvJitLink sm_80, sm_86   => cubin sm_80, cubin sm_86"
+    )
+
+
+def test_ptx_source_plans():
+    nine = Arch(9, 0)
+    only_ptx = plan_fatbin("compute_90", code_type="ptx", ptx_source_target=nine)
+    assert [str(j) for j in only_ptx.jobs] == ["PTX source compute_90 -> ptx"]  # no link job without SASS
+    linked = plan_fatbin("sm_90;sm_100", code_type="ptx", ptx_source_target=nine)
+    assert str(linked) == (
+        "2 job(s), 3 entries:\n"
+        "  [0] PTX source compute_90 -> nvJitLink sm_90, sm_100   => cubin sm_90, cubin sm_100\n"
+        "  [1] PTX source compute_90 -> ptx   => ptx sm_90"
+    )
+    with pytest.raises(ValueError) as info:
+        plan_fatbin("sm_90", code_type="ptx", ptx_source_target=None)
+    assert str(info.value) == "PTX source without a .target directive; cannot plan"
+    with pytest.raises(ValueError) as info:
+        plan_fatbin("sm_90;lto_90", code_type="ptx", ptx_source_target=nine)
+    assert str(info.value) == "PTX source cannot give LTO-IR entries; drop ltoir_for / lto_ archs"
