@@ -14,6 +14,7 @@ def make_elf(
     e_type: int = 1,
     machine: int = 62,
     osabi: int = 0,
+    abi_version: int = 0,
     flags: int = 0,
 ) -> bytes:
     """An ELF image whose sections are ``(name, sh_type, data)`` after the null section, then ``.shstrtab``.
@@ -52,7 +53,7 @@ def make_elf(
         else:
             row = struct.pack("<IIIIIIIIII", name_off, sh_type, 0, 0, offset, size, link, 0, 1, 0)
         table += row + bytes(shentsize - len(row))
-    ident = b"\x7fELF" + bytes([2 if bits == 64 else 1, 1, 1, osabi]) + bytes(8)
+    ident = b"\x7fELF" + bytes([2 if bits == 64 else 1, 1, 1, osabi, abi_version]) + bytes(7)
     e_shnum = 0 if extended else count
     e_shstrndx = 0xFFFF if extended else strndx
     if bits == 64:

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from cuda_fatbin import Arch, detect
 from cuda_fatbin._detect import cubin_arch, ltoir_arch, ptx_version
 
+from elf_testing import make_elf
 from fatbin_testing import DATA, KERNEL_SRC, listing, nvrtc_compile
 
 
@@ -172,3 +173,77 @@ def test_ltoir_header_bounds():
 def test_ptx_version_of_data_without_a_version_is_none():
     assert ptx_version(b".target sm_90\n") is None
     assert ptx_version(".version 8.7\n.target sm_90\n") == (8, 7)
+
+
+# -- the cubin arch from synthetic images: e_flags layouts and .nv.compat records (docs/formats.md) ----------
+
+NV_COMPAT = 0x70000086
+ARCH_SPECIFIC = 0x09  # the .nv.compat attribute that says "a"
+
+
+def _cubin(flags: int, *, abi: int = 8, osabi: int = 0x41, compat: bytes | None = None) -> bytes:
+    sections = [(".text.k", 1, b"\0" * 16)]
+    if compat is not None:
+        sections.append((".nv.compat", NV_COMPAT, compat))
+    return make_elf(sections, machine=190, osabi=osabi, abi_version=abi, flags=flags)
+
+
+def _rec(fmt: int, attr: int, value: bytes = b"\0\0") -> bytes:
+    return bytes([fmt, attr]) + value
+
+
+@pytest.mark.parametrize(
+    "abi, osabi, flags, expected",
+    [  # ABI >= 8 or OS/ABI 0x41: SM in bits 8..15, "a" in bit 3; else SM in bits 0..7, "a" in bit 11
+        (8, 0, 100 << 8 | 0x8, ("sm_100a", True)),
+        (9, 0x33, 120 << 8, ("sm_120", False)),
+        (7, 0x41, 90 << 8 | 0x8, ("sm_90a", True)),
+        (7, 0x41, 90 << 8 | 0x1, ("sm_90", False)),  # only bit 3 is the marker
+        (7, 0x33, 90 | 0x800, ("sm_90a", True)),
+        (7, 0x33, 86, ("sm_86", True)),  # the old layout always says
+        (7, 0x40, 86, ("sm_86", True)),
+    ],
+)
+def test_cubin_e_flags_layouts(abi, osabi, flags, expected):
+    arch, known = cubin_arch(_cubin(flags, abi=abi, osabi=osabi))
+    assert (str(arch), known) == expected
+
+
+@pytest.mark.parametrize(
+    "records, expected",
+    [
+        ([_rec(2, ARCH_SPECIFIC, b"\x01\0")], ("sm_100a", True)),
+        ([_rec(2, ARCH_SPECIFIC, b"\0\0")], ("sm_100", True)),  # says "not a": known
+        ([_rec(3, ARCH_SPECIFIC, b"\x00\x01")], ("sm_100a", True)),  # u16 value 256
+        ([_rec(3, ARCH_SPECIFIC, b"\0\0")], ("sm_100", True)),
+        (
+            [_rec(1, 3), _rec(2, 4, b"\x07\0"), _rec(3, 5, b"\x01\x01"), _rec(2, ARCH_SPECIFIC, b"\x01\0")],
+            ("sm_100a", True),
+        ),
+        ([_rec(4, 7, b"\x00\x00"), _rec(2, ARCH_SPECIFIC, b"\x01\0")], ("sm_100a", True)),  # 0-byte blob
+        ([_rec(4, 7, b"\x03\x00") + b"abc", _rec(2, ARCH_SPECIFIC, b"\x01\0")], ("sm_100a", True)),
+        ([_rec(4, 7, b"\x05\x00") + b"\x09\x09\x02\x09\x01", _rec(3, ARCH_SPECIFIC, b"\x01\0")], ("sm_100a", True)),
+        ([_rec(4, ARCH_SPECIFIC, b"\x01\x00") + b"\x01"], ("sm_100", False)),  # a blob is no answer
+        ([_rec(1, ARCH_SPECIFIC)], ("sm_100", False)),
+        ([_rec(5, 1), _rec(2, ARCH_SPECIFIC, b"\x01\0")], ("sm_100", False)),  # unknown format: stop reading
+        ([_rec(2, 8, b"\x01\0")], ("sm_100", False)),  # another attribute
+        ([], ("sm_100", False)),
+    ],
+)
+def test_nv_compat_records(records, expected):
+    arch, known = cubin_arch(_cubin(100 << 8, compat=b"".join(records)))
+    assert (str(arch), known) == expected
+
+
+def test_nv_compat_records_must_lie_in_the_section():
+    whole = _rec(2, 8, b"\0\0") + _rec(2, ARCH_SPECIFIC, b"\x01\0")
+    assert cubin_arch(_cubin(100 << 8, compat=whole))[1] is True  # the last record ends the section: read
+    assert cubin_arch(_cubin(100 << 8, compat=whole[:-1]))[1] is False  # cut: not read
+    blob = _rec(4, 7, b"\x08\x00") + b"\x02\x09\x01\x00" + b"\0\0\0\0"
+    assert cubin_arch(_cubin(100 << 8, compat=blob))[1] is False  # inside a blob is no record
+
+
+def test_only_cuda_elf_is_a_cubin():
+    with pytest.raises(ValueError) as info:
+        cubin_arch(make_elf([], machine=62))
+    assert str(info.value) == "not a cubin: ELF e_machine is 62, not 190 (EM_CUDA)"

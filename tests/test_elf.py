@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cuda_fatbin._elf import ElfFormatError, find_section_by_type, iter_sections, read_header, section_headers
+
 from elf_testing import make_elf
 
 TYPES = {"NULL": 0, "PROGBITS": 1, "SYMTAB": 2, "STRTAB": 3, "NOTE": 7, "NOBITS": 8}

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from cuda_fatbin import Arch, FatbinOptions, Part, build_fatbin, iter_fatbins, nvfatbin_version, read_fatbin
 from cuda_fatbin._detect import ptx_version
 from cuda_fatbin._reader import FatbinFormatError
-from elf_testing import make_elf
 
+from elf_testing import make_elf
 from fatbin_testing import KERNEL_SRC, all_records, listing, once_per_process, process_tmp
 
 CUOBJDUMP_KIND = {
