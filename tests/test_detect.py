@@ -247,3 +247,11 @@ def test_only_cuda_elf_is_a_cubin():
     with pytest.raises(ValueError) as info:
         cubin_arch(make_elf([], machine=62))
     assert str(info.value) == "not a cubin: ELF e_machine is 62, not 190 (EM_CUDA)"
+
+
+def test_ptx_needs_both_a_version_and_a_target():
+    from cuda_fatbin._detect import ptx_target
+
+    assert ptx_target(".target sm_90\n") is None
+    assert ptx_target(".version 9.0\n") is None
+    assert ptx_target(".version 9.0\n.target sm_90a\n") == Arch(9, 0, "a")

@@ -135,3 +135,56 @@ def test_names_are_cut_at_the_nul_or_the_table_end():
     image = make_elf([("a" * 5000, 1, b"x"), (".b", 1, b"y")])
     names = [s.name for s in iter_sections(image)]
     assert names[1] == "a" * 4096 and names[2] == ".b"  # a name is read up to 4096 bytes
+
+
+def test_find_section_by_type_fast_and_slow_paths_agree():
+    sections = [(".text", 1, b"abcd"), (".nv_fatbin", 1, bytes(16)), (".user", 0x80000005, b"x" * 8)]
+    for bits, shentsize in ((64, 64), (64, 72), (32, 40), (32, 64)):  # 32-bit entries padded to 64 bytes too
+        image = make_elf(sections, bits=bits, shentsize=shentsize)
+        h = read_header(image)
+        by_type = {}
+        for s in iter_sections(image):
+            by_type.setdefault(s.type, (s.offset, s.size))
+        for t in (1, 3, 0x80000005, 0x70000086):  # a type above 2**31 is found too
+            assert find_section_by_type(image, h, t) == by_type.get(t), (bits, shentsize, t)
+
+
+@pytest.mark.parametrize("bits, shentsize", [(64, 64), (64, 72), (32, 40)])
+def test_offsets_and_sizes_are_unsigned(bits, shentsize):
+    image = make_elf([(".text", 1, b"abcd"), (".data", 1, bytes(16))], bits=bits, shentsize=shentsize)
+    h = read_header(image)
+    row = h.shoff + 2 * h.shentsize
+    top = 1 << bits
+    fmt, off_at = ("<Q", 24) if bits == 64 else ("<I", 16)
+    huge = bytearray(image)
+    struct.pack_into(fmt, huge, row + off_at, top - 16)  # offset 2**bits - 16: far past the end, not -16
+    with pytest.raises(ElfFormatError) as info:
+        find_section_by_type(bytes(huge), h, 1)
+    assert info.value.offset == row and "section 2 (16 bytes at 0x" in info.value.message
+    named = bytearray(image)
+    struct.pack_into("<I", named, row, 0x80000000)  # a name offset past the name table: no name, not a wrap
+    assert [s.name for s in iter_sections(bytes(named))][2] == ""
+
+
+def test_nobits_sections_and_errors_on_the_fast_path():
+    image = make_elf([(".bss", 8, b""), (".text", 1, b"abcd")])
+    h = read_header(image)
+    row = h.shoff + h.shentsize
+    big = bytearray(image)
+    struct.pack_into("<Q", big, row + 32, 1 << 20)  # .bss: a megabyte that occupies no file space
+    assert find_section_by_type(bytes(big), h, 1) == (next(s.offset for s in iter_sections(image) if s.type == 1), 4)
+    bad = bytearray(big)
+    struct.pack_into("<I", bad, row + 4, 1)  # the same as PROGBITS: past the end
+    with pytest.raises(ElfFormatError) as info:
+        find_section_by_type(bytes(bad), h, 1)
+    assert info.value.offset == row
+    bss_at = next(sec.offset for sec in iter_sections(image) if sec.type == 8)
+    assert info.value.message == (
+        f"section 1 (1048576 bytes at {bss_at:#x}) runs past the end of the data ({len(image)} bytes)"
+    )
+    cut = image[: h.shoff + 64]
+    with pytest.raises(ElfFormatError) as info:
+        find_section_by_type(cut, h, 1)
+    assert (info.value.offset, info.value.message) == (
+        h.shoff, f"section table of {h.shnum} entries x 64 bytes runs past the end ({len(cut)} bytes)"
+    )  # fmt: skip
