@@ -243,3 +243,15 @@ def test_driver_gaps_take_gpus_as_a_string_or_a_list(make):
     assert [(gpu, _key(sel)) for gpu, sel in listed] == [(gpu, _key(sel)) for gpu, sel in gaps]
     assert all(sel.status == "PTX JIT" for _gpu, sel in gaps)
     assert driver_gaps(data, "80;90", None) == []
+
+
+@pytest.mark.parametrize(
+    "isa, cuda",
+    [  # the PTX ISA release history (PTX ISA docs, "Release notes"): ISA 8.6 came with CUDA 12.7, not 12.6
+        ((7, 0), (11, 0)), ((7, 8), (11, 8)), ((8, 0), (12, 0)), ((8, 5), (12, 5)), ((8, 6), (12, 7)),
+        ((8, 7), (12, 8)), ((8, 8), (12, 9)), ((9, 0), (13, 0)), ((9, 5), (13, 5)),
+        ((9, 6), (13, 6)), ((10, 1), (14, 1)),  # past the table: ISA major + 4, same minor
+    ],
+)  # fmt: skip
+def test_ptx_isa_needs_follows_the_release_history(isa, cuda):
+    assert ptx_isa_needs(isa) == cuda
