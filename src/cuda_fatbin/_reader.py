@@ -328,7 +328,7 @@ def _trim_elf(data: bytes, offset: int) -> bytes:
         raise FatbinFormatError(f"the ELF image of this entry is malformed: {e.message}", offset) from None
     # the image ends after its headers and tables and after the last section with file content
     tables = max(header.shoff + header.shnum * header.shentsize, header.phoff + header.phnum * header.phentsize, 64)
-    end = max(tables, *(offset + size for _n, typ, offset, size in rows if typ != _SHT_NOBITS))
+    end = max([tables, *(offset + size for _n, typ, offset, size in rows if typ != _SHT_NOBITS)])  # rows may be []
     if end >= len(data):
         return data
     if data.count(0, end) != len(data) - end:

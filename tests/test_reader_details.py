@@ -1,0 +1,160 @@
+"""Details of the reader that users see: standalone files, the ELF cut, decompression bounds, messages."""
+
+from __future__ import annotations
+
+import struct
+import sys
+
+import pytest
+
+from cuda_fatbin import FatbinOptions, build_fatbin, iter_fatbins, read_fatbin
+from cuda_fatbin._reader import FatbinFormatError, _decompress, _trim_elf
+
+from elf_testing import make_elf
+
+FIELDS = ("kind", "arch", "sm", "version", "identifier", "options", "host", "address_bits", "debug", "producer",
+          "compression", "concatenated")  # fmt: skip
+
+
+def standalone(data: bytes) -> dict:
+    fb = read_fatbin(data)
+    assert (fb.offset, fb.size, fb.version, fb.section, fb.standalone, len(fb.entries)) == (0, len(data), 0, None,
+                                                                                           True, 1)  # fmt: skip
+    assert not (fb.relocatable or fb.embedded) and fb.loadable
+    [e] = fb.entries
+    d = e.as_dict()
+    assert (d["size"], d["stored_size"], d["offset"]) == (len(data), len(data), 0)
+    assert e.data() == data  # the whole file, never cut
+    return {k: d[k] for k in FIELDS}
+
+
+def test_standalone_files(artifacts):
+    cubin = artifacts[("cubin", "sm_80")]
+    assert standalone(cubin + bytes(8)) == {
+        "kind": "elf", "arch": "sm_80", "sm": 80, "version": f"1.{cubin[8]}", "identifier": None, "options": None,
+        "host": None, "address_bits": 64, "debug": False, "producer": None, "compression": "none",
+        "concatenated": False,
+    }  # fmt: skip
+    a = standalone(artifacts[("cubin", "sm_90a")])
+    assert (a["arch"], a["sm"]) == ("sm_90a", 90)
+    assert read_fatbin(artifacts[("cubin", "sm_90a")]).entries[0].arch.suffix == "a"
+    ptx = standalone(b".version 8.7\n.target sm_86\n.address_size 64\n")
+    assert (ptx["kind"], ptx["arch"], ptx["sm"], ptx["version"], ptx["address_bits"]) == ("ptx", "sm_86", 86, "8.7",
+                                                                                          64)  # fmt: skip
+    lto = standalone(artifacts[("ltoir", "sm_90a")])
+    assert (lto["kind"], lto["arch"], lto["sm"], lto["version"], lto["address_bits"]) == ("ltoir", "sm_90a", 90,
+                                                                                          "0.0", 64)  # fmt: skip
+    tile = b"\x7fTileIR\x00" + bytes([13, 1])
+    t = standalone(tile)
+    assert (t["kind"], t["arch"], t["sm"], t["version"], t["address_bits"]) == ("tile_ir", None, 0, "3329.0", 64)
+    assert standalone(tile[:9])["version"] == "0.0"  # too short to hold the version
+    elf32 = make_elf([(".text.k", 1, b"\0" * 8)], bits=32, machine=190, osabi=0x33, abi_version=7, flags=75)
+    assert standalone(elf32)["address_bits"] == 32 and standalone(elf32)["arch"] == "sm_75"
+
+
+def test_malformed_and_unknown_files():
+    with pytest.raises(FatbinFormatError) as info:
+        read_fatbin(b"hello world, not a binary")
+    assert (info.value.offset, info.value.message) == (0, "not a fatbin (magic 0xBA55ED50) nor a cubin, PTX, LTO-IR or "
+                                                          "Tile IR file; for host files (.so, .o, executables) use "
+                                                          "iter_fatbins")  # fmt: skip
+    bad = make_elf([(".text", 1, b"x")], machine=190, osabi=0x41, abi_version=8, flags=0)  # SM 0
+    with pytest.raises(FatbinFormatError) as info:
+        read_fatbin(bad)
+    assert info.value.offset == 0
+    assert info.value.message.startswith("malformed device-code file: cubin e_flags 0x0 give no valid arch")
+    with pytest.raises(FatbinFormatError) as info:
+        read_fatbin(b".version 9.0\n.target sm_9x\n")
+    assert (info.value.offset, info.value.message) == (0, "malformed device-code file: PTX .target 'sm_9x' names "
+                                                          "no sm_XX arch")  # fmt: skip
+
+
+def test_host_elf_is_not_a_standalone_file():
+    with pytest.raises(FatbinFormatError, match="for host files"):
+        read_fatbin(make_elf([(".text", 1, b"x")], machine=62))
+
+
+# -- the ELF cut: container padding goes, the image stays ------------------------------------------------
+
+
+def _header_only() -> bytes:
+    image = bytearray(make_elf([]))
+    struct.pack_into("<Q", image, 0x28, 0)  # e_shoff: no section table
+    struct.pack_into("<HH", image, 0x3C, 0, 0)  # e_shnum, e_shstrndx
+    return bytes(image[:64])
+
+
+def test_elf_images_are_cut_after_their_last_table_or_section():
+    image = make_elf([(".text", 1, b"code"), (".bss", 8, b"")])
+    assert _trim_elf(image + bytes(24), 0) == image  # the section table is last
+    assert _trim_elf(image, 0) == image
+    header = _header_only()
+    assert _trim_elf(header + bytes(16), 0) == header  # nothing but the 64-byte header
+    # a program header table after everything else
+    with_ph = bytearray(image + b"\x01" * 56)
+    struct.pack_into("<Q", with_ph, 0x20, len(image))  # e_phoff
+    struct.pack_into("<HH", with_ph, 0x36, 56, 1)  # e_phentsize, e_phnum
+    assert _trim_elf(bytes(with_ph) + bytes(8), 0) == bytes(with_ph)
+    # a section whose content lies after the section table
+    moved = bytearray(image + b"late")
+    h_shoff = struct.unpack_from("<Q", image, 0x28)[0]
+    struct.pack_into("<QQ", moved, h_shoff + 64 + 24, len(image), 4)  # section 1's offset and size
+    assert _trim_elf(bytes(moved) + bytes(8), 0) == bytes(moved)
+    # SHT_NOBITS occupies no file space, whatever its size
+    big_bss = bytearray(image)
+    struct.pack_into("<Q", big_bss, h_shoff + 2 * 64 + 32, 1 << 20)
+    assert _trim_elf(bytes(big_bss) + bytes(8), 0) == bytes(big_bss)
+
+
+def test_non_zero_bytes_after_an_elf_image_are_an_error():
+    image = make_elf([(".text", 1, b"code")])
+    with pytest.raises(FatbinFormatError) as info:
+        _trim_elf(image + b"\0\0\x01", 0x1234)
+    assert (info.value.offset, info.value.message) == (
+        0x1234, f"the ELF image ends at +{len(image):#x} of its {len(image) + 3}-byte payload, but non-zero bytes "
+        "follow (a corrupt ELF header or a corrupt entry)",
+    )  # fmt: skip
+    assert _trim_elf(b"not elf\0\0", 0) == b"not elf\0\0"  # not an ELF image: nothing to cut by
+
+
+# -- decompression: exact sizes, bounded work ----------------------------------------------------------
+
+
+def test_an_over_long_zstd_stream_is_read_one_byte_past_the_claim():
+    import zstandard
+
+    raw = zstandard.ZstdCompressor().compress(bytes(1 << 20))
+    with pytest.raises(FatbinFormatError) as info:
+        _decompress("zstd", raw, 1000, 0x40)
+    assert (info.value.offset, info.value.message) == (
+        0x40,
+        "zstd payload decompressed to 1001 bytes; header says 1000",
+    )
+    assert _decompress("zstd", raw, 1 << 20, 0) == bytes(1 << 20)
+
+
+def test_a_missing_codec_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "zstandard", None)
+    with pytest.raises(ImportError) as info:
+        _decompress("zstd", b"\x28\xb5\x2f\xfd", 4, 0)
+    assert str(info.value) == "decompressing zstd entries needs the zstandard package: pip install lz4 zstandard"
+
+
+def test_search_in_a_borrowed_view_finds_the_same_fatbins(artifacts):
+    blob = build_fatbin([artifacts[("cubin", "sm_80")]], options=FatbinOptions())
+    image = make_elf([(".rodata", 1, bytes(8) + blob + bytes(8)), (".data", 1, bytes(16) + blob)])
+    whole = bytearray(b"\1" * 8 + image)
+    view = memoryview(whole)[8:]  # a view into a larger buffer: the reader must copy just its part
+    found = [(fb.section, fb.offset) for fb in iter_fatbins(view, embedded=True)]
+    assert found == [(fb.section, fb.offset) for fb in iter_fatbins(image, embedded=True)]
+    assert [s for s, _ in found] == [".rodata", ".data"]
+
+
+def test_an_entry_holding_an_elf_header_without_sections_reads(artifacts):
+    """Found by mutation testing: the cut raised TypeError (max() of one value) for an ELF without sections."""
+    data = bytearray(build_fatbin([artifacts[("cubin", "sm_80")]]))
+    entry = read_fatbin(bytes(data)).entries[0]
+    payload_at = entry.offset + 64
+    header = _header_only()
+    data[payload_at : payload_at + entry.stored_size] = header + bytes(entry.stored_size - 64)
+    assert read_fatbin(bytes(data)).entries[0].data() == header
