@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import struct
 import sys
 
 import pytest
 
 from cuda_fatbin import FatbinOptions, build_fatbin, iter_fatbins, read_fatbin
+from cuda_fatbin._elf import iter_sections as iter_sections_of
 from cuda_fatbin._reader import FatbinFormatError, _decompress, _trim_elf
 
 from elf_testing import make_elf
@@ -158,3 +160,52 @@ def test_an_entry_holding_an_elf_header_without_sections_reads(artifacts):
     header = _header_only()
     data[payload_at : payload_at + entry.stored_size] = header + bytes(entry.stored_size - 64)
     assert read_fatbin(bytes(data)).entries[0].data() == header
+
+
+def _resident() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="needs /proc (Linux)")
+def test_searched_pages_of_a_mapped_file_are_let_go(tmp_path):
+    from cuda_fatbin._reader import _open
+
+    path = tmp_path / "big.bin"
+    size = 32 << 20
+    path.write_bytes(b"\1" * size)
+    src = _open(path)
+    assert src.find(b"\2", 0, size) == -1  # touches every page
+    before = _resident()
+    src.release(1, size + 4096)  # an unaligned start is rounded down; an end past the data is clipped
+    after = _resident()
+    assert before - after > size // 2, (before, after)
+    src.release(size + 4096, size + 8192)  # past the end: nothing to do, no error
+    assert src.find(b"\1", 5, 10) == 5  # released pages read again from the page cache
+    small = _open(bytes(64))
+    small.release(0, 64)  # data that is not mapped: nothing to release
+
+
+def test_the_search_gives_up_after_a_bounded_number_of_failed_headers():
+    """Candidates that fail cost one unit per header read; the budget is len // 64 + 4096 units."""
+    magic = b"\x50\xed\x55\xba"
+
+    def failures(count: int) -> list:
+        return list(iter_fatbins(b"\0" * 4 + magic * count + b"\0" * 16, embedded=True))
+
+    budget_fits = 4369  # 4 + 4 * 4369 + 16 bytes: budget 273 + 4096 = 4369
+    assert failures(budget_fits) == []
+    with pytest.raises(FatbinFormatError) as info:
+        failures(budget_fits + 1)
+    assert info.value.message == "too many fatbin-like headers that do not parse; the file is refused"
+
+
+def test_overlapping_sections_are_searched_once_to_their_furthest_end(artifacts):
+    blob = build_fatbin([artifacts[("cubin", "sm_80")]])
+    image = bytearray(make_elf([(".rodata", 1, bytes(8) + blob + bytes(8) + blob), (".data", 1, bytes(16))]))
+    rodata = next(s for s in iter_sections_of(bytes(image)) if s.name == ".rodata")
+    shoff = struct.unpack_from("<Q", image, 0x28)[0]
+    # .data now covers the start of .rodata, up to the middle: the ranges overlap
+    struct.pack_into("<QQ", image, shoff + 2 * 64 + 24, rodata.offset, 8 + len(blob) + 4)
+    found = [(fb.section, fb.offset - rodata.offset) for fb in iter_fatbins(bytes(image), embedded=True)]
+    assert found == [(".data", 8), (".data", 8 + len(blob) + 8)]
