@@ -4,7 +4,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cuda_fatbin import RULES, Arch, FatbinOptions, Part, build_fatbin, coverage, nvfatbin_version, select_entry
+from cuda_fatbin import (
+    RULES,
+    Arch,
+    FatbinOptions,
+    Part,
+    build_fatbin,
+    coverage,
+    nvfatbin_version,
+    read_fatbin,
+    select_entry,
+)
 from cuda_fatbin._select import parse_driver, ptx_isa_needs
 
 
@@ -255,3 +265,51 @@ def test_driver_gaps_take_gpus_as_a_string_or_a_list(make):
 )  # fmt: skip
 def test_ptx_isa_needs_follows_the_release_history(isa, cuda):
     assert ptx_isa_needs(isa) == cuda
+
+
+def _fatbin(parts, **options):
+    return build_fatbin(parts, options=FatbinOptions(**options) if options else None)
+
+
+def test_every_rejection_says_why_and_names_its_rule(artifacts):
+    """A GPU with no entry gets the reason for each rejection, and the rules behind them (reported ones flag it)."""
+    cubin = lambda s: artifacts[("cubin", s)]  # noqa: E731
+    ptx = lambda s: Part(artifacts[("ptx", s)], kind="ptx")  # noqa: E731
+    tile = Part(b"\x7fTileIR\x00" + bytes([13, 1, 0, 0]) + bytes(20), kind="tile_ir")
+    cases = [
+        (_fatbin([artifacts[("ltoir", "sm_80")]]), "8.0", {}, "ltoir: LTO-IR must be linked by nvJitLink first", ()),
+        (_fatbin([tile]), "8.0", {}, "tile_ir: not loaded by the driver", ()),
+        (_fatbin([cubin("sm_80")]), "8.0", {"force_ptx_jit": True},
+         "SASS sm_80: CUDA_FORCE_PTX_JIT=1 ignores SASS", ("force_ptx_jit",)),
+        (_fatbin([ptx("sm_80")]), "8.0", {"disable_ptx_jit": True, "jit_cache": False},
+         "PTX compute_80: CUDA_DISABLE_PTX_JIT=1 ignores PTX", ("disable_ptx_jit",)),
+        (_fatbin([cubin("sm_80")], compress_all=True, compress_mode="size"), "8.0", {"driver": "12.3"},
+         "sm_80: zstd-compressed; needs a CUDA 12.4+ driver, driver is CUDA 12.3", ("zstd_driver",)),
+        (_fatbin([cubin("sm_90a")]), "10.0", {}, "sm_90a runs only on 9.0", ("arch_specific",)),
+        (_fatbin([Part(cubin("sm_100f"), arch="sm_100f")]), "12.0", {}, "sm_100f runs only on 10.x with minor >= 0",
+         ("family",)),
+        (_fatbin([cubin("sm_80")]), "9.0", {}, "SASS sm_80 does not run on 9.0: another major", ("sass_other_major",)),
+        (_fatbin([cubin("sm_86")]), "8.0", {}, "SASS sm_86 is newer than 8.0", ("sass_exact",)),
+        (_fatbin([ptx("sm_90")]), "8.9", {}, "PTX compute_90 is newer than 8.9", ("ptx_lower",)),
+        (_fatbin([cubin("sm_80"), ptx("sm_90")]), "7.5", {},
+         "SASS sm_80 does not run on 7.5: another major; PTX compute_90 is newer than 7.5",
+         ("sass_other_major", "ptx_lower")),
+    ]  # fmt: skip
+    if nvfatbin_version() >= (13, 4):
+        concat = _fatbin([cubin("sm_80")], concat=True)
+        cases.append((concat, "8.0", {"driver": "13.3"},
+                      "sm_80 is inside a concatenated entry, which a CUDA 13.3 driver does not read (needs 13.4+)",
+                      ("concat_driver",)))  # fmt: skip
+        assert select_entry(concat, "8.0", driver="13.4").rules == ("sass_exact", "concat_driver")
+    for data, gpu, options, why, rules in cases:
+        sel = select_entry(data, gpu, **options)
+        assert (sel.status, sel.entry, sel.reason, sel.rules) == ("none", None, f"no entry fits {gpu}: {why}", rules)
+        assert sel.unconfirmed == any(RULES[r].status != "checked" for r in rules)
+    old = _fatbin([ptx("sm_80")], compress=False)
+    sel = select_entry(old, "8.6", driver="12.0")
+    need = ptx_isa_needs(read_fatbin(old).entries[0].version)
+    assert sel.reason == (
+        "no entry fits 8.6: the driver takes the nearest PTX and fails (CUDA_ERROR_UNSUPPORTED_PTX_VERSION), without "
+        f"trying the others: PTX compute_80 is ISA {'{}.{}'.format(*read_fatbin(old).entries[0].version)}, which needs a "
+        f"CUDA {need[0]}.{need[1]} driver; driver is CUDA 12.0"
+    )

@@ -160,7 +160,8 @@ class Selection:
     rejected : tuple of (FatbinEntry, str)
         Every other entry and why it was not taken.
     rules : tuple of str
-        Keys of :data:`RULES` the decision rests on (see whether they are ``checked`` or ``reported``).
+        Keys of :data:`RULES` the decision rests on (see whether they are ``checked`` or ``reported``);
+        when no entry fits, the rules behind the rejections.
     cache_dependent : bool
         True when the outcome depends on the driver's JIT cache and ``jit_cache`` was not given: with
         ``CUDA_DISABLE_PTX_JIT=1`` a PTX entry JIT-compiled earlier on the machine still runs.
@@ -396,10 +397,12 @@ def select_entry(
         )  # fmt: skip
     chosen: list[tuple[tuple[int, ...], FatbinEntry, str, str, tuple[str, ...], str | None]] = []
     rejected = []
+    rejected_rules: dict[str, None] = {}  # in order, once each
     for index, e in enumerate(fb.iter_entries()):
         status, reason, rules, failure = _judge(e, gpu, cuda, force_ptx_jit, disable_ptx_jit)
         if status is None:
             rejected.append((e, reason))
+            rejected_rules.update(dict.fromkeys(rules))
             continue
         # lower key wins: SASS exact < SASS compatible < PTX; then nearest arch; then suffix; then the last entry
         rank = {"SASS exact": 0, "SASS compatible": 1, "PTX JIT": 2}[status]
@@ -410,7 +413,9 @@ def select_entry(
         chosen.append((key, e, status, reason, rules, failure))
     if not chosen:
         why = "; ".join(r for _, r in rejected) or "the fatbin has no entries"
-        return Selection(gpu, None, "none", f"no entry fits {gpu.capability}: {why}", tuple(rejected))
+        return Selection(
+            gpu, None, "none", f"no entry fits {gpu.capability}: {why}", tuple(rejected), tuple(rejected_rules)
+        )
     chosen.sort(key=lambda c: c[0])
     _, entry, status, reason, rules, failure = chosen[0]
     extra = ["sass_over_ptx"] if status != "PTX JIT" and any(c[2] == "PTX JIT" for c in chosen) else []
