@@ -307,9 +307,10 @@ def test_every_rejection_says_why_and_names_its_rule(artifacts):
         assert sel.unconfirmed == any(RULES[r].status != "checked" for r in rules)
     old = _fatbin([ptx("sm_80")], compress=False)
     sel = select_entry(old, "8.6", driver="12.0")
-    need = ptx_isa_needs(read_fatbin(old).entries[0].version)
+    isa = read_fatbin(old).entries[0].version
+    need = ptx_isa_needs(isa)
     assert sel.reason == (
         "no entry fits 8.6: the driver takes the nearest PTX and fails (CUDA_ERROR_UNSUPPORTED_PTX_VERSION), without "
-        f"trying the others: PTX compute_80 is ISA {'{}.{}'.format(*read_fatbin(old).entries[0].version)}, which needs a "
-        f"CUDA {need[0]}.{need[1]} driver; driver is CUDA 12.0"
+        f"trying the others: PTX compute_80 is ISA {isa[0]}.{isa[1]}, which needs a CUDA {need[0]}.{need[1]} driver; "
+        "driver is CUDA 12.0"
     )
