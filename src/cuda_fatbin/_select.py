@@ -265,8 +265,9 @@ def _judge(
     """
     a = e.arch
     if e.kind not in ("elf", "ptx", "reloc"):
-        what = {"ltoir": "LTO-IR must be linked by nvJitLink first", "concat": "concatenated entry"}
-        return None, f"{e.kind}: {what.get(e.kind, 'not loaded by the driver')}", (), None
+        # concat entries never get here: select_entry judges their members
+        what = "LTO-IR must be linked by nvJitLink first" if e.kind == "ltoir" else "not loaded by the driver"
+        return None, f"{e.kind}: {what}", (), None
     if a is None:
         return None, f"{e.kind} entry with no arch (SM {e.sm})", (), None
     sass = e.kind == "elf"
