@@ -314,3 +314,77 @@ def test_every_rejection_says_why_and_names_its_rule(artifacts):
         f"trying the others: PTX compute_80 is ISA {isa[0]}.{isa[1]}, which needs a CUDA {need[0]}.{need[1]} driver; "
         "driver is CUDA 12.0"
     )
+
+
+RULE_CASES = [
+    # (entries, gpu, the rules the decision rests on, why each other entry was not taken) — docs/selection.md
+    (("sm_80", "sm_90"), "9.0", ("sass_exact",), ["SASS sm_80 does not run on 9.0: another major"]),
+    (("sm_80",), "8.6", ("sass_lower_minor",), []),
+    (("sm_80", "sm_86"), "8.9", ("sass_lower_minor",), ["also runnable (SASS compatible), not preferred"]),
+    (("sm_90a",), "9.0", ("arch_specific",), []),
+    (("sm_100f!",), "10.3", ("family",), []),
+    (("compute_80",), "9.0", ("ptx_lower",), []),
+    (("compute_75", "compute_86"), "9.0", ("ptx_lower", "ptx_nearest"), ["also runnable (PTX JIT), not preferred"]),
+    (("compute_90", "sm_90"), "9.0", ("sass_exact", "sass_over_ptx"), ["also runnable (PTX JIT), not preferred"]),
+    (("compute_90", "sm_80"), "8.6", ("sass_lower_minor",), ["PTX compute_90 is newer than 8.6"]),
+    (("compute_90a",), "9.0", ("arch_specific",), []),
+    (("sm_90", "sm_90a"), "9.0", ("arch_specific", "suffix_order"), ["also runnable (SASS exact), not preferred"]),
+    (("sm_90a", "sm_90"), "9.0", ("arch_specific", "suffix_order"), ["also runnable (SASS exact), not preferred"]),
+    (("sm_100", "sm_120", "compute_120"), "9.0", ("sass_other_major", "ptx_lower"), [
+        "SASS sm_100 does not run on 9.0: another major", "SASS sm_120 does not run on 9.0: another major",
+        "PTX compute_120 is newer than 9.0",
+    ]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("entries, gpu, rules, others", RULE_CASES)
+def test_each_decision_names_its_rules_and_what_it_passed_over(make, entries, gpu, rules, others):
+    sel = select_entry(make(*entries), gpu)
+    assert sel.rules == rules
+    assert [why for _entry, why in sel.rejected] == others
+    chosen = {id(sel.entry)} if sel.entry is not None else set()
+    assert {id(e) for e, _why in sel.rejected}.isdisjoint(chosen)
+    assert sel.unconfirmed == any(RULES[r].status != "checked" for r in rules)
+
+
+def test_equal_entries_are_a_tie_the_last_one_wins(artifacts):
+    ptx = artifacts[("ptx", "sm_80")]
+    data = build_fatbin([Part(ptx, kind="ptx", identifier="first"), Part(ptx, kind="ptx", identifier="last")],
+                        allow_duplicates=True)  # fmt: skip
+    sel = select_entry(data, "8.6")
+    assert (sel.entry.identifier, sel.rules) == ("last", ("ptx_lower", "ptx_nearest", "tie_order"))
+    assert [(e.identifier, why) for e, why in sel.rejected] == [("first", "also runnable (PTX JIT), not preferred")]
+
+
+def test_a_warm_jit_cache_runs_ptx_despite_disable_ptx_jit(artifacts):
+    ptx = artifacts[("ptx", "sm_80")]
+    data = build_fatbin([Part(ptx, kind="ptx")])
+    isa = "{}.{}".format(*read_fatbin(data).entries[0].version)
+    ignored = "PTX compute_80: CUDA_DISABLE_PTX_JIT=1 ignores PTX"
+    jit = f"PTX compute_80 (ISA {isa}) JIT-compiled for 8.6"
+    cold = select_entry(data, "8.6", disable_ptx_jit=True, jit_cache=False)
+    assert (cold.status, cold.reason, cold.rules, cold.cache_dependent) == (
+        "none", f"no entry fits 8.6: {ignored}", ("disable_ptx_jit",), False
+    )  # fmt: skip
+    unknown = select_entry(data, "8.6", disable_ptx_jit=True)
+    assert (unknown.status, unknown.reason, unknown.rules, unknown.cache_dependent) == (
+        "none", f"no entry fits 8.6: {ignored}; with a warm JIT cache: {jit} (cached JIT output)", ("disable_ptx_jit",),
+        True,
+    )  # fmt: skip
+    assert [why for _e, why in unknown.rejected] == [ignored]
+    warm = select_entry(data, "8.6", disable_ptx_jit=True, jit_cache=True)
+    assert (warm.status, warm.reason, warm.rules, warm.cache_dependent) == (
+        "PTX JIT", f"{jit}, from the JIT cache (CUDA_DISABLE_PTX_JIT=1 still runs cached JIT output)",
+        ("ptx_lower", "jit_cache"), False,
+    )  # fmt: skip
+    assert warm.entry is not None and warm.entry.kind == "ptx"
+    # a driver too old for the PTX: the cache cannot hold its JIT output either
+    old = select_entry(data, "8.6", disable_ptx_jit=True, jit_cache=True, driver="12.0")
+    assert (old.status, old.reason, old.cache_dependent) == ("none", f"no entry fits 8.6: {ignored}", False)
+    # SASS that fits makes the cache irrelevant
+    both = build_fatbin([Part(ptx, kind="ptx"), artifacts[("cubin", "sm_86")]])
+    for cache in (None, True, False):
+        sel = select_entry(both, "8.6", disable_ptx_jit=True, jit_cache=cache)
+        assert (sel.status, sel.rules, sel.cache_dependent) == ("SASS exact", ("sass_exact",), False)
+    forced = select_entry(data, "8.6", force_ptx_jit=True, disable_ptx_jit=True, jit_cache=True)
+    assert forced.status == "PTX JIT" and forced.rules == ("ptx_lower", "jit_cache")
