@@ -481,3 +481,47 @@ def test_ptx_source_plans():
     with pytest.raises(ValueError) as info:
         plan_fatbin("sm_90;lto_90", code_type="ptx", ptx_source_target=nine)
     assert str(info.value) == "PTX source cannot give LTO-IR entries; drop ltoir_for / lto_ archs"
+
+
+@pytest.mark.parametrize(
+    "call, what",
+    [
+        ("nvrtcCreateProgram", "nvrtcCreateProgram"),
+        ("nvrtcAddNameExpression", "nvrtcAddNameExpression('scale<float>')"),
+        ("nvrtcGetProgramLogSize", "nvrtcGetProgramLogSize"),
+        ("nvrtcGetProgramLog", "nvrtcGetProgramLog"),
+        ("nvrtcGetCUBINSize", "get cubin size"),
+        ("nvrtcGetCUBIN", "get cubin"),
+        ("nvrtcGetLoweredName", "nvrtcGetLoweredName('scale<float>')"),
+    ],
+)
+def test_each_nvrtc_call_that_fails_is_named(monkeypatch, call, what):
+    from cuda.bindings import nvrtc
+
+    from cuda_fatbin._multiarch import _JobFailed, _nvrtc
+
+    error = nvrtc.nvrtcResult.NVRTC_ERROR_INTERNAL_ERROR
+    monkeypatch.setattr(nvrtc, call, lambda *args: (error, None))
+    destroyed = []
+    real_destroy = nvrtc.nvrtcDestroyProgram
+    monkeypatch.setattr(nvrtc, "nvrtcDestroyProgram", lambda prog: destroyed.append(int(prog)) or real_destroy(prog))
+    with pytest.raises(_JobFailed) as info:
+        _nvrtc(KERNEL_SRC, "k.cu", [b"-arch=sm_80"], "cubin", ["scale<float>"])
+    assert (info.value.message, info.value.log) == (f"{what} failed: NVRTC_ERROR_INTERNAL_ERROR", "")
+    assert len(destroyed) == (0 if call == "nvrtcCreateProgram" else 1)  # the program is destroyed whatever fails
+    if destroyed:
+        assert destroyed[0] != 0  # the program made, not None
+
+
+def test_nvrtc_logs_keep_their_text_and_lose_the_terminator():
+    from cuda_fatbin._multiarch import _JobFailed, _nvrtc
+
+    out, mapping, log = _nvrtc(KERNEL_SRC + "\n__global__ void w() { int unused = 1; }\n", "k.cu", [b"-arch=sm_80"],
+                               "ptx", ["scale<float>"])  # fmt: skip
+    assert out.startswith(b"//") and mapping == {"scale<float>": b"_Z5scaleIfEvPT_S0_i"}
+    assert "unused" in log and not log.endswith("\0")
+    with pytest.raises(_JobFailed) as info:
+        _nvrtc(b"this is \xff\xfe not C++\n", "k.cu", [b"-arch=sm_80"], "cubin", [])  # bytes that are not UTF-8
+    assert info.value.message == "nvrtcCompileProgram failed: NVRTC_ERROR_COMPILATION"
+    # NVRTC echoes the line without its non-ASCII bytes: compiler logs are ASCII (tests/mutation/equivalent.toml)
+    assert info.value.log.startswith("k.cu(1): error: expected a declaration\n  this is \n")
