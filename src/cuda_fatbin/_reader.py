@@ -886,7 +886,8 @@ def _parse_members(
         raise FatbinFormatError("concatenated entry has no member table", pos + 0x14)
     count, table_size = _u("<II", buf, pos + table_off, header_end, "member table header")
     table_end = pos + table_off + table_size
-    if table_size < 8 or table_end > header_end or count > (table_size - 8) // _ENTRY_SIZE:
+    # a table of under 8 bytes makes the quotient -1: any count is refused
+    if table_end > header_end or count > (table_size - 8) // _ENTRY_SIZE:
         raise FatbinFormatError(f"member table ({count} members, {table_size} bytes) does not fit the header", pos)
     members = []
     m = pos + table_off + 8
