@@ -2,10 +2,9 @@
 
     python scripts/mutation_score.py [--min 90] [--survivors]
 
-Equivalent mutants (a change no test can observe, e.g. a bound that cannot be reached) are listed in
-``tests/mutation/equivalent.toml`` with the mutated line and the reason; an entry whose mutant no longer
-exists, changed, or is now killed is reported as stale. Score = (killed + timeout) / (mutants - equivalent):
-mutants no test reaches count as surviving.
+Equivalent mutants (a change no test can observe) are listed in ``tests/mutation/equivalent.toml`` by
+function and mutated line, with the reason; an entry that matches no surviving mutant is reported as
+stale. Score = (killed + timeout) / (mutants - equivalent): mutants no test reaches count as surviving.
 """
 
 from __future__ import annotations
@@ -35,8 +34,10 @@ def results() -> dict[str, str]:
     return found
 
 
-def shown(name: str) -> str:
-    return subprocess.run(["mutmut", "show", name], cwd=ROOT, capture_output=True, text=True).stdout
+def added(name: str) -> str:
+    """The lines a mutant adds, as ``mutmut show`` prints its diff."""
+    diff = subprocess.run(["mutmut", "show", name], cwd=ROOT, capture_output=True, text=True).stdout
+    return "\n".join(line for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++"))
 
 
 def main() -> int:
@@ -47,14 +48,13 @@ def main() -> int:
     status = results()
     listed = tomllib.loads((ROOT / "tests" / "mutation" / "equivalent.toml").read_text()).get("equivalent", [])
     equivalent, stale = set(), []
+    left = {name for name, st in status.items() if st in ("survived", "no tests")}
     for item in listed:
-        name, line = item["mutant"], item["line"]
-        if status.get(name) not in ("survived", "no tests"):
-            stale.append(f"{name}: {status.get(name, 'no such mutant')}")
-        elif line not in shown(name):
-            stale.append(f"{name}: the mutated line is no longer {line!r}")
-        else:
-            equivalent.add(name)
+        function, line = item["function"], item["line"]
+        matches = [n for n in sorted(left) if n.startswith(function + "__mutmut_") and line in added(n)]
+        if not matches:
+            stale.append(f"{function}: no surviving mutant adds {line!r} (killed, or the code changed)")
+        equivalent.update(matches)
     counts: dict[str, collections.Counter[str]] = {m: collections.Counter() for m in MODULES}
     survivors = []
     for name, st in status.items():
