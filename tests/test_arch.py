@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cuda_fatbin import Arch, parse_archs
+from cuda_fatbin import Arch, ArchList, parse_archs
 
 
 @pytest.mark.parametrize(
@@ -243,3 +243,34 @@ def test_in_cmake_style_only_bare_numbers_add_ptx():
     al = parse_archs("sm_80;8.6;90;100-real")  # CMake: 90 is real and virtual; sm_80 and 8.6 are not CMake's
     assert al.sass == (Arch(8, 0), Arch(8, 6), Arch(9, 0), Arch(10, 0)) and al.ptx == (Arch(9, 0),)
     assert parse_archs("lto_90;90-real").ltoir == (Arch(9, 0),)
+
+
+@pytest.mark.parametrize(
+    "spec, style, error, message",
+    [
+        ("80", "x", ValueError, "style must be one of auto, list, cmake, torch, nvcc; got 'x'"),
+        (True, "auto", TypeError, "an arch spec must be a str, int, Arch, list, tuple or dict; got bool"),
+        ("arch=compute_80,code=[sm_80] garbage", "auto", ValueError,
+         "malformed gencode spec 'arch=compute_80,code=[sm_80] garbage'; expected e.g. "
+         "'arch=compute_80,code=[sm_80,sm_86]' (cannot read 'garbage')"),
+        ("arch=", "auto", ValueError,
+         "malformed gencode spec 'arch='; expected e.g. 'arch=compute_80,code=[sm_80,sm_86]' (cannot read 'arch=')"),
+        ("arch=compute_90,code=SM_90X", "auto", ValueError, "not an arch: 'sm_90x'; accepted spellings:"),
+        ("arch=compute_80,code=sm_80", "torch", ValueError, "not an arch: 'arch=compute_80'"),
+    ],
+)  # fmt: skip
+def test_spec_errors_say_what_was_wrong(spec, style, error, message):
+    with pytest.raises(error) as info:
+        parse_archs(spec, style=style)
+    assert str(info.value).startswith(message)
+
+
+def test_styles_decide_how_bare_numbers_and_gencode_read():
+    assert parse_archs("arch=compute_80,code=sm_80", style="nvcc") == [Arch(8, 0)]
+    assert parse_archs("80;90", style="cmake").ptx == (Arch(8, 0), Arch(9, 0))  # CMake: real and virtual
+    assert parse_archs("80;90", style="torch").ptx == ()
+    assert parse_archs(80) == [Arch(8, 0)] and parse_archs(Arch(9, 0, "a")) == [Arch(9, 0, "a")]
+    al = parse_archs("arch=compute_80,code=[sm_80];LTO_90")  # LTO-IR beside gencode clauses (str(ArchList))
+    assert (al.sass, al.ltoir) == ((Arch(8, 0),), (Arch(9, 0),))
+    assert parse_archs(str(al)) == al
+    assert ArchList((Arch(8, 0),)).explicit_ptx is False

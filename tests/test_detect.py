@@ -255,3 +255,28 @@ def test_ptx_needs_both_a_version_and_a_target():
     assert ptx_target(".target sm_90\n") is None
     assert ptx_target(".version 9.0\n") is None
     assert ptx_target(".version 9.0\n.target sm_90a\n") == Arch(9, 0, "a")
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (b"", "empty data: nothing to detect"),
+        (b"x", "unrecognised data (1 bytes starting 78): not a fatbin, cubin, PTX, LTO-IR, Tile IR, NVVM IR or host "
+               "ELF object"),
+        (b"\x7fELF\x02\x01\x01" + bytes(9), "malformed ELF data: ELF data truncated: need 46 bytes, 0 left (at offset "
+                                           "0x12)"),
+    ],
+)  # fmt: skip
+def test_detect_says_what_it_could_not_read(data, message):
+    with pytest.raises(ValueError) as info:
+        detect(data)
+    assert str(info.value) == message
+
+
+def test_code_sections_of_a_malformed_cubin():
+    from cuda_fatbin._detect import cubin_has_code
+
+    with pytest.raises(ValueError) as info:
+        cubin_has_code(b"\x7fELF\x02\x01\x01" + bytes(9))
+    assert str(info.value) == "malformed cubin: ELF data truncated: need 46 bytes, 0 left (at offset 0x12)"
+    assert cubin_has_code(make_elf([(".text.k", 1, b"x")])) and not cubin_has_code(make_elf([(".text", 1, b"x")]))
