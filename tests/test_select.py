@@ -278,7 +278,6 @@ def test_every_rejection_says_why_and_names_its_rule(artifacts):
     tile = Part(b"\x7fTileIR\x00" + bytes([13, 1, 0, 0]) + bytes(20), kind="tile_ir")
     cases = [
         (_fatbin([artifacts[("ltoir", "sm_80")]]), "8.0", {}, "ltoir: LTO-IR must be linked by nvJitLink first", ()),
-        (_fatbin([tile]), "8.0", {}, "tile_ir: not loaded by the driver", ()),
         (_fatbin([cubin("sm_80")]), "8.0", {"force_ptx_jit": True},
          "SASS sm_80: CUDA_FORCE_PTX_JIT=1 ignores SASS", ("force_ptx_jit",)),
         (_fatbin([ptx("sm_80")]), "8.0", {"disable_ptx_jit": True, "jit_cache": False},
@@ -295,6 +294,8 @@ def test_every_rejection_says_why_and_names_its_rule(artifacts):
          "SASS sm_80 does not run on 7.5: another major; PTX compute_90 is newer than 7.5",
          ("sass_other_major", "ptx_lower")),
     ]  # fmt: skip
+    if nvfatbin_version() >= (13, 1):  # Tile IR entries
+        cases.append((_fatbin([tile]), "8.0", {}, "tile_ir: not loaded by the driver", ()))
     if nvfatbin_version() >= (13, 4):
         concat = _fatbin([cubin("sm_80")], concat=True)
         cases.append((concat, "8.0", {"driver": "13.3"},
