@@ -426,8 +426,9 @@ def test_front_end_and_linker_errors_carry_the_whole_log():
     good = bad.replace(b"bogus_instruction", b"ret")
     for options in ([b"-arch=sm_80", b"-verbose"], ["-arch=sm_80", "-verbose"]):
         cubin, info_log = _nvjitlink(good, options)
-        assert cubin[:4] == b"\x7fELF" and info_log.startswith("ptxas info    : ")
-        assert "Compiling entry function 'k' for 'sm_80'" in info_log and not info_log.endswith("\0")
+        # nvJitLink 13.0 says "info    : 0 bytes gmem", 13.5 "ptxas info    : 0 bytes gmem"
+        assert cubin[:4] == b"\x7fELF" and "info    : 0 bytes gmem\n" in info_log
+        assert not info_log.endswith("\0") and not info_log.startswith("\0")
 
 
 def test_job_failures_survive_pickling():
