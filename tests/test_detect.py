@@ -280,3 +280,25 @@ def test_code_sections_of_a_malformed_cubin():
         cubin_has_code(b"\x7fELF\x02\x01\x01" + bytes(9))
     assert str(info.value) == "malformed cubin: ELF data truncated: need 46 bytes, 0 left (at offset 0x12)"
     assert cubin_has_code(make_elf([(".text.k", 1, b"x")])) and not cubin_has_code(make_elf([(".text", 1, b"x")]))
+
+
+def test_detect_takes_any_contiguous_buffer():
+    import array
+
+    ptx = b".version 9.0\n.target sm_90\n.address_size 64\n"
+    words = array.array("I", ptx + bytes(-len(ptx) % 4))  # a buffer of 4-byte items
+    assert detect(words) == ("ptx", Arch(9, 0))
+    grid = memoryview(ptx + bytes(-len(ptx) % 2)).cast("B", (2, (len(ptx) + 1) // 2))  # two dimensions
+    assert detect(grid) == ("ptx", Arch(9, 0))
+    with pytest.raises(ValueError) as info:
+        detect(memoryview(ptx)[::2])
+    assert str(info.value) == "data must be a contiguous buffer"
+    with pytest.raises(TypeError) as info:
+        detect(90)
+    assert str(info.value) == "expected bytes, bytearray, memoryview or str; got int"
+
+
+def test_an_nv_compat_blob_longer_than_the_section_ends_the_search():
+    blob = _rec(4, 7, b"\xfc\xff")  # a 65532-byte value: the next record would lie far past the section
+    arch, known = cubin_arch(_cubin(100 << 8, compat=blob + _rec(2, ARCH_SPECIFIC, b"\x01\0")))
+    assert (str(arch), known) == ("sm_100", False)

@@ -526,3 +526,60 @@ def test_nvrtc_logs_keep_their_text_and_lose_the_terminator():
     assert info.value.message == "nvrtcCompileProgram failed: NVRTC_ERROR_COMPILATION"
     # NVRTC echoes the line without its non-ASCII bytes: compiler logs are ASCII (tests/mutation/equivalent.toml)
     assert info.value.log.startswith("k.cu(1): error: expected a declaration\n  this is \n")
+
+
+@pytest.mark.parametrize(
+    "archs, supported, missing",
+    [(["sm_80"], (75,), "sm_80"), ("compute_90", (80,), "sm_90"), ("sm_80;lto_90", (80,), "sm_90"),
+     ("arch=compute_75,code=sm_80", (80,), "sm_75"), (["sm_80", "sm_90"], (75, 80), "sm_90")],
+)  # fmt: skip
+def test_every_arch_a_plan_compiles_for_must_be_supported(archs, supported, missing):
+    with pytest.raises(ValueError) as info:
+        plan_fatbin(archs, supported=supported)
+    listed = ", ".join(f"sm_{s}" for s in supported)
+    assert str(info.value) == f"{missing} is not supported by the installed compiler; supported: {listed}"
+
+
+def test_plan_options_by_name():
+    for none in ("", "none", " None "):
+        assert [k for k, _a in plan_fatbin(["sm_80"], ptx_for=none).entries] == ["cubin"]
+    with pytest.raises(ValueError) as info:
+        plan_fatbin(["sm_80"], code_type="cuda")
+    assert str(info.value) == "code_type must be 'c++', 'ptx' or 'nvvm' for a fatbin; got 'cuda'"
+    assert plan_fatbin(["sm_80"]) == plan_fatbin(["sm_80"], code_type="c++")
+
+
+def test_ptx_sources_as_text_or_bytes_and_their_logs():
+    from cuda_fatbin._multiarch import run_job
+
+    ptx = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k() { ret; }\n"
+    logs = io.StringIO()
+    obj = Program(ptx, "ptx").compile("fatbin", archs=["sm_80", "sm_86"], logs=logs)
+    assert entry_set(bytes(obj.code)) == {("elf", "sm_80"), ("elf", "sm_86"), ("ptx", "sm_80")}
+    assert logs.getvalue() == ""  # nvJitLink said nothing
+    plan = plan_fatbin(["sm_80", "sm_86"], code_type="ptx", ptx_source_target=Arch(8, 0))
+    link = {a: (f"-arch={a}".encode(),) for a in (Arch(8, 0), Arch(8, 6))}
+    for source in (ptx, ptx.encode()):  # a job takes either
+        results = [run_job(job, source, "k", (), link, ()) for job in plan.jobs]
+        assert [r.log for r in results] == ["", ""]
+        assert [(k, str(a)) for r in results for k, a, _ in r.artifacts] == [
+            ("cubin", "sm_80"), ("cubin", "sm_86"), ("ptx", "sm_80")
+        ]  # fmt: skip
+        assert results[1].artifacts[0][2] == ptx.encode()  # PTX entries are the source itself
+
+
+def test_grouped_jobs_keep_the_front_end_log_and_blocks_end_cleanly():
+    logs = io.StringIO()
+    src = KERNEL_SRC + "\n__global__ void warn() { int unused = 1; }\n"
+    Program(src, "c++").compile("fatbin", logs=logs, archs=["sm_80", "sm_86"], ptx_for="none", group=True)
+    text = logs.getvalue()
+    assert text.startswith("[NVRTC compute_80 -> ptx -> nvJitLink sm_80, sm_86]\n") and "unused" in text
+    assert text.endswith("\n") and not text.endswith("\n\n")  # each log block ends with one newline
+
+
+def test_nvvm_options_as_text_or_bytes():
+    from cuda_fatbin._multiarch import _nvvm
+
+    for source, options in ((NVVM_IR, [b"-arch=compute_80"]), (NVVM_IR.decode(), ["-arch=compute_80"])):
+        out, log = _nvvm(source, "m.ll", options, "ptx")
+        assert b".target sm_80" in out and log == ""
