@@ -389,3 +389,36 @@ def test_a_warm_jit_cache_runs_ptx_despite_disable_ptx_jit(artifacts):
         assert (sel.status, sel.rules, sel.cache_dependent) == ("SASS exact", ("sass_exact",), False)
     forced = select_entry(data, "8.6", force_ptx_jit=True, disable_ptx_jit=True, jit_cache=True)
     assert forced.status == "PTX JIT" and forced.rules == ("ptx_lower", "jit_cache")
+
+
+def test_driver_spellings_at_their_boundaries():
+    # cuDriverGetVersion: 1000 * major + 10 * minor (a stray unit digit is dropped)
+    assert parse_driver(1000) == (1, 0) and parse_driver(12045) == (12, 4) and parse_driver(13010) == (13, 1)
+    assert parse_driver("99.9") == (99, 9)  # below 100: a CUDA version; from 100: a driver version
+    for bad, message in [
+        (999, "not a driver or CUDA version: 999; use '12.4', '550.54.14' or 12040"),
+        ("100.0", "driver 100.0 is older than CUDA 11.0 (450.36.06); not modelled"),
+        ("999.1", "driver 999.1 is newer than this package's driver table (up to R580); pass the CUDA version "
+                  "nvidia-smi reports instead, e.g. driver='13.1'"),
+    ]:  # fmt: skip
+        with pytest.raises(ValueError) as info:
+            parse_driver(bad)
+        assert str(info.value) == message
+
+
+def test_relocatable_ptx_is_selected_like_ptx_and_says_so(needs_nvcc, tmp_path):
+    import subprocess
+
+    (tmp_path / "r.cu").write_text('extern "C" __global__ void k(float* p) { p[0] = 1; }\n')
+    subprocess.run([needs_nvcc, "-c", "-rdc=true", "-arch=sm_80", "-o", "r.o", "r.cu"], cwd=tmp_path, check=True)
+    data = build_fatbin([tmp_path / "r.o"])
+    isa = "{}.{}".format(*read_fatbin(data).entries[0].version)
+    sel = select_entry(data, "8.6")
+    assert (sel.status, sel.reason, sel.rules) == (
+        "PTX JIT", f"PTX relocatable PTX compute_80 (ISA {isa}) JIT-compiled for 8.6", ("ptx_lower", "reloc_ptx")
+    )  # fmt: skip
+    off = select_entry(data, "8.6", disable_ptx_jit=True, jit_cache=False)
+    assert (off.reason, off.rules) == (
+        "no entry fits 8.6: PTX relocatable PTX compute_80: CUDA_DISABLE_PTX_JIT=1 ignores PTX",
+        ("disable_ptx_jit", "reloc_ptx"),
+    )
