@@ -40,23 +40,7 @@ if TYPE_CHECKING:
     from ._elf import Buffer
 
     class Detected(NamedTuple):
-        """The result of :func:`detect`: a kind from :data:`KINDS` and the arch, if the data records one.
-
-        Attributes
-        ----------
-        kind : str
-            One of :data:`KINDS`: ``"fatbin"``, ``"cubin"``, ``"ptx"``, ``"ltoir"``, ``"tile_ir"``,
-            ``"nvvm"`` or ``"host_elf"``.
-        arch : Arch or None
-            The arch the data records, or ``None`` (fatbins, NVVM IR, host objects).
-
-        Examples
-        --------
-        >>> from cuda_fatbin import detect
-        >>> found = detect(".version 9.0\\n.target sm_90a\\n.address_size 64\\n")
-        >>> found.kind, str(found.arch)
-        ('ptx', 'sm_90a')
-        """
+        """The result of :func:`detect` (documented at run time: ``Detected.__doc__``)."""
 
         kind: str
         arch: Arch | None
