@@ -10,6 +10,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python -m pip install -q "mutmut==3.8.1"
-if [ "${FRESH:-0}" = 1 ]; then rm -rf mutants; fi
+# compiled test inputs (NVRTC artifacts, nvcc programs) kept across the forked runs: tests/fatbin_testing.py
+export CUDA_FATBIN_TEST_CACHE="${CUDA_FATBIN_TEST_CACHE:-$PWD/.mutation-cache}"
+if [ "${FRESH:-0}" = 1 ]; then rm -rf mutants "$CUDA_FATBIN_TEST_CACHE"; fi
 mutmut run --max-children "${JOBS:-$(nproc)}" "$@" || true
 python scripts/mutation_score.py --min 90

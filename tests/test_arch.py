@@ -257,6 +257,14 @@ def test_in_cmake_style_only_bare_numbers_add_ptx():
          "malformed gencode spec 'arch='; expected e.g. 'arch=compute_80,code=[sm_80,sm_86]' (cannot read 'arch=')"),
         ("arch=compute_90,code=SM_90X", "auto", ValueError, "not an arch: 'sm_90x'; accepted spellings:"),
         ("arch=compute_80,code=sm_80", "torch", ValueError, "not an arch: 'arch=compute_80'"),
+        ("arch=compute_80,code=sm_80 foo bar", "auto", ValueError,
+         "malformed gencode spec 'arch=compute_80,code=sm_80 foo bar'; expected e.g. "
+         "'arch=compute_80,code=[sm_80,sm_86]' (cannot read 'foo bar')"),
+        ("all", "nvcc", ValueError, "'all' is a CMake keyword; use style='cmake' or 'auto'"),
+        ("Native", "list", ValueError, "'Native' is a CMake keyword; use style='cmake' or 'auto'"),
+        (["80", True], "auto", TypeError, "arch list item True is not a str, int or Arch"),
+        (["80", 9.0], "auto", TypeError, "arch list item 9.0 is not a str, int or Arch"),
+        (" ; ", "auto", ValueError, "empty arch list: ';'"),
     ],
 )  # fmt: skip
 def test_spec_errors_say_what_was_wrong(spec, style, error, message):
@@ -274,3 +282,81 @@ def test_styles_decide_how_bare_numbers_and_gencode_read():
     assert (al.sass, al.ltoir) == ((Arch(8, 0),), (Arch(9, 0),))
     assert parse_archs(str(al)) == al
     assert ArchList((Arch(8, 0),)).explicit_ptx is False
+
+
+def test_construction_errors_quote_the_bad_field():
+    for args, message in [
+        ((True, 0), "Arch major must be an int from 1 to 99; got True"),
+        (("8", 0), "Arch major must be an int from 1 to 99; got '8'"),
+        ((0, 0), "Arch major must be an int from 1 to 99; got 0"),
+        ((100, 0), "Arch major must be an int from 1 to 99; got 100"),
+        ((8, True), "Arch minor must be an int from 0 to 9; got True"),
+        ((8, "0"), "Arch minor must be an int from 0 to 9; got '0'"),
+        ((8, 9, "a"), "the 'a' suffix exists from sm_90 on; sm_89a is not an arch"),
+        ((9, 9, "f"), "the 'f' suffix exists from sm_100 on; sm_99f is not an arch"),
+    ]:
+        with pytest.raises(ValueError) as info:
+            Arch(*args)
+        assert str(info.value) == message, args
+    assert (Arch(99, 9, "f").sm, Arch(9, 0, "a").sm, Arch(10, 0, "f").sm) == (999, 90, 100)  # the boundaries
+    with pytest.raises(TypeError) as info:
+        Arch.parse(None)
+    assert str(info.value) == "an arch must be an Arch, str or int; got NoneType None"
+    a = Arch(9, 0)
+    with pytest.raises(AttributeError) as info:
+        del a.major
+    assert str(info.value) == "Arch is immutable; cannot delete 'major'"
+    with pytest.raises(AttributeError) as info:
+        a.minor = 1
+    assert str(info.value) == "Arch is immutable; cannot set 'minor'"
+
+
+def test_distinct_values_hash_apart():
+    """Archs and arch lists are dict keys (caches, plans): every distinct Arch has its own hash."""
+    archs = [
+        Arch(M, m, s)
+        for M in range(1, 100)
+        for m in range(10)
+        for s in ("", "a", "f")
+        if M * 10 + m >= {"": 0, "a": 90, "f": 100}[s]
+    ]
+    assert len({hash(a) for a in archs}) == len(archs)
+    lists = [parse_archs(spec) for spec in ("80", "90", "80;90", "compute_80", "80;compute_90", "lto_90", "80-virtual")]
+    assert len(set(lists)) == len(lists) - 1  # "compute_80" and "80-virtual" are one value
+    assert len({hash(al) for al in lists}) == len(set(lists))
+    assert hash(parse_archs("sm_80;sm_90")) == hash(parse_archs("90,80"))
+
+
+def test_keywords_in_lists_and_cmake_style(monkeypatch):
+    expected = ArchList((Arch(8, 0), Arch(9, 0)), (Arch(9, 0),), (), (), True)  # CMake: PTX of the newest major
+    assert parse_archs("all", supported=(80, 90)) == expected
+    assert parse_archs("ALL", style="cmake", supported=(80, 90)) == expected
+    assert parse_archs(["all"], supported=(80, 90)) == expected  # list items keep the style and the supported set
+    assert parse_archs(["arch=compute_80,code=sm_80"]) == [Arch(8, 0)]
+    assert parse_archs("80").explicit_ptx is False and parse_archs("80") == ArchList((Arch(8, 0),))
+
+
+def test_native_is_the_gpus_present_without_ptx(monkeypatch):
+    """'native' resolves through the driver's device list (faked here; the GPU tests use the real one)."""
+    from cuda_fatbin import NoDriverError, _driver
+    from cuda_fatbin._driver import DeviceInfo
+
+    gpus = (DeviceInfo(0, "A", (9, 0), 13000), DeviceInfo(1, "B", (8, 0), 13000), DeviceInfo(2, "C", (9, 0), 13000))
+    monkeypatch.setattr(_driver, "_probe", lambda: (gpus, None))
+    assert parse_archs("native") == ArchList((Arch(8, 0), Arch(9, 0)), (), (), (), True)  # sorted, once each
+    monkeypatch.setattr(_driver, "_probe", lambda: ((), "no GPU"))
+    with pytest.raises(NoDriverError) as info:
+        parse_archs("native")
+    assert str(info.value) == (
+        "'native' in an arch spec needs a GPU and its driver: no GPU; name the archs instead, e.g. '80;90'"
+    )
+
+
+def test_gencode_clauses_and_lto_items_separated_by_commas():
+    expected = ArchList((Arch(8, 0),), (), (Arch(9, 0),), (), True)
+    for spec in (
+        "arch=compute_80,code=sm_80,lto_90",
+        "arch=compute_80,code=sm_80;lto_90",
+        "arch=compute_80,code=sm_80 lto_90",
+    ):
+        assert parse_archs(spec) == expected, spec

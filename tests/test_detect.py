@@ -196,6 +196,7 @@ def _rec(fmt: int, attr: int, value: bytes = b"\0\0") -> bytes:
     "abi, osabi, flags, expected",
     [  # ABI >= 8 or OS/ABI 0x41: SM in bits 8..15, "a" in bit 3; else SM in bits 0..7, "a" in bit 11
         (8, 0, 100 << 8 | 0x8, ("sm_100a", True)),
+        (0x88, 0, 100 << 8 | 0x8, ("sm_100a", True)),  # header bytes are unsigned: ABI 136, not -120
         (9, 0x33, 120 << 8, ("sm_120", False)),
         (7, 0x41, 90 << 8 | 0x8, ("sm_90a", True)),
         (7, 0x41, 90 << 8 | 0x1, ("sm_90", False)),  # only bit 3 is the marker
@@ -282,9 +283,18 @@ def test_code_sections_of_a_malformed_cubin():
     assert cubin_has_code(make_elf([(".text.k", 1, b"x")])) and not cubin_has_code(make_elf([(".text", 1, b"x")]))
 
 
-def test_detect_takes_any_contiguous_buffer():
+def test_detect_takes_any_contiguous_buffer(cubin80):
     import array
 
+    from cuda_fatbin import build_fatbin
+
+    # binary magics with bytes above 0x7f (\x7fELF, 0xBA55ED50) read the same through items of any size and sign
+    for blob in (cubin80, build_fatbin([cubin80])):
+        padded = blob + bytes(-len(blob) % 8)
+        expected = detect(padded)
+        assert expected.kind in ("cubin", "fatbin")
+        for code in ("I", "i", "q", "b", "h"):
+            assert detect(array.array(code, padded)) == expected, code
     ptx = b".version 9.0\n.target sm_90\n.address_size 64\n"
     words = array.array("I", ptx + bytes(-len(ptx) % 4))  # a buffer of 4-byte items
     assert detect(words) == ("ptx", Arch(9, 0))

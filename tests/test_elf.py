@@ -8,7 +8,7 @@ import struct
 import subprocess
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from cuda_fatbin._elf import ElfFormatError, find_section_by_type, iter_sections, read_header, section_headers
@@ -77,6 +77,7 @@ def test_sections_and_header_agree_with_readelf(readelf, sections, bits, extende
 
 
 @given(sections_strategy, st.sampled_from([32, 64]), st.integers(1, 24), st.booleans())
+@example([(".text", 1, b"abcd"), (".bss", 8, b"")], 32, 3, False)  # 32-bit entries of 64 bytes, as 64-bit ones are
 def test_padded_section_headers_read_the_same(sections, bits, pad, extended):
     sections = [(n, t, b"" if t == 8 else d) for n, t, d in sections]
     plain = make_elf(sections, bits=bits, extended=extended)
@@ -149,7 +150,7 @@ def test_find_section_by_type_fast_and_slow_paths_agree():
             assert find_section_by_type(image, h, t) == by_type.get(t), (bits, shentsize, t)
 
 
-@pytest.mark.parametrize("bits, shentsize", [(64, 64), (64, 72), (32, 40)])
+@pytest.mark.parametrize("bits, shentsize", [(64, 64), (64, 72), (32, 40), (32, 48)])
 def test_offsets_and_sizes_are_unsigned(bits, shentsize):
     image = make_elf([(".text", 1, b"abcd"), (".data", 1, bytes(16))], bits=bits, shentsize=shentsize)
     h = read_header(image)
@@ -188,3 +189,75 @@ def test_nobits_sections_and_errors_on_the_fast_path():
     assert (info.value.offset, info.value.message) == (
         h.shoff, f"section table of {h.shnum} entries x 64 bytes runs past the end ({len(cut)} bytes)"
     )  # fmt: skip
+
+
+def _put(image: bytes, offset: int, fmt: str, value: int) -> bytes:
+    out = bytearray(image)
+    struct.pack_into(fmt, out, offset, value)
+    return bytes(out)
+
+
+def test_header_fields_are_unsigned(readelf):
+    image = make_elf([(".text", 1, b"abcd")], e_type=0xFF00, osabi=0xC0, abi_version=0x90)
+    h = read_header(image)
+    assert (h.type, h.osabi, h.abi_version) == (0xFF00, 0xC0, 0x90)
+    theirs = readelf_header(readelf(image, "-h"))
+    assert "ff00" in theirs["Type"] and theirs["ABI Version"] == str(0x90)
+    with pytest.raises(ElfFormatError) as info:
+        read_header(b"\x7fELX" + image[4:])
+    assert (info.value.offset, info.value.message) == (0, "not an ELF image (no \\x7fELF magic)")
+
+
+@pytest.mark.parametrize("bits", [32, 64])
+def test_no_section_table_offset_means_no_sections(readelf, bits):
+    image = make_elf([(".text", 1, b"abcd")], bits=bits)
+    h = read_header(image)
+    at = 0x28 if bits == 64 else 0x20  # e_shoff
+    none = _put(image, at, "<Q" if bits == 64 else "<I", 0)
+    assert read_header(none).shnum == h.shnum > 0
+    assert list(iter_sections(none)) == [] and section_headers(none, read_header(none)) == []
+    assert readelf_sections(readelf(none, "-S")) == []  # the ELF spec: e_shoff 0 means no section table
+
+
+@pytest.mark.parametrize("bits", [32, 64])
+def test_a_section_may_end_at_the_last_byte(bits):
+    image = make_elf([(".text", 1, b"abcd"), (".data", 1, b"ef")], bits=bits)
+    h = read_header(image)
+    row = h.shoff + 2 * h.shentsize
+    size_at, fmt = (row + 32, "<Q") if bits == 64 else (row + 20, "<I")
+    offset = next(s.offset for s in iter_sections(image) if s.name == ".data")
+    to_end = _put(image, size_at, fmt, len(image) - offset)  # .data now runs over the table to the end
+    assert [s.size for s in iter_sections(to_end) if s.name == ".data"] == [len(image) - offset]
+    past = _put(image, size_at, fmt, len(image) - offset + 1)
+    with pytest.raises(ElfFormatError) as info:
+        list(iter_sections(past))
+    size = len(image) - offset + 1
+    assert (info.value.offset, info.value.message) == (
+        row, f"section 2 ({size} bytes at {offset:#x}) runs past the end of the data ({len(image)} bytes)"
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("bits", [32, 64])
+def test_the_section_name_table_must_be_a_section_inside_the_data(bits):
+    image = make_elf([(".text", 1, b"abcd")], bits=bits)
+    h = read_header(image)  # sections: null, .text, .shstrtab
+    strndx_at = 0x3E if bits == 64 else 0x32
+    with pytest.raises(ElfFormatError) as info:
+        list(iter_sections(_put(image, strndx_at, "<H", 3)))  # one past the last section
+    assert (info.value.offset, info.value.message) == (0, "section-name table index 3 is not below the section count 3")
+    # extended numbering: the index is section 0's sh_link, a 32-bit unsigned word
+    ext = make_elf([(".text", 1, b"abcd")], bits=bits, extended=True)
+    link_at = read_header(ext).shoff + (40 if bits == 64 else 24)
+    with pytest.raises(ElfFormatError) as info:
+        list(iter_sections(_put(ext, link_at, "<I", 0xFFFFFFF0)))
+    assert info.value.message == "section-name table index 4294967280 is not below the section count 3"
+    # a name table of type SHT_NOBITS passes the section check but has no bytes in the file
+    row = h.shoff + 2 * h.shentsize
+    str_off = next(s.offset for s in iter_sections(image) if s.name == ".shstrtab")
+    size_at, fmt = (row + 32, "<Q") if bits == 64 else (row + 20, "<I")
+    nobits = _put(image, row + 4, "<I", 8)
+    exact = _put(nobits, size_at, fmt, len(image) - str_off)
+    assert [s.name for s in iter_sections(exact)] == ["", ".text", ".shstrtab"]
+    with pytest.raises(ElfFormatError) as info:
+        list(iter_sections(_put(nobits, size_at, fmt, len(image) - str_off + 1)))
+    assert (info.value.offset, info.value.message) == (str_off, "section-name table runs past the end of the data")

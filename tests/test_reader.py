@@ -18,7 +18,7 @@ from cuda_fatbin._detect import ptx_version
 from cuda_fatbin._reader import FatbinFormatError
 
 from elf_testing import make_elf
-from fatbin_testing import KERNEL_SRC, all_records, listing, once_per_process, process_tmp
+from fatbin_testing import KERNEL_SRC, all_records, listing, once_per_process, process_tmp, run_tool
 
 CUOBJDUMP_KIND = {
     "elf": "elf",
@@ -110,7 +110,7 @@ def cu_file(needs_nvcc):
 
 
 def nvcc(cu_file, out, *args):
-    subprocess.run(["nvcc", *args, "-o", str(out), str(cu_file)], check=True, capture_output=True)
+    run_tool(["nvcc", *args, "-o", out, cu_file], cwd=out.parent, outputs=[out])
     return out
 
 

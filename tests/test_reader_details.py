@@ -209,3 +209,84 @@ def test_overlapping_sections_are_searched_once_to_their_furthest_end(artifacts)
     struct.pack_into("<QQ", image, shoff + 2 * 64 + 24, rodata.offset, 8 + len(blob) + 4)
     found = [(fb.section, fb.offset - rodata.offset) for fb in iter_fatbins(bytes(image), embedded=True)]
     assert found == [(".data", 8), (".data", 8 + len(blob) + 8)]
+
+
+# -- fatbins back to back: the padding rule of cuobjdump --------------------------------------------------
+# cuobjdump 13.0 on raw fatbin files and on .nv_fatbin sections, each layout tried (docs/formats.md §3):
+# it skips 8-byte words whose first 4 bytes are zero; in a section fewer than 16 bytes left then end the
+# walk; in a raw file only fewer than 16 bytes left right after a fatbin do, and padding must lead to a fatbin.
+X = b"\x01"
+LAYOUTS = {
+    "back to back": ["A", b"", "B"],
+    "8 zero bytes between": ["A", bytes(8), "B"],
+    "4104 zero bytes between": ["A", bytes(4104), "B"],
+    "a word with a zero magic field": ["A", bytes(7) + X, "B"],
+    "zero then a non-zero word": ["A", bytes(8) + X + bytes(7), "B"],
+    "1 zero byte between": ["A", bytes(1), "B"],
+    "4 zero bytes between": ["A", bytes(4), "B"],
+    "8 zero bytes after": ["A", bytes(8)],
+    "15 bytes of junk after": ["A", X * 15],
+    "16 bytes of junk after": ["A", X * 16],
+    "16 zero bytes after": ["A", bytes(16)],
+    "16 zero bytes and 8 of junk after": ["A", bytes(16) + X * 8],
+    "8 zero bytes and 15 of junk after": ["A", bytes(8) + X * 15],
+    "8 zero bytes and 16 of junk after": ["A", bytes(8) + X * 16],
+    "an empty fatbin between": ["A", struct.pack("<IHHQ", 0xBA55ED50, 1, 16, 0), "B"],
+}
+
+
+@pytest.fixture(scope="module")
+def two_fatbins(artifacts):
+    return {"A": build_fatbin([artifacts[("cubin", "sm_80")]]), "B": build_fatbin([artifacts[("cubin", "sm_90")]])}
+
+
+def _layout(parts, two):
+    return b"".join(two[p] if isinstance(p, str) else p for p in parts)
+
+
+def _ours(source):
+    found, error = [], None
+    try:
+        for fb in iter_fatbins(source):
+            found.append(fb)
+    except FatbinFormatError as e:
+        error = e
+    return found, error
+
+
+@pytest.mark.parametrize("in_section", [False, True], ids=["raw file", ".nv_fatbin"])
+@pytest.mark.parametrize("name", list(LAYOUTS))
+def test_padding_between_fatbins_is_read_as_cuobjdump_reads_it(name, in_section, two_fatbins, cuobjdump_path, tmp_path):
+    import subprocess
+
+    body = _layout(LAYOUTS[name], two_fatbins)
+    data = make_elf([(".nv_fatbin", 1, body)], e_type=2) if in_section else body
+    path = tmp_path / "f.bin"
+    path.write_bytes(data)
+    res = subprocess.run([cuobjdump_path, "-lelf", str(path)], capture_output=True, text=True)
+    listed = res.stdout.count("ELF file")
+    found, error = _ours(path)
+    entries = sum(len(fb.entries) for fb in found)  # cubins listed (an empty fatbin lists none)
+    assert (entries, error is not None) == (listed, res.returncode != 0), (res.stdout, res.stderr, error)
+    if error is not None:
+        assert "invalid fatbin header at" in error.message and "no magic 0xBA55ED50" in error.message
+
+
+def test_padding_errors_name_the_offset_and_the_rule(two_fatbins):
+    a, b = two_fatbins["A"], two_fatbins["B"]
+    found, error = _ours(a + bytes(8) + X + bytes(7) + b)
+    where = len(a) + 8
+    assert len(found) == 1 and (error.offset, error.message) == (
+        where, f"invalid fatbin header at {where:#x} in the file: no magic 0xBA55ED50, and only padding (8-byte "
+               "words starting with 4 zero bytes) may stand before, between and after fatbins",
+    )  # fmt: skip
+    image = make_elf([(".nv_fatbin", 1, bytes(16) + a + X * 16)], e_type=2)
+    found, error = _ours(image)
+    start = next(s.offset for s in iter_sections_of(image) if s.name == ".nv_fatbin")
+    assert [fb.offset for fb in found] == [start + 16]  # leading padding in a section is skipped
+    assert (error.offset, error.message.split(":")[0]) == (
+        start + 16 + len(a), f"invalid fatbin header at {start + 16 + len(a):#x} in .nv_fatbin"
+    )  # fmt: skip
+    # a zero-length tail, a 15-byte tail: nothing more to read
+    assert [len(fb.entries) for fb in iter_fatbins(a + bytes(15))] == [1]
+    assert [fb.offset for fb in iter_fatbins(a + bytes(4104) + b)] == [0, len(a) + 4104]  # no limit on padding

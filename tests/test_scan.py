@@ -14,7 +14,7 @@ import pytest
 from cuda_fatbin import Part, ScanReport, build_fatbin, iter_fatbins, scan
 from cuda_fatbin._scan import STATUSES, default_paths
 
-from fatbin_testing import listing, once_per_process, process_tmp
+from fatbin_testing import listing, once_per_process, process_tmp, run_tool
 
 CLI = [sys.executable, "-m", "cuda_fatbin"]
 GPUS = "75;80;86;89;90;100;120"
@@ -96,10 +96,10 @@ def test_rdc_programs_follow_the_runtime(tmp_path, needs_nvcc, objects, link, ex
     (tmp_path / "main.cu").write_text(RDC_MAIN)
     gencode = [f"-gencode=arch=compute_{a.split('_')[1]},code={a}" for a in objects]
     for name in ("k", "main"):
-        subprocess.run([needs_nvcc, "-rdc=true", "-c", f"{name}.cu", "-o", f"{name}.o", *gencode], cwd=tmp_path,
-                       check=True)  # fmt: skip
-    subprocess.run([needs_nvcc, "-rdc=true", "main.o", "k.o", "-o", "app",
-                    f"-gencode=arch=compute_{link.split('_')[1]},code={link}"], cwd=tmp_path, check=True)  # fmt: skip
+        run_tool([needs_nvcc, "-rdc=true", "-c", f"{name}.cu", "-o", f"{name}.o", *gencode], cwd=tmp_path,
+                 outputs=[tmp_path / f"{name}.o"])  # fmt: skip
+    linked = f"-gencode=arch=compute_{link.split('_')[1]},code={link}"
+    run_tool([needs_nvcc, "-rdc=true", "main.o", "k.o", "-o", "app", linked], cwd=tmp_path, outputs=[tmp_path / "app"])
     [b] = scan([tmp_path / "app"], gpus="9.0", max_workers=1).binaries
     assert b.coverage["9.0"]["status"] == expected, b.coverage["9.0"]["reason"]
 

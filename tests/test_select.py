@@ -422,3 +422,76 @@ def test_relocatable_ptx_is_selected_like_ptx_and_says_so(needs_nvcc, tmp_path):
         "no entry fits 8.6: PTX relocatable PTX compute_80: CUDA_DISABLE_PTX_JIT=1 ignores PTX",
         ("disable_ptx_jit", "reloc_ptx"),
     )
+
+
+def test_the_nearest_ptx_too_new_for_the_driver_fails_the_load(make):
+    """The driver takes the nearest PTX and fails on its ISA; it never falls back to an older PTX."""
+    fb = read_fatbin(make("compute_80", "compute_90"))
+    p80, p90 = fb.entries
+    need = ptx_isa_needs(p90.version)
+    failure = (f"PTX compute_90 is ISA {p90.version[0]}.{p90.version[1]}, which needs a CUDA {need[0]}.{need[1]} "
+               "driver; driver is CUDA 12.4")  # fmt: skip
+    sel = select_entry(fb, "12.0", driver="12.4")  # reads zstd (libnvfatbin may compress PTX by default)
+    assert not sel
+    assert (sel.gpu, sel.entry, sel.status, sel.cache_dependent) == (Arch(12, 0), None, "none", False)
+    assert sel.reason == (
+        "no entry fits 12.0: the driver takes the nearest PTX and fails (CUDA_ERROR_UNSUPPORTED_PTX_VERSION), "
+        f"without trying the others: {failure}"
+    )
+    assert sel.rejected == ((p90, failure), (p80, "also runnable (PTX JIT), not preferred"))
+    assert sel.rules == ("ptx_lower", "ptx_isa_driver", "ptx_nearest")
+
+
+def test_a_fatbin_without_entries_fits_nothing_and_says_so():
+    import struct
+
+    empty = struct.pack("<IHHQ", 0xBA55ED50, 1, 16, 0)
+    sel = select_entry(empty, "8.0")
+    assert (sel.status, sel.reason, sel.rejected, sel.rules) == (
+        "none", "no entry fits 8.0: the fatbin has no entries", (), ()
+    )  # fmt: skip
+
+
+def test_a_relocatable_fatbin_is_selected_and_linked_at_load(needs_nvcc, tmp_path):
+    import subprocess
+
+    from cuda_fatbin import iter_fatbins
+
+    (tmp_path / "r.cu").write_text('extern "C" __global__ void k(float* p) { p[0] = 1; }\n')
+    cmd = [needs_nvcc, "-c", "-rdc=true", "-gencode", "arch=compute_80,code=[sm_80,compute_80]", "-o", "r.o", "r.cu"]
+    subprocess.run(cmd, cwd=tmp_path, check=True)
+    [fb] = iter_fatbins(tmp_path / "r.o")
+    assert fb.relocatable
+    linked = "; linked at load time by the CUDA runtime (this fatbin is -rdc device-link input)"
+    sass = select_entry(fb, "8.6")
+    assert (sass.status, sass.reason, sass.rules) == (
+        "SASS compatible", f"SASS sm_80 runs on 8.6: same major, lower minor{linked}",
+        ("sass_lower_minor", "sass_over_ptx", "relocatable_link"),
+    )  # fmt: skip
+    jit = select_entry(fb, "9.0")
+    assert (jit.status, jit.rules) == ("PTX JIT", ("ptx_lower", "relocatable_link")) and jit.reason.endswith(linked)
+    # the same entries outside a relocatable object: no link step
+    plain = select_entry(build_fatbin([e.data() for e in fb.entries]), "8.6")
+    assert (plain.reason, plain.rules) == (
+        "SASS sm_80 runs on 8.6: same major, lower minor", ("sass_lower_minor", "sass_over_ptx")
+    )  # fmt: skip
+
+
+def test_disable_ptx_jit_models_the_warm_and_cold_driver_with_the_same_driver_and_force(make):
+    """With CUDA_DISABLE_PTX_JIT=1 both models (cache warm, cache cold) see the same driver and force flag."""
+    zstd = make("sm_86", options=FatbinOptions(compress_all=True, compress_mode="size"))
+    for cache in (None, False, True):  # the driver cannot read zstd SASS, cached or not
+        sel = select_entry(zstd, "8.6", driver="12.0", disable_ptx_jit=True, jit_cache=cache)
+        assert (sel.status, sel.rules, sel.cache_dependent) == ("none", ("zstd_driver",), False), cache
+    both = make("sm_86", "compute_80")
+    forced = {"force_ptx_jit": True, "disable_ptx_jit": True}
+    warm = select_entry(both, "8.6", **forced, jit_cache=True)  # forced to JIT; the JIT output was cached
+    assert (warm.status, warm.entry.identifier, warm.rules) == ("PTX JIT", "compute_80", ("ptx_lower", "jit_cache"))
+    unknown = select_entry(both, "8.6", **forced)
+    assert (unknown.status, unknown.cache_dependent) == ("none", True)
+    assert unknown.rules == ("force_ptx_jit", "disable_ptx_jit")
+    assert unknown.reason == (
+        "no entry fits 8.6: SASS sm_86: CUDA_FORCE_PTX_JIT=1 ignores SASS; PTX compute_80: CUDA_DISABLE_PTX_JIT=1 "
+        f"ignores PTX; with a warm JIT cache: {select_entry(both, '8.6', force_ptx_jit=True).reason} "
+        "(cached JIT output)"
+    )

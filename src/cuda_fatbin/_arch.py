@@ -416,10 +416,10 @@ def _parse_string(spec: str, style: str, supported: tuple[int, ...] | None, acc:
         for item in lto:
             acc.ltoir.add(Arch.parse(item))
         rest = " ".join(r for r in items if r not in lto)
-        if not found or rest:
+        if rest:  # also when no clause matched: the word holding "arch=" is left over
             raise ValueError(
-                f"malformed gencode spec {spec!r}; expected e.g. 'arch=compute_80,code=[sm_80,sm_86]'"
-                + (f" (cannot read {rest!r})" if rest else "")
+                f"malformed gencode spec {spec!r}; expected e.g. 'arch=compute_80,code=[sm_80,sm_86]' "
+                f"(cannot read {rest!r})"
             )
         for m in found:
             _add_gencode(m["arch"], [c for c in m["code"].strip("[]").split(",") if c], acc, spec)
@@ -436,10 +436,10 @@ def _parse_string(spec: str, style: str, supported: tuple[int, ...] | None, acc:
     items = split_arch_list(text)
     cmake = style == "cmake" or (style == "auto" and any(_CMAKE_RE.fullmatch(i.lower()) for i in items))
     for item in items:
-        _add_item(item, cmake, style, acc)
+        _add_item(item, cmake, acc)
 
 
-def _add_item(item: str, cmake: bool, style: str, acc: _Acc) -> None:
+def _add_item(item: str, cmake: bool, acc: _Acc) -> None:
     low = item.lower()
     m = _CMAKE_RE.fullmatch(low)
     if m:

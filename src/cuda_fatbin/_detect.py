@@ -75,7 +75,7 @@ def _as_bytes_like(data: Buffer | str) -> memoryview:
         raise TypeError(f"expected bytes, bytearray, memoryview or str; got {type(data).__name__}") from None
     if not view.c_contiguous:
         raise ValueError("data must be a contiguous buffer")
-    return view.cast("B") if view.format != "B" or view.ndim != 1 else view
+    return view.cast("B")  # any format and shape, as flat unsigned bytes
 
 
 def detect(data: Buffer | str) -> Detected:

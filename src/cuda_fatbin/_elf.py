@@ -93,8 +93,8 @@ else:  # the same types at run time, without the typing module
 
 
 def _unpack(fmt: str, buf: Buffer, offset: int) -> tuple[Any, ...]:
-    size = struct.calcsize(fmt)
-    if offset < 0 or offset + size > len(buf):
+    size = struct.calcsize(fmt)  # offsets are sums of unsigned header fields: never negative
+    if offset + size > len(buf):
         raise ElfFormatError(f"ELF data truncated: need {size} bytes, {max(0, len(buf) - offset)} left", offset)
     return struct.unpack_from(fmt, buf, offset)
 

@@ -194,8 +194,6 @@ def plan_fatbin(
     sass = set(al.sass)
     ptx = set(al.ptx) | set(_subset("ptx_for", ptx_for, al))
     ltoir = set(al.ltoir) | set(_subset("ltoir_for", ltoir_for, al))
-    if _is_none(ptx_for):
-        ptx_for = ()
     if ptx_for is None and not al.explicit_ptx and sass:
         # the forward-compatibility entry: PTX of the newest arch (for PTX source: the source itself)
         ptx.add(ptx_source_target if code_type == "ptx" and ptx_source_target is not None else max(sass))

@@ -24,6 +24,7 @@ import contextlib
 import functools
 import mmap
 import os
+import re
 import stat
 import struct
 import sys
@@ -73,7 +74,8 @@ MAX_STREAM = 1 << 30
 _SMALL_FILE = 1 << 20  # files up to this size are read, not mapped: a file that shrinks cannot fault
 _SECTIONS = (".nv_fatbin", "__nv_relfatbin")
 _RELOCATABLE_SECTION = "__nv_relfatbin"
-_MAX_GAP = 4096  # zero padding tolerated between back-to-back fatbins in a section
+# padding between fatbins in a section, as cuobjdump skips it: 8-byte words whose magic field is zero
+_PADDING = re.compile(rb"(?:\0\0\0\0.{4})*", re.DOTALL)
 _SHT_NOBITS = 8
 _WINDOW = 32 << 20  # the embedded-fatbin search lets go of what it has searched every 32 MiB
 
@@ -695,37 +697,42 @@ class _Seen:
 
 
 def _walk(src: _Data, start: int, end: int, section: str | None, seen: _Seen) -> Iterator[Fatbin]:
-    """Fatbins back to back in [start, end). Between them only zero padding (to 8 bytes) may stand."""
+    """Fatbins back to back in [start, end) (a section, or a raw fatbin file when ``section`` is None).
+
+    As cuobjdump reads them (docs/formats.md §3): 8-byte words whose first 4 bytes are zero are padding
+    and skipped; then a fatbin header must follow. In a section, fewer than 16 bytes (a header) left
+    after the padding end the walk; in a raw file, fewer than 16 bytes left right after a fatbin end it,
+    and padding must lead to another fatbin.
+    """
     pos = start
     buf = src.view
+    where = section or "the file"
     while pos < end:
         seen.step(pos)
-        known = seen.by_start.get(pos)
+        if section is None and end - pos < 16:
+            return
+        after = _PADDING.match(buf, pos, end).end()  # type: ignore[union-attr]  # always matches (maybe empty)
+        if section is not None and end - after < 16:
+            return
+        known = seen.by_start.get(after)
         if known is not None:  # named by an earlier section too: parsed and yielded once
             if known > end:
-                raise FatbinFormatError(f"the fatbin at {pos:#x} runs past the end of {section}", pos)
+                raise FatbinFormatError(f"the fatbin at {after:#x} runs past the end of {section}", after)
             pos = known
             continue
-        if bytes(buf[pos : pos + 4]) == FATBIN_MAGIC:
-            owner = seen.inside(pos)
-            if owner is not None:
-                raise FatbinFormatError(f"a fatbin at {pos:#x} starts inside the fatbin at {owner:#x}", pos)
-            fatbin = _parse(src, pos, end, section, relocatable=section == _RELOCATABLE_SECTION)
-            seen.claim(pos, pos + fatbin.size)
-            yield fatbin
-            pos += fatbin.size
-            continue
-        if pos == start:
-            raise FatbinFormatError(f"no fatbin magic at the start of {section or 'the data'}", pos)
-        gap = bytes(buf[pos : min(end, pos + _MAX_GAP)])
-        nxt = gap.find(FATBIN_MAGIC)
-        if gap[: nxt if nxt >= 0 else len(gap)].strip(b"\0"):
-            raise FatbinFormatError(f"unexpected non-zero bytes between fatbins in {section or 'the data'}", pos)
-        if nxt < 0:
-            if pos + len(gap) < end:
-                raise FatbinFormatError(f"over {_MAX_GAP} bytes of padding after a fatbin", pos)
-            return
-        pos += nxt
+        if bytes(buf[after : after + 4]) != FATBIN_MAGIC:
+            raise FatbinFormatError(
+                f"invalid fatbin header at {after:#x} in {where}: no magic 0xBA55ED50, and only padding (8-byte "
+                "words starting with 4 zero bytes) may stand before, between and after fatbins",
+                after,
+            )
+        owner = seen.inside(after)
+        if owner is not None:
+            raise FatbinFormatError(f"a fatbin at {after:#x} starts inside the fatbin at {owner:#x}", after)
+        fatbin = _parse(src, after, end, section, relocatable=section == _RELOCATABLE_SECTION)
+        seen.claim(after, after + fatbin.size)
+        yield fatbin
+        pos = after + fatbin.size
 
 
 def _scan(src: _Data, ranges: Sequence[tuple[int, int, str | None]], seen: _Seen) -> Iterator[Fatbin]:

@@ -385,7 +385,7 @@ def select_entry(
     if disable_ptx_jit and jit_cache is not False:
         warm = select_entry(fb, gpu, driver=driver, force_ptx_jit=force_ptx_jit, jit_cache=False)
         cold = select_entry(fb, gpu, driver=driver, force_ptx_jit=force_ptx_jit, disable_ptx_jit=True, jit_cache=False)
-        if warm.status != "PTX JIT" or warm.entry is cold.entry:
+        if warm.status != "PTX JIT":  # SASS outranks PTX: only a PTX pick can depend on the cache
             return cold
         if jit_cache is None:
             return dataclasses.replace(
@@ -405,12 +405,12 @@ def select_entry(
             rejected.append((e, reason))
             rejected_rules.update(dict.fromkeys(rules))
             continue
-        # lower key wins: SASS exact < SASS compatible < PTX; then nearest arch; then suffix; then the last entry
-        rank = {"SASS exact": 0, "SASS compatible": 1, "PTX JIT": 2}[status]
+        # lower key wins: SASS before PTX; then nearest arch (so exact SASS before compatible); then suffix;
+        # then the last entry
         a = e.arch
         if a is None:  # _judge rejects entries without an arch
             continue
-        key = (rank, -a.sm, _SUFFIX_RANK[a.suffix], -index)
+        key = (int(status == "PTX JIT"), -a.sm, _SUFFIX_RANK[a.suffix], -index)
         chosen.append((key, e, status, reason, rules, failure))
     if not chosen:
         why = "; ".join(r for _, r in rejected) or "the fatbin has no entries"
@@ -499,10 +499,9 @@ def needed_driver(entry: FatbinEntry) -> tuple[int, int]:
     need = (0, 0)
     if entry.kind in ("ptx", "reloc"):
         need = max(need, ptx_isa_needs(entry.version))
-    parent = entry._parent
-    if entry.compression == "zstd" or (parent is not None and parent.compression == "zstd"):
+    if entry.compression == "zstd":
         need = max(need, ZSTD_MIN_CUDA)
-    if entry.concatenated:
+    if entry.concatenated:  # whatever its container's compression: zstd (12.4) is older than concatenation
         need = max(need, _CONCAT_MIN_CUDA)
     return need
 
