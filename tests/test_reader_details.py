@@ -290,3 +290,89 @@ def test_padding_errors_name_the_offset_and_the_rule(two_fatbins):
     # a zero-length tail, a 15-byte tail: nothing more to read
     assert [len(fb.entries) for fb in iter_fatbins(a + bytes(15))] == [1]
     assert [fb.offset for fb in iter_fatbins(a + bytes(4104) + b)] == [0, len(a) + 4104]  # no limit on padding
+
+
+# -- sections that name the same bytes: each fatbin once, no overlap, bounded work ----------------------
+EMPTY = struct.pack("<IHHQ", 0xBA55ED50, 1, 16, 0)  # a fatbin without entries: 16 bytes
+
+
+def _point(image: bytes, index: int, offset: int, size: int) -> bytes:
+    """Make section ``index`` of a 64-bit image cover [offset, offset + size)."""
+    out = bytearray(image)
+    shoff = struct.unpack_from("<Q", out, 0x28)[0]
+    struct.pack_into("<QQ", out, shoff + index * 64 + 24, offset, size)
+    return bytes(out)
+
+
+def test_a_fatbin_named_by_two_sections_is_read_once(two_fatbins):
+    a, b = two_fatbins["A"], two_fatbins["B"]
+    image = make_elf([(".nv_fatbin", 1, a + b), (".nv_fatbin", 1, b"")], e_type=2)
+    start = next(s.offset for s in iter_sections_of(image) if s.size)
+    second = _point(image, 2, start + len(a), len(b))  # the second section names B again
+    assert [fb.offset for fb in iter_fatbins(second)] == [start, start + len(a)]
+    cut = _point(image, 2, start + len(a), len(b) - 8)  # ... but ends inside it
+    with pytest.raises(FatbinFormatError) as info:
+        list(iter_fatbins(cut))
+    where = start + len(a)
+    assert (info.value.offset, info.value.message) == (
+        where,
+        f"the fatbin at {where:#x} runs past the end of .nv_fatbin",
+    )
+    # a section that starts at a fatbin header inside A's bytes
+    inner = start + 64 + 8
+    planted = bytearray(_point(image, 2, inner, 64))
+    planted[inner : inner + 4] = b"\x50\xed\x55\xba"
+    with pytest.raises(FatbinFormatError) as info:
+        list(iter_fatbins(bytes(planted)))
+    assert (info.value.offset, info.value.message) == (
+        inner,
+        f"a fatbin at {inner:#x} starts inside the fatbin at {start:#x}",
+    )
+
+
+def test_overlapping_claims_are_refused_and_name_both():
+    from cuda_fatbin._reader import _Seen
+
+    def claim_all(*ranges):
+        seen = _Seen(1 << 20)
+        for r in ranges[:-1]:
+            seen.claim(*r)
+        try:
+            seen.claim(*ranges[-1])
+        except FatbinFormatError as e:
+            return e.offset, e.message
+        return None
+
+    assert claim_all((100, 200), (200, 300)) is None and claim_all((100, 200), (0, 100)) is None  # touching
+    assert claim_all((100, 200), (150, 300)) == (150, "the fatbin at 0x96 overlaps the one at 0x64")
+    assert claim_all((200, 300), (100, 250)) == (100, "the fatbin at 0x64 overlaps the one at 0xc8")
+    assert claim_all((0, 50), (100, 200), (150, 250)) == (150, "the fatbin at 0x96 overlaps the one at 0x64")
+    assert claim_all((0, 100), (150, 250), (100, 200)) == (100, "the fatbin at 0x64 overlaps the one at 0x96")
+    assert claim_all((0, 100), (150, 250), (300, 400), (120, 140)) is None
+
+
+def _crowded(k: int, filler: int) -> bytes:
+    """k empty fatbins back to back; section i starts at fatbin i and runs to the end: k(k+1)/2 steps."""
+    image = make_elf([(".nv_fatbin", 1, EMPTY * k)] + [(".nv_fatbin", 1, b"")] * (k - 1) + [(".x", 1, bytes(filler))],
+                     e_type=2)  # fmt: skip
+    start = next(s.offset for s in iter_sections_of(image) if s.name == ".nv_fatbin" and s.size)
+    for i in range(1, k):
+        image = _point(image, 1 + i, start + 16 * i, 16 * (k - i))
+    return image
+
+
+def test_the_work_on_a_file_is_bounded_by_its_size():
+    """At most size // 16 + 1024 steps (a fatbin visited); exactly that many read, one more is refused."""
+    k = 60
+    steps = k * (k + 1) // 2
+    base = len(_crowded(k, 0))
+    fits = _crowded(k, 16 * (steps - 1024) - base)  # size // 16 + 1024 == steps
+    assert len(fits) // 16 + 1024 == steps
+    assert len(list(iter_fatbins(fits))) == k
+    over = _crowded(k, 16 * (steps - 1025) - base)
+    assert len(over) // 16 + 1024 == steps - 1
+    with pytest.raises(FatbinFormatError) as info:
+        list(iter_fatbins(over))
+    start = next(s.offset for s in iter_sections_of(over) if s.name == ".nv_fatbin" and s.size)
+    assert info.value.message == "the sections name the same fatbins over and over (overlapping sections)"
+    assert start <= info.value.offset < start + 16 * k
