@@ -135,6 +135,62 @@ def test_an_over_long_zstd_stream_is_read_one_byte_past_the_claim():
     assert _decompress("zstd", raw, 1 << 20, 0) == bytes(1 << 20)
 
 
+def test_zstd_streams_of_several_frames_are_read_across_frames_and_bounded():
+    """The decompressor stops at each frame's end; the reader goes on, to one byte past the claim at most."""
+    import zstandard
+
+    frames = [bytes([i]) * 100 for i in (1, 2, 3)]
+    raw = b"".join(zstandard.ZstdCompressor().compress(f) for f in frames)
+    assert _decompress("zstd", raw, 300, 0) == b"".join(frames)
+    with pytest.raises(FatbinFormatError) as info:
+        _decompress("zstd", raw, 150, 0x10)
+    assert (info.value.offset, info.value.message) == (0x10, "zstd payload decompressed to 151 bytes; header says 150")
+    with pytest.raises(FatbinFormatError) as info:
+        _decompress("zstd", raw, 301, 0)
+    assert info.value.message == "zstd payload decompressed to 300 bytes; header says 301"
+
+
+def test_a_stream_is_read_to_its_bound_and_no_further(monkeypatch):
+    """Standard input and pipes cannot be mapped: at most MAX_STREAM + 1 bytes are asked for."""
+    import io
+
+    from cuda_fatbin import _reader
+
+    asked = []
+
+    class Pipe(io.BytesIO):
+        def read(self, n=-1):
+            asked.append(n)
+            return super().read(n)
+
+    monkeypatch.setattr(_reader, "MAX_STREAM", 64)
+    with pytest.raises(FatbinFormatError) as info:
+        _reader._read_stream(Pipe(bytes(1000)), "standard input")
+    assert asked == [65] and (info.value.offset, info.value.message) == (
+        64, "standard input holds over 64 bytes; save it to a file, which can be mapped, and read that"
+    )  # fmt: skip
+    assert bytes(_reader._read_stream(Pipe(bytes(64)), "a pipe").view) == bytes(64)
+
+
+def test_entry_errors_and_reprs(artifacts):
+    from cuda_fatbin import FatbinEntry
+
+    ltoir = read_fatbin(build_fatbin([artifacts[("ltoir", "sm_80")]])).entries[0]
+    assert ltoir.compression == "obfuscated"
+    with pytest.raises(FatbinFormatError) as info:
+        ltoir.data()
+    assert (info.value.offset, info.value.message) == (
+        ltoir.offset, "ltoir entry payload is obfuscated (flag 0x10000); it cannot be decoded"
+    )  # fmt: skip
+    fields = read_fatbin(build_fatbin([artifacts[("cubin", "sm_80")]])).entries[0].as_dict()
+    made = FatbinEntry(**{k: v for k, v in fields.items() if k in FatbinEntry.__annotations__ and k != "arch"},
+                       arch=None)  # fmt: skip
+    with pytest.raises(FatbinFormatError) as info:
+        made.data()  # an entry not made by the reader has no bytes behind it
+    assert (info.value.offset, info.value.message) == (made.offset, "elf entry has no data to read")
+    assert repr(made) == f"<FatbinEntry elf {made.size} bytes, none at {made.offset:#x}>"
+
+
 def test_a_missing_codec_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "zstandard", None)
     with pytest.raises(ImportError) as info:
@@ -376,3 +432,62 @@ def test_the_work_on_a_file_is_bounded_by_its_size():
     start = next(s.offset for s in iter_sections_of(over) if s.name == ".nv_fatbin" and s.size)
     assert info.value.message == "the sections name the same fatbins over and over (overlapping sections)"
     assert start <= info.value.offset < start + 16 * k
+
+
+# -- strings in entry headers: inside the header to the last byte, and no further ----------------------
+def test_identifier_and_options_must_lie_in_the_entry_header(artifacts):
+    from cuda_fatbin import Part
+
+    data = build_fatbin([Part(artifacts[("ptx", "sm_80")], kind="ptx", identifier="abc", options="-O3")])
+    e = read_fatbin(data).entries[0]
+    pos = e.offset
+    hsize, opt_off, id_off, id_len = (struct.unpack_from("<I", data, pos + at)[0] for at in (4, 20, 32, 36))
+    s_off, s_len = struct.unpack_from("<II", data, pos + opt_off)
+    assert (e.identifier, e.options, bytes(data[pos + s_off : pos + s_off + s_len])) == ("abc", "-O3", b"-O3")
+
+    def edit(*fields):
+        out = bytearray(data)
+        for at, value in fields:
+            struct.pack_into("<I", out, pos + at, value)
+        return bytes(out)
+
+    def refused(blob):
+        with pytest.raises(FatbinFormatError) as info:
+            read_fatbin(blob)
+        return info.value.offset, info.value.message
+
+    to_end = hsize - id_off  # the identifier runs to the header's last byte
+    assert read_fatbin(edit((36, to_end))).entries[0].identifier == bytes(data[pos + id_off : pos + hsize]).decode()
+    assert refused(edit((36, to_end + 1))) == (
+        pos,
+        f"identifier ({to_end + 1} bytes at +{id_off:#x}) lies outside the entry header",
+    )
+    assert refused(edit((32, 63))) == (pos, f"identifier ({id_len} bytes at +0x3f) lies outside the entry header")
+    bad_utf8 = bytearray(data)
+    bad_utf8[pos + id_off] = 0xFF
+    assert read_fatbin(bytes(bad_utf8)).entries[0].identifier == "\ufffdbc"  # replaced, never an exception
+    # the options record {offset, length}: the text must lie in the header too
+    rec = opt_off
+    assert read_fatbin(edit((rec + 4, hsize - s_off))).entries[0].options == "-O3" + "\0" * (hsize - s_off - 3)
+    for at, value, words in [
+        (rec + 4, hsize - s_off + 1, f"{hsize - s_off + 1} bytes at +{s_off:#x}"),
+        (rec, 63, f"{s_len} bytes at +0x3f"),
+        (rec + 4, 0x80000000, f"2147483648 bytes at +{s_off:#x}"),  # unsigned: not a negative length
+    ]:
+        assert refused(edit((at, value))) == (pos, f"entry options ({words}) lie outside the header")
+    assert read_fatbin(edit((rec, 64))).entries[0].options == "abc"  # the first byte after the fixed header
+
+
+def test_a_standalone_file_has_the_flags_libnvfatbin_gives_it(artifacts):
+    """Read alone, an artifact's entry carries the address-size and arch-suffix flags that libnvfatbin
+    writes for it in a fatbin (the outside oracle for those bits)."""
+    from cuda_fatbin._reader import FLAG_64BIT, FLAG_ARCH_SPECIFIC, FLAG_FAMILY
+
+    mask = FLAG_64BIT | FLAG_ARCH_SPECIFIC | FLAG_FAMILY
+    seen = set()
+    for (kind, spec), blob in artifacts.items():
+        alone = read_fatbin(blob).entries[0]
+        packed = read_fatbin(build_fatbin([blob])).entries[0]
+        assert (alone.flags & mask, alone.arch) == (packed.flags & mask, packed.arch), (kind, spec)
+        seen.add(alone.flags & mask)
+    assert {FLAG_64BIT, FLAG_64BIT | FLAG_ARCH_SPECIFIC} <= seen

@@ -969,7 +969,8 @@ def _standalone(src: _Data) -> Fatbin | None:
             kind, version, bits = 0x01, ptx_version(view) or (0, 0), 64
     except (ValueError, ElfFormatError) as e:
         raise FatbinFormatError(f"malformed device-code file: {e}", 0) from None
-    flags = (FLAG_64BIT if bits == 64 else 0) | (FLAG_ARCH_SPECIFIC if arch is not None and arch.suffix == "a" else 0)
+    suffix = {"a": FLAG_ARCH_SPECIFIC, "f": FLAG_FAMILY}.get(arch.suffix, 0) if arch is not None else 0
+    flags = (FLAG_64BIT if bits == 64 else 0) | suffix  # as libnvfatbin sets them for the same artifact
     fields = _described(kind, arch.sm if arch else 0, version[0], version[1], flags)
     fields["arch"] = arch
     entry = FatbinEntry(
