@@ -237,19 +237,31 @@ def test_searched_pages_of_a_mapped_file_are_let_go(tmp_path):
     after = _resident()
     assert before - after > size // 2, (before, after)
     src.release(size + 4096, size + 8192)  # past the end: nothing to do, no error
+    # only [start, end) goes: the first half, then the second half
+    assert src.find(b"\2", 0, size) == -1
+    full = _resident()
+    src.release(0, size // 2)
+    first = _resident()
+    src.release(size // 2, size)
+    second = _resident()
+    assert size // 4 < full - first < size * 3 // 4 and size // 4 < first - second < size * 3 // 4, (
+        full,
+        first,
+        second,
+    )
     assert src.find(b"\1", 5, 10) == 5  # released pages read again from the page cache
     small = _open(bytes(64))
     small.release(0, 64)  # data that is not mapped: nothing to release
 
 
 def test_the_search_gives_up_after_a_bounded_number_of_failed_headers():
-    """Candidates that fail cost one unit per header read; the budget is len // 64 + 4096 units."""
+    """Candidates that fail cost the header bytes read (64 at least); the budget is len + 4096 * 64 bytes."""
     magic = b"\x50\xed\x55\xba"
 
     def failures(count: int) -> list:
         return list(iter_fatbins(b"\0" * 4 + magic * count + b"\0" * 16, embedded=True))
 
-    budget_fits = 4369  # 4 + 4 * 4369 + 16 bytes: budget 273 + 4096 = 4369
+    budget_fits = 4369  # 64 * 4369 = 279616 <= 4 + 4 * 4369 + 16 + 262144 = 279640; one more: 279680 > 279644
     assert failures(budget_fits) == []
     with pytest.raises(FatbinFormatError) as info:
         failures(budget_fits + 1)
@@ -264,7 +276,7 @@ def test_overlapping_sections_are_searched_once_to_their_furthest_end(artifacts)
     # .data now covers the start of .rodata, up to the middle: the ranges overlap
     struct.pack_into("<QQ", image, shoff + 2 * 64 + 24, rodata.offset, 8 + len(blob) + 4)
     found = [(fb.section, fb.offset - rodata.offset) for fb in iter_fatbins(bytes(image), embedded=True)]
-    assert found == [(".data", 8), (".data", 8 + len(blob) + 8)]
+    assert found == [(".data", 8), (".rodata", 8 + len(blob) + 8)]  # each named by a section that holds it
 
 
 # -- fatbins back to back: the padding rule of cuobjdump --------------------------------------------------
@@ -491,3 +503,56 @@ def test_a_standalone_file_has_the_flags_libnvfatbin_gives_it(artifacts):
         assert (alone.flags & mask, alone.arch) == (packed.flags & mask, packed.arch), (kind, spec)
         seen.add(alone.flags & mask)
     assert {FLAG_64BIT, FLAG_64BIT | FLAG_ARCH_SPECIFIC} <= seen
+
+
+# -- the search for fatbins stored as data ---------------------------------------------------------------
+def test_the_search_reads_section_bytes_only_and_keeps_complete_strict_candidates(two_fatbins):
+    a, b = two_fatbins["A"], two_fatbins["B"]
+    # bytes of NOBITS sections are no section's content: a fatbin there, before or after .data, is not found
+    for sections in ([(".bss", 8, a), (".data", 1, bytes(64))], [(".data", 1, bytes(64)), (".bss", 8, a)]):
+        assert list(iter_fatbins(make_elf(sections), embedded=True)) == []
+    # candidates must be version-1 fatbins with a 16-byte header and a body
+    v2 = bytearray(b)
+    struct.pack_into("<H", v2, 4, 2)
+    image = make_elf([(".rodata", 1, EMPTY + bytes(8) + bytes(v2) + bytes(8) + b)])
+    rodata = next(s for s in iter_sections_of(image) if s.name == ".rodata")
+    found = [(fb.section, fb.offset - rodata.offset, fb.embedded) for fb in iter_fatbins(image, embedded=True)]
+    assert found == [(".rodata", 16 + 8 + len(b) + 8, True)]
+
+
+def test_the_search_steps_over_registered_fatbins_and_goes_on(two_fatbins):
+    """A section that holds a registered .nv_fatbin and more bytes after it: the rest is still searched."""
+    a, b = two_fatbins["A"], two_fatbins["B"]
+    image = make_elf([(".nv_fatbin", 1, a), (".rodata", 1, b"")], e_type=2)
+    start = next(s.offset for s in iter_sections_of(image) if s.name == ".nv_fatbin")
+    image = bytearray(make_elf([(".nv_fatbin", 1, a + bytes(8) + b), (".rodata", 1, b"")], e_type=2))
+    image = _point(bytes(image), 1, start, len(a))  # .nv_fatbin: A only
+    image = _point(image, 2, start, len(a) + 8 + len(b))  # .rodata: A, then B stored as data
+    found = [(fb.section, fb.offset - start, fb.embedded) for fb in iter_fatbins(image, embedded=True)]
+    assert found == [(".nv_fatbin", 0, False), (".rodata", len(a) + 8, True)]
+
+
+def test_the_search_lets_go_of_what_it_searched_every_32_mib(tmp_path, monkeypatch, two_fatbins):
+    """Pages searched are released once the search is 32 MiB past the last release, and at the end."""
+    from cuda_fatbin import _reader
+
+    a = two_fatbins["A"]
+    mib = 1 << 20
+    at = [32 * mib, 40 * mib, 80 * mib]  # exactly 32 MiB: not yet; 40: yes; 80 - 40 > 32: yes
+    path = tmp_path / "sparse.bin"
+    with open(path, "wb") as f:
+        f.write(b"data")
+        for off in at:
+            f.seek(off)
+            f.write(a)
+        f.truncate(100 * mib)
+    calls = []
+    real = _reader._Data.release
+
+    def spy(self, start, end):
+        calls.append((start, end))
+        return real(self, start, end)
+
+    monkeypatch.setattr(_reader._Data, "release", spy)
+    assert [fb.offset for fb in iter_fatbins(path, embedded=True)] == at
+    assert calls == [(0, 40 * mib), (40 * mib, 80 * mib), (80 * mib, 100 * mib)]

@@ -741,14 +741,15 @@ def _scan(src: _Data, ranges: Sequence[tuple[int, int, str | None]], seen: _Seen
     A candidate counts only if it parses completely and strictly (see :func:`iter_fatbins`). The entry
     headers read for candidates that fail are bounded by the data size; past that the file is refused.
     """
-    budget = len(src) // _ENTRY_SIZE + 4096
-    merged: list[list[Any]] = []
-    for start, end, name in sorted(ranges):
-        if merged and start < merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], end)
+    budget = len(src) + 4096 * _ENTRY_SIZE  # bytes of headers read for candidates that fail (64 at least each)
+    merged: list[list[Any]] = []  # [start, end, the sections in it]: overlapping sections are searched once
+    for part in sorted(ranges):
+        if merged and part[0] < merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], part[1])
+            merged[-1][2].append(part)
         else:
-            merged.append([start, end, name])
-    for start, end, name in merged:
+            merged.append([part[0], part[1], [part]])
+    for start, end, parts in merged:
         pos = start
         window = start
         while True:
@@ -763,9 +764,9 @@ def _scan(src: _Data, ranges: Sequence[tuple[int, int, str | None]], seen: _Seen
                 pos = seen.by_start[owner]
                 continue
             try:
-                fatbin = _parse(src, pos, end, name, strict=True)
+                fatbin = _parse(src, pos, end, None, strict=True)
             except FatbinFormatError as e:
-                budget -= max(1, (e.offset - pos) // _ENTRY_SIZE)
+                budget -= max(_ENTRY_SIZE, e.offset - pos)
                 if budget < 0:
                     raise FatbinFormatError(
                         "too many fatbin-like headers that do not parse; the file is refused", pos
@@ -773,8 +774,15 @@ def _scan(src: _Data, ranges: Sequence[tuple[int, int, str | None]], seen: _Seen
                 pos += 4
                 continue
             seen.claim(pos, pos + fatbin.size)
+            name = _section_of(parts, pos, pos + fatbin.size)
             yield Fatbin(fatbin.entries, fatbin.offset, fatbin.size, fatbin.version, name, embedded=True)
             pos += fatbin.size
+
+
+def _section_of(parts: list[tuple[int, int, str | None]], start: int, end: int) -> str | None:
+    """The first of the sorted ``parts`` that holds all of [start, end), else the first that holds ``start``."""
+    holding = [p for p in parts if p[0] <= start < p[1]]
+    return next((name for _s, e, name in holding if end <= e), holding[0][2])
 
 
 _struct = functools.lru_cache(maxsize=None)(struct.Struct)
@@ -817,6 +825,11 @@ def _string(buf: Buffer, entry_start: int, off: int, length: int, limit: int, wh
     begin = entry_start + off
     if off < _ENTRY_SIZE or begin + length > limit:
         raise FatbinFormatError(f"{what} ({length} bytes at +{off:#x}) lies outside the entry header", entry_start)
+    return _text(buf, begin, length)
+
+
+def _text(buf: Buffer, begin: int, length: int) -> str:
+    """Header text as written (UTF-8); bytes that are not UTF-8 become U+FFFD, never an exception."""
     return bytes(buf[begin : begin + length]).decode("utf-8", "replace")
 
 
@@ -853,8 +866,8 @@ def _parse_entry(src: _Data, pos: int, end: int, strict: bool) -> tuple[FatbinEn
     identifier = _string(buf, pos, id_off, id_len, header_end, "identifier") if id_off else None
     options = None
     if kind not in (0x02, 0x100) and opt_off:  # ELF entries point there to .nv.compat attributes, not text
-        s_off, s_len = _options_record(buf, pos, opt_off, header_end, "entry")
-        options = _string(buf, pos, s_off, s_len, header_end, "options string") if s_len else ""
+        s_off, s_len = _options_record(buf, pos, opt_off, header_end, "entry")  # checked to lie in the header
+        options = _text(buf, pos + s_off, s_len)
     compression = _compression(flags)
     if compression in ("zstd", "lz4"):
         if csize == 0 or csize > psize:
@@ -910,7 +923,7 @@ def _parse_members(
         if opt_off:
             s_off, s_len = _options_record(buf, m, opt_off, table_end, "member")
             if kind != 0x02:
-                options = _string(buf, m, s_off, s_len, table_end, "member options") if s_len else ""
+                options = _text(buf, m + s_off, s_len)  # checked to lie in the table
             extent = max(extent, opt_off + 8, s_off + s_len + 1)
         members.append(
             FatbinEntry(
@@ -921,8 +934,7 @@ def _parse_members(
                 stored_size=0,
                 size=msize,
                 offset=pos,
-                _src=src,
-                _parent=parent,
+                _parent=parent,  # a member's bytes are a slice of its parent's stream
                 _member_offset=stream_off,
             )
         )
