@@ -509,3 +509,32 @@ def test_identifier_file_names_hold_for_any_text():
         assert os.path.basename(name) == name
 
     check()
+
+
+@pytest.mark.parametrize("embedded", [False, True])
+def test_a_file_cut_short_between_two_fatbins_gives_an_error_not_sigbus(artifacts, tmp_path, embedded):
+    """iter_fatbins yields lazily: a mapped file truncated between two yields must raise, not fault."""
+    import subprocess
+    import sys
+    import textwrap
+
+    from elf_testing import make_elf
+
+    blob = build_fatbin([artifacts[("cubin", "sm_80")]])
+    section = ".rodata" if embedded else ".nv_fatbin"
+    path = tmp_path / "shrinks.o"
+    path.write_bytes(make_elf([(section, 1, blob + bytes(2 << 20) + blob)], e_type=2))  # mapped: over 1 MiB
+    code = textwrap.dedent(f"""
+        from cuda_fatbin import FatbinFormatError, iter_fatbins
+        it = iter_fatbins({str(path)!r}, embedded={embedded})
+        first = next(it)
+        with open({str(path)!r}, "r+b") as f:
+            f.truncate(first.offset + first.size + 4096)
+        try:
+            next(it)
+        except FatbinFormatError as e:
+            print("refused:", e.message)
+    """)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, (res.returncode, res.stderr[-2000:])  # -7 would be SIGBUS
+    assert res.stdout.startswith(f"refused: {str(path)!r} shrank to ") and "while it was being read" in res.stdout

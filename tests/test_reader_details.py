@@ -556,3 +556,106 @@ def test_the_search_lets_go_of_what_it_searched_every_32_mib(tmp_path, monkeypat
     monkeypatch.setattr(_reader._Data, "release", spy)
     assert [fb.offset for fb in iter_fatbins(path, embedded=True)] == at
     assert calls == [(0, 40 * mib), (40 * mib, 80 * mib), (80 * mib, 100 * mib)]
+
+
+# -- every malformed header field: what is wrong and where, word for word ---------------------------------
+@pytest.fixture(scope="module")
+def elf_and_ptx(artifacts):
+    """A fatbin of an uncompressed sm_80 cubin and a zstd-compressed PTX (libnvfatbin's default)."""
+    data = build_fatbin([artifacts[("cubin", "sm_80")], artifacts[("ptx", "sm_80")]])
+    elf, ptx = read_fatbin(data).entries
+    assert (elf.kind, elf.compression, ptx.kind, ptx.compression) == ("elf", "none", "ptx", "zstd")
+    return data, elf.offset, ptx.offset
+
+
+def _fields(data: bytes, pos: int) -> dict:
+    names = [
+        "kind",
+        "hver",
+        "hsize",
+        "psize",
+        "csize",
+        "opt_off",
+        "vminor",
+        "vmajor",
+        "sm",
+        "id_off",
+        "id_len",
+        "flags",
+        "key",
+        "usize",
+    ]
+    return dict(zip(names, struct.unpack_from("<HHIQIIHHIIIQQQ", data, pos)))
+
+
+_AT = {"kind": (0, "<H"), "hver": (2, "<H"), "hsize": (4, "<I"), "psize": (8, "<Q"), "csize": (16, "<I"),
+       "opt_off": (20, "<I"), "flags": (40, "<Q"), "usize": (56, "<Q")}  # fmt: skip
+
+
+def _edit(data: bytes, pos: int, **fields) -> bytes:
+    out = bytearray(data)
+    for name, value in fields.items():
+        at, fmt = _AT[name]
+        struct.pack_into(fmt, out, pos + at, value)
+    return bytes(out)
+
+
+def _refusal(data: bytes, *, strict: bool = False) -> tuple:
+    from cuda_fatbin._reader import _open, _parse
+
+    with pytest.raises(FatbinFormatError) as info:
+        _parse(_open(data), 0, len(data), None, strict=strict) if strict else read_fatbin(data)
+    return info.value.offset, info.value.message
+
+
+def test_malformed_fatbin_and_entry_headers_name_the_field_and_offset(elf_and_ptx):
+    data, e0, e1 = elf_and_ptx
+    end = len(data)
+    f0, f1 = _fields(data, e0), _fields(data, e1)
+    # the fatbin header
+    assert _refusal(data[:4] + struct.pack("<H", 2) + data[6:], strict=True) == (0, "not a version-1 fatbin header")
+    assert _refusal(data[:6] + struct.pack("<H", 15) + data[8:]) == (6, "fatbin header size 15 is below 16")
+    assert _refusal(data[:8] + struct.pack("<Q", end) + data[16:]) == (
+        8, f"fatbin declares {end} bytes of entries but only {end - 16} follow"
+    )  # fmt: skip
+    assert _refusal(data[:10]) == (0, "truncated fatbin header: need 16 bytes, 10 left")
+    # entry headers: sizes
+    short = data[:8] + struct.pack("<Q", e1 - 16 + 32) + data[16 : e1 + 32]  # the second header is cut
+    assert _refusal(short) == (e1, "truncated entry header: need 64 bytes, 32 left")
+    assert _refusal(_edit(data, e0, hsize=63)) == (e0 + 4, f"entry header size 63 is outside 64..{end - e0}")
+    assert _refusal(_edit(data, e1, hsize=end - e1 + 1)) == (
+        e1 + 4,
+        f"entry header size {end - e1 + 1} is outside 64..{end - e1}",
+    )
+    over = end - e1 - f1["hsize"] + 1
+    assert _refusal(_edit(data, e1, psize=over)) == (
+        e1 + 8,
+        f"entry payload of {over} bytes runs past the end of the fatbin",
+    )
+    # the last entry's header and payload may reach the fatbin's last byte exactly
+    assert read_fatbin(_edit(data, e1, hsize=end - e1, psize=0, opt_off=0, flags=1)).entries[1].stored_size == 0
+    # the last entry's payload may end at the fatbin's last byte; one more is refused (above)
+    assert read_fatbin(_edit(data, e1, psize=over - 1)).entries[1].stored_size == over - 1
+    # strict reading (the search for fatbins stored as data): known kinds, header version 0x0101
+    assert _refusal(_edit(data, e0, kind=7), strict=True) == (e0, "unknown entry kind 0x7 or header version 0x101")
+    assert _refusal(_edit(data, e0, hver=0x102), strict=True) == (e0, "unknown entry kind 0x2 or header version 0x102")
+    assert read_fatbin(_edit(data, e0, kind=7)).entries[0].kind == "unknown(0x7)"  # listed when asked directly
+    # compressed payloads: the compressed size within the payload, the claimed size within 1024x
+    psize, csize = f1["psize"], f1["csize"]
+    for bad in (0, psize + 1):
+        assert _refusal(_edit(data, e1, csize=bad)) == (
+            e1 + 0x10,
+            f"compressed size {bad} is not within the {psize}-byte payload",
+        )
+    assert read_fatbin(_edit(data, e1, csize=psize)).entries[1]._compressed == psize
+    assert read_fatbin(_edit(data, e1, csize=1)).entries[1]._compressed == 1  # read; data() will then fail
+    assert _refusal(_edit(data, e1, usize=1024 * csize + 1)) == (
+        e1 + 0x38, f"uncompressed size {1024 * csize + 1} is over 1024x the {csize} compressed bytes"
+    )  # fmt: skip
+    assert read_fatbin(_edit(data, e1, usize=1024 * csize)).entries[1].size == 1024 * csize
+    # an uncompressed entry: its size is its payload's, whatever the other size fields say
+    odd = read_fatbin(_edit(data, e0, usize=12345, csize=8)).entries[0]
+    assert (odd.size, odd.compression) == (f0["psize"], "none")
+    assert odd.data() == read_fatbin(data).entries[0].data()
+    # an ELF entry's options field points at .nv.compat attributes, never read as text
+    assert read_fatbin(_edit(data, e0, opt_off=64)).entries[0].options is None

@@ -45,7 +45,6 @@ if TYPE_CHECKING:
 
 __all__ = ["MAX_EXPANSION", "MAX_STREAM", "Fatbin", "FatbinEntry", "FatbinFormatError", "iter_fatbins", "read_fatbin"]
 
-_MAGIC_INT = struct.unpack("<I", FATBIN_MAGIC)[0]
 _ENTRY = struct.Struct("<HHIQIIHHIIIQQQ")  # the 64 fixed bytes of an entry header
 _ENTRY_SIZE = 64
 _ENTRY_HEADER_VERSION = 0x0101
@@ -709,6 +708,7 @@ def _walk(src: _Data, start: int, end: int, section: str | None, seen: _Seen) ->
     where = section or "the file"
     while pos < end:
         seen.step(pos)
+        src.check(end, pos)  # a mapped file cut short since the last step would fault (SIGBUS), not raise
         if section is None and end - pos < 16:
             return
         after = _PADDING.match(buf, pos, end).end()  # type: ignore[union-attr]  # always matches (maybe empty)
@@ -753,6 +753,7 @@ def _scan(src: _Data, ranges: Sequence[tuple[int, int, str | None]], seen: _Seen
         pos = start
         window = start
         while True:
+            src.check(end, pos)  # as in _walk: between two yields the file may have been cut short
             pos = src.find(FATBIN_MAGIC, pos, end)
             if pos - window > _WINDOW or pos < 0:  # searched bytes are not kept: memory stays bounded
                 src.release(window, pos if pos >= 0 else end)
@@ -800,9 +801,8 @@ def _parse(
 ) -> Fatbin:
     src.check(limit, start)
     buf = src.view
-    magic, version, header_size, body = _u("<IHHQ", buf, start, limit, "fatbin header")
-    if magic != _MAGIC_INT:
-        raise FatbinFormatError(f"wrong magic {magic:#010x}; a fatbin starts with 0xba55ed50", start)
+    # every caller found the magic at ``start`` (read_fatbin, the section walk, the search)
+    _magic, version, header_size, body = _u("<IHHQ", buf, start, limit, "fatbin header")
     if header_size < 16:
         raise FatbinFormatError(f"fatbin header size {header_size} is below 16", start + 6)
     if strict and (version != 1 or header_size != 16 or body == 0):
