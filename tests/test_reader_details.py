@@ -258,14 +258,18 @@ def test_the_search_gives_up_after_a_bounded_number_of_failed_headers():
     """Candidates that fail cost the header bytes read (64 at least); the budget is len + 4096 * 64 bytes."""
     magic = b"\x50\xed\x55\xba"
 
-    def failures(count: int) -> list:
-        return list(iter_fatbins(b"\0" * 4 + magic * count + b"\0" * 16, embedded=True))
+    def failures(count: int, lead: int = 4) -> list:
+        return list(iter_fatbins(b"\0" * lead + magic * count + b"\0" * 16, embedded=True))
 
     budget_fits = 4369  # 64 * 4369 = 279616 <= 4 + 4 * 4369 + 16 + 262144 = 279640; one more: 279680 > 279644
     assert failures(budget_fits) == []
     with pytest.raises(FatbinFormatError) as info:
         failures(budget_fits + 1)
     assert info.value.message == "too many fatbin-like headers that do not parse; the file is refused"
+    # to the byte: 64 * 4370 = 279680 == 40 + 4 * 4370 + 16 + 262144 spends the budget exactly; a byte less fails
+    assert failures(4370, lead=40) == []
+    with pytest.raises(FatbinFormatError):
+        failures(4370, lead=39)
 
 
 def test_overlapping_sections_are_searched_once_to_their_furthest_end(artifacts):
@@ -538,7 +542,7 @@ def test_the_search_lets_go_of_what_it_searched_every_32_mib(tmp_path, monkeypat
 
     a = two_fatbins["A"]
     mib = 1 << 20
-    at = [32 * mib, 40 * mib, 80 * mib]  # exactly 32 MiB: not yet; 40: yes; 80 - 40 > 32: yes
+    at = [32 * mib, 40 * mib, 50 * mib, 80 * mib]  # exactly 32 MiB: not yet; 40: yes; 50 - 40: no; 80 - 40: yes
     path = tmp_path / "sparse.bin"
     with open(path, "wb") as f:
         f.write(b"data")
@@ -659,3 +663,158 @@ def test_malformed_fatbin_and_entry_headers_name_the_field_and_offset(elf_and_pt
     assert odd.data() == read_fatbin(data).entries[0].data()
     # an ELF entry's options field points at .nv.compat attributes, never read as text
     assert read_fatbin(_edit(data, e0, opt_off=64)).entries[0].options is None
+
+
+# -- sources ---------------------------------------------------------------------------------------------
+def test_any_contiguous_buffer_reads_as_its_bytes(elf_and_ptx):
+    import array
+
+    data = elf_and_ptx[0]
+    padded = data + bytes(-len(data) % 8)
+    want = [(e.kind, e.offset, e.size) for e in read_fatbin(padded).entries]
+    for code in ("B", "b", "I", "q"):
+        got = read_fatbin(array.array(code, padded))
+        assert [(e.kind, e.offset, e.size) for e in got.entries] == want, code
+        assert got.entries[0].data() == read_fatbin(padded).entries[0].data()
+    grid = memoryview(padded).cast("B", (2, len(padded) // 2))
+    assert [(e.kind, e.offset, e.size) for e in read_fatbin(grid).entries] == want
+    with pytest.raises(TypeError) as info:
+        read_fatbin(42)
+    assert str(info.value) == "expected bytes-like data or a path; got int"
+
+
+def test_paths_that_cannot_be_read_say_why(tmp_path):
+    import errno
+
+    with pytest.raises(OSError) as info:
+        read_fatbin(tmp_path / "missing.fatbin")
+    assert info.value.errno == errno.ENOENT and str(info.value).endswith(
+        f"cannot read {str(tmp_path / 'missing.fatbin')!r}: No such file or directory"
+    )
+    for special in (tmp_path, "/dev/null"):
+        with pytest.raises(FatbinFormatError) as info:
+            read_fatbin(special)
+        assert (info.value.offset, info.value.message) == (
+            0,
+            f"{str(special)!r} is not a regular file, a pipe or standard input",
+        )
+
+
+def test_a_file_of_exactly_the_read_limit_is_read_whole(tmp_path, artifacts):
+    from cuda_fatbin._reader import _SMALL_FILE
+
+    cubin = artifacts[("cubin", "sm_80")]
+    for size in (_SMALL_FILE, _SMALL_FILE + 1):  # read, then mapped
+        data = cubin + bytes(size - len(cubin))
+        path = tmp_path / f"k{size}.cubin"
+        path.write_bytes(data)
+        [entry] = read_fatbin(path).entries
+        assert (entry.size, entry.data() == data) == (size, True)
+
+
+def _tiny(kind: int = 0x01) -> bytes:
+    """The smallest fatbin a strict reading keeps: one entry of an empty payload (80 bytes)."""
+    entry = struct.pack("<HHIQIIHHIIIQQQ", kind, 0x0101, 64, 0, 0, 0, 0, 8, 80, 0, 0, 0x11, 0, 0)
+    return struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(entry)) + entry
+
+
+def test_the_search_never_leaves_its_section(two_fatbins):
+    tiny = _tiny()
+    # a tiny fatbin in .data after one in NOBITS bytes placed further than its size: only .data's is found
+    image = make_elf([(".bss", 8, bytes(32) + tiny), (".data", 1, tiny)])
+    found = [(fb.section, fb.version, fb.embedded) for fb in iter_fatbins(image, embedded=True)]
+    assert found == [(".data", 1, True)]
+    # a fatbin across the boundary of two adjacent sections belongs to neither
+    a = two_fatbins["A"]
+    half = (len(a) // 2 + 7) // 8 * 8
+    straddle = make_elf([(".data", 1, a[:half]), (".rodata", 1, a[half:])])
+    assert next(s.offset for s in iter_sections_of(straddle) if s.name == ".rodata") == 64 + half  # adjacent
+    assert list(iter_fatbins(straddle, embedded=True)) == []
+
+
+def test_a_fatbin_over_the_end_of_one_of_two_overlapping_sections_is_named_by_the_other(two_fatbins):
+    a = two_fatbins["A"]
+    image = make_elf([(".rodata", 1, bytes(8) + a), (".data", 1, b"")])
+    start = next(s.offset for s in iter_sections_of(image) if s.name == ".rodata")
+    image = _point(image, 2, start, 8 + len(a) // 2)  # .data: the first half of the fatbin only
+    assert [(fb.section, fb.offset - start) for fb in iter_fatbins(image, embedded=True)] == [(".rodata", 8)]
+
+
+def test_sections_naming_one_range_many_times_are_searched_once():
+    """2,000 sections over the same bytes full of failing candidates: searched once, within the budget."""
+    magic = b"\x50\xed\x55\xba"
+    image = make_elf([(".rodata", 1, magic * 1000 + bytes(16))] + [(".x", 1, b"")] * 2000)
+    rodata = next(s for s in iter_sections_of(image) if s.name == ".rodata")
+    for i in range(2, 2002):
+        image = _point(image, i, rodata.offset, rodata.size)
+    assert list(iter_fatbins(image, embedded=True)) == []
+
+
+def test_a_fatbin_stored_as_data_may_not_overlap_a_registered_one(two_fatbins):
+    """A data fatbin whose payload holds the bytes a .nv_fatbin section registers: refused, naming both."""
+    a = two_fatbins["A"]
+    entry = struct.pack("<HHIQIIHHIIIQQQ", 0x01, 0x0101, 64, 8 + len(a), 0, 0, 0, 8, 80, 0, 0, 0x11, 0, 0)
+    outer = struct.pack("<IHHQ", 0xBA55ED50, 1, 16, 64 + 8 + len(a)) + entry + bytes(8) + a
+    image = make_elf([(".rodata", 1, outer), (".nv_fatbin", 1, b"")], e_type=2)
+    start = next(s.offset for s in iter_sections_of(image) if s.name == ".rodata")
+    inner = start + 16 + 64 + 8
+    image = _point(image, 2, inner, len(a))
+    with pytest.raises(FatbinFormatError) as info:
+        list(iter_fatbins(image, embedded=True))
+    assert (info.value.offset, info.value.message) == (
+        start,
+        f"the fatbin at {start:#x} overlaps the one at {inner:#x}",
+    )
+    assert [fb.offset for fb in iter_fatbins(image)] == [inner]  # without the search: the registered one
+
+
+def test_sections_are_read_in_file_order_and_relocatable_code_as_cuobjdump_does(two_fatbins, cuobjdump_path, tmp_path):
+    import subprocess
+
+    a, b = two_fatbins["A"], two_fatbins["B"]
+    layouts = [  # (sections, e_type, what is listed): cuobjdump lists __nv_relfatbin only without .nv_fatbin
+        ([("__nv_relfatbin", 1, a), (".x", 1, bytes(8)), (".y", 1, b)], 1, ["__nv_relfatbin"]),
+        ([("__nv_relfatbin", 1, a), (".x", 1, bytes(8))], 2, ["__nv_relfatbin"]),
+        ([("__nv_relfatbin", 1, a), (".nv_fatbin", 1, b)], 1, [".nv_fatbin"]),
+        ([(".nv_fatbin", 1, b), ("__nv_relfatbin", 1, a)], 2, [".nv_fatbin"]),
+    ]
+    for i, (sections, e_type, expect) in enumerate(layouts):
+        image = make_elf(sections, e_type=e_type)
+        path = tmp_path / f"t{i}.o"
+        path.write_bytes(image)
+        got = list(iter_fatbins(path))
+        assert [fb.section for fb in got] == expect
+        listed = subprocess.run([cuobjdump_path, "-lelf", str(path)], capture_output=True, text=True).stdout
+        assert [ln.split(".")[-2] for ln in listed.splitlines() if "ELF file" in ln] == [
+            str(e.arch) for fb in got for e in fb.entries
+        ]
+        if "__nv_relfatbin" not in expect:  # a relocatable fatbin left out is not searched as data either
+            assert [fb.section for fb in iter_fatbins(path, embedded=True)] == expect
+    # with relocatable=True both, in file order
+    image = make_elf([("__nv_relfatbin", 1, a), (".nv_fatbin", 1, b)], e_type=1)
+    assert [fb.section for fb in iter_fatbins(image, relocatable=True)] == ["__nv_relfatbin", ".nv_fatbin"]
+    image = make_elf([(".nv_fatbin", 1, b), ("__nv_relfatbin", 1, a)], e_type=1)
+    assert [fb.section for fb in iter_fatbins(image, relocatable=True)] == [".nv_fatbin", "__nv_relfatbin"]
+
+
+def test_iter_fatbins_takes_single_artifacts_and_says_what_it_cannot_read(artifacts):
+    ptx = artifacts[("ptx", "sm_80")]
+    [fb] = iter_fatbins(ptx)
+    assert fb.standalone and [e.kind for e in fb.entries] == ["ptx"]
+    with pytest.raises(FatbinFormatError) as info:
+        list(iter_fatbins(b"neither of them"))
+    assert (info.value.offset, info.value.message) == (0, "neither a fatbin (magic 0xBA55ED50) nor an ELF file")
+
+
+def test_entry_fields_producer_and_construction(elf_and_ptx):
+    from cuda_fatbin import FatbinEntry
+    from cuda_fatbin._reader import FLAG_CUDA, FLAG_OPENCL
+
+    data, e0, _ = elf_and_ptx
+    flags = read_fatbin(data).entries[0].flags
+    assert not flags & (FLAG_CUDA | FLAG_OPENCL) and read_fatbin(data).entries[0].producer is None  # libnvfatbin
+    for extra, producer in ((FLAG_CUDA, "cuda"), (FLAG_OPENCL, "opencl"), (FLAG_CUDA | FLAG_OPENCL, "cuda")):
+        assert read_fatbin(_edit(data, e0, flags=flags | extra)).entries[0].producer == producer
+    with pytest.raises(TypeError) as info:
+        FatbinEntry(kind="elf", zeta=1, alpha=2)
+    assert str(info.value) == "FatbinEntry has no field(s) alpha, zeta"

@@ -32,7 +32,7 @@ from collections.abc import Iterator, Sequence
 
 from ._arch import Arch
 from ._detect import FATBIN_MAGIC, LTOIR_MAGIC, TILE_IR_MAGIC, cubin_arch, ltoir_arch, ptx_target, ptx_version
-from ._elf import ELF_MAGIC, EM_CUDA, ET_REL, ElfFormatError, iter_sections, read_header, section_headers
+from ._elf import ELF_MAGIC, EM_CUDA, ElfFormatError, iter_sections, read_header, section_headers
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time: benchmarks/bench_cli.py)
 if TYPE_CHECKING:
@@ -598,9 +598,9 @@ def iter_fatbins(source: Source, *, embedded: bool = False, relocatable: bool | 
         with container version 1, a 16-byte header and known entry kinds. Default: False.
     relocatable : bool or None, optional
         Yield ``__nv_relfatbin`` fatbins (device-link input)? ``None`` (default) does as ``cuobjdump``:
-        yes in relocatable objects (``.o``), where they are all the device code there is, no in linked
-        executables and shared libraries, where the runtime links them only when the device-linked
-        image has no code for the GPU.
+        yes when the file has no ``.nv_fatbin`` section (an ``-rdc`` object, where they are all the device
+        code there is), no when it has one (a device-linked executable or library, where the runtime
+        links them only when the device-linked image has no code for the GPU).
 
     Returns
     -------
@@ -649,7 +649,7 @@ def iter_fatbins(source: Source, *, embedded: bool = False, relocatable: bool | 
     except ElfFormatError as e:
         raise FatbinFormatError(f"malformed ELF file: {e.message}", e.offset) from None
     if relocatable is None:
-        relocatable = header.type == ET_REL
+        relocatable = not any(s.name == ".nv_fatbin" for s in sections)  # cuobjdump's rule (docs/formats.md §3)
     seen = _Seen(len(src))
     done: set[tuple[int, int]] = set()
     for s in sorted(sections, key=lambda s: (s.offset, s.size)):  # file order: each claim appends
