@@ -125,3 +125,27 @@ def test_member_strings_outside_the_table(two):
     )  # fmt: skip
     offset, message = t.refused(t.put(t.record + 20, "<I", 5000))
     assert message.startswith("truncated member options record") and offset == t.record + 5000
+
+
+def test_member_table_header_and_count_fields(two):
+    t = two
+    cut = t.put(t.pos + 0x14, "<I", t.hsize - 4)  # the table header would straddle the entry header's end
+    assert t.refused(cut) == (t.pos + t.hsize - 4, "truncated member table header: need 8 bytes, 4 left")
+    huge = t.put(t.at, "<I", 0x80000000)  # unsigned: not a negative count
+    assert t.refused(huge) == (t.pos, f"member table (2147483648 members, {t.size} bytes) does not fit the header")
+    assert t.refused(t.put(t.at + 4, "<I", t.size - 4)) == (
+        t.at, f"the 2 member records take {t.size - 8} bytes; the table holds {t.size - 12}"
+    )  # fmt: skip
+
+
+def test_an_elf_members_options_record_holds_attributes_not_text(artifacts):
+    """libnvfatbin points an SM >= 100 cubin member's options record at its .nv.compat attributes."""
+    if ("cubin", "sm_100") not in artifacts:
+        pytest.skip("NVRTC without sm_100")
+    data = build_fatbin([artifacts[("cubin", "sm_100")]], options=CONCAT)
+    t = Table(data)
+    (opt_off,) = struct.unpack_from("<I", data, t.record + 20)
+    _s_off, s_len = struct.unpack_from("<II", data, t.record + opt_off)
+    assert opt_off and s_len  # the record is there and not empty ...
+    [member] = read_fatbin(data).entries[0].members
+    assert (member.kind, member.options) == ("elf", None)  # ... and is not read as options text

@@ -939,7 +939,7 @@ def _parse_members(
             )
         )
         m += (extent + 7) // 8 * 8
-    if (m + 7) // 8 * 8 < table_end or m > table_end:
+    if m != table_end:  # records are padded to 8 bytes and fill the table exactly
         raise FatbinFormatError(
             f"the {count} member records take {m - pos - table_off - 8} bytes; the table holds {table_size - 8}",
             pos + table_off,
