@@ -175,8 +175,12 @@ def test_a_stream_is_read_to_its_bound_and_no_further(monkeypatch):
 def test_entry_errors_and_reprs(artifacts):
     from cuda_fatbin import FatbinEntry
 
-    ltoir = read_fatbin(build_fatbin([artifacts[("ltoir", "sm_80")]])).entries[0]
+    packed = build_fatbin([artifacts[("ltoir", "sm_80")]])
+    ltoir = read_fatbin(packed).entries[0]
     assert ltoir.compression == "obfuscated"
+    fields = _fields(packed, ltoir.offset)
+    assert ltoir.size == fields["usize"] != fields["psize"]  # an obfuscated entry's size is the clear one
+    assert read_fatbin(_edit(packed, ltoir.offset, usize=0)).entries[0].size == fields["psize"]  # unless unknown
     with pytest.raises(FatbinFormatError) as info:
         ltoir.data()
     assert (info.value.offset, info.value.message) == (
@@ -421,6 +425,7 @@ def test_overlapping_claims_are_refused_and_name_both():
     assert claim_all((0, 50), (100, 200), (150, 250)) == (150, "the fatbin at 0x96 overlaps the one at 0x64")
     assert claim_all((0, 100), (150, 250), (100, 200)) == (100, "the fatbin at 0x64 overlaps the one at 0x96")
     assert claim_all((0, 100), (150, 250), (300, 400), (120, 140)) is None
+    assert claim_all((100, 200), (300, 400), (50, 150)) == (50, "the fatbin at 0x32 overlaps the one at 0x64")
 
 
 def _crowded(k: int, filler: int) -> bytes:
@@ -724,6 +729,10 @@ def test_the_search_never_leaves_its_section(two_fatbins):
     image = make_elf([(".bss", 8, bytes(32) + tiny), (".data", 1, tiny)])
     found = [(fb.section, fb.version, fb.embedded) for fb in iter_fatbins(image, embedded=True)]
     assert found == [(".data", 1, True)]
+    # bytes past a section's end are not searched at all: 5,000 failing candidates there cost nothing
+    magic = b"\x50\xed\x55\xba"
+    crowded = make_elf([(".data", 1, tiny), (".bss", 8, magic * 5000 + bytes(16))])
+    assert [fb.section for fb in iter_fatbins(crowded, embedded=True)] == [".data"]
     # a fatbin across the boundary of two adjacent sections belongs to neither
     a = two_fatbins["A"]
     half = (len(a) // 2 + 7) // 8 * 8
@@ -818,3 +827,48 @@ def test_entry_fields_producer_and_construction(elf_and_ptx):
     with pytest.raises(TypeError) as info:
         FatbinEntry(kind="elf", zeta=1, alpha=2)
     assert str(info.value) == "FatbinEntry has no field(s) alpha, zeta"
+
+
+def test_a_fatbin_is_named_by_the_first_section_holding_it_else_its_start(two_fatbins):
+    """Overlapping sections: the first (by offset, then end) holding the whole fatbin names it; if none
+    does, the first holding its first byte; a section ending where the fatbin starts holds none of it."""
+    a = two_fatbins["A"]
+    image = make_elf([(".z", 8, bytes(16) + a + bytes(16)), (".a", 1, b""), (".b", 1, b""), (".c", 1, b"")])
+    z = next(s.offset for s in iter_sections_of(image) if s.name == ".z")
+    f = z + 16  # the fatbin, in bytes that belong to no searched section (.z is NOBITS)
+
+    def named(a_range, b_range, c_range):
+        img = image
+        for i, (lo, hi) in ((2, a_range), (3, b_range), (4, c_range)):
+            img = _point(img, i, lo, hi - lo)
+        return [(fb.section, fb.offset) for fb in iter_fatbins(img, embedded=True)]
+
+    n = len(a)
+    assert named((z, f), (z + 8, f + n // 2), (f + 4, f + n + 8)) == [(".b", f)]  # none holds it all: its start's
+    assert named((z, f + 8), (z + 8, f + n), (f + 4, f + n + 8)) == [(".b", f)]  # .b ends with it exactly
+    assert named((z, f + n), (z + 8, f + n + 8), (f + 4, f + n + 8)) == [(".a", f)]
+
+
+def test_the_last_file_bytes_and_options_records_at_the_header_end(elf_and_ptx):
+    data, _e0, e1 = elf_and_ptx
+    hsize = _fields(data, e1)["hsize"]
+    assert _refusal(_edit(data, e1, opt_off=hsize)) == (
+        e1 + hsize,
+        "truncated entry options record: need 8 bytes, 0 left",
+    )
+    assert read_fatbin(data).version == 1
+
+
+def test_standard_input_by_any_spelling_of_dash(monkeypatch, artifacts):
+    import io
+
+    cubin = artifacts[("cubin", "sm_80")]
+
+    class Dash:
+        def __fspath__(self):
+            return b"-"
+
+    for source in ("-", Dash()):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(cubin)))
+        [entry] = read_fatbin(source).entries
+        assert entry.data() == cubin
