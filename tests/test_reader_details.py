@@ -872,3 +872,11 @@ def test_standard_input_by_any_spelling_of_dash(monkeypatch, artifacts):
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(cubin)))
         [entry] = read_fatbin(source).entries
         assert entry.data() == cubin
+
+
+def test_a_nobits_fatbin_section_holds_nothing(two_fatbins):
+    """A .nv_fatbin of type SHT_NOBITS has no bytes in the file, whatever size it claims: nothing to read."""
+    image = make_elf([(".nv_fatbin", 8, b""), (".data", 1, two_fatbins["A"])], e_type=2)
+    image = _point(image, 1, 64, 1 << 20)
+    assert list(iter_fatbins(image)) == []
+    assert [fb.section for fb in iter_fatbins(image, embedded=True)] == [".data"]
