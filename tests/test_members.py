@@ -149,3 +149,26 @@ def test_an_elf_members_options_record_holds_attributes_not_text(artifacts):
     assert opt_off and s_len  # the record is there and not empty ...
     [member] = read_fatbin(data).entries[0].members
     assert (member.kind, member.options) == ("elf", None)  # ... and is not read as options text
+
+
+def test_a_record_is_as_long_as_its_furthest_field(two):
+    """Hand-made layouts libnvfatbin does not write: an empty options record {0, 0}, and an identifier
+    placed after it. A record is as long as its furthest field, padded to 8 bytes."""
+    t = two
+    data = bytearray(t.data)
+    r1, r2 = t.record, t.record + 72
+    header2 = bytes(data[r2 : r2 + 64])
+    # record 1: header, options record {0, 0} at +64, identifier "a" at +72, padded to 80
+    struct.pack_into("<I", data, r1 + 20, 64)  # opt_off
+    struct.pack_into("<II", data, r1 + 32, 72, 1)  # identifier at +72, 1 byte
+    data[r1 + 64 : r1 + 80] = bytes(8) + b"a\0" + bytes(6)
+    # record 2 at +80, without its identifier: 64 bytes, so the records still fill the table
+    data[r1 + 80 : r1 + 144] = header2
+    struct.pack_into("<II", data, r1 + 80 + 32, 0, 0)
+    members = read_fatbin(bytes(data)).entries[0].members
+    assert [(m.kind, m.identifier, m.options) for m in members] == [("elf", "a", None), ("elf", None, None)]
+    # without the identifier, record 1 ends with its options record: 72 bytes, so the next record is read
+    # from +72, where "a" and the padding now make a header whose fields point nowhere
+    struct.pack_into("<II", data, r1 + 32, 0, 0)
+    offset, message = t.refused(bytes(data))
+    assert offset == r1 + 72 and message.startswith("member identifier (90 bytes at +0x10008) lies outside")

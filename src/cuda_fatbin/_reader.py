@@ -497,8 +497,7 @@ def _open(source: Source) -> _Data:
         view = memoryview(source)
     except TypeError:
         raise TypeError(f"expected bytes-like data or a path; got {type(source).__name__}") from None
-    if view.ndim != 1 or view.format != "B":
-        view = view.cast("B")
+    view = view.cast("B")  # any format and shape, as flat unsigned bytes
     raw = view.obj if isinstance(view.obj, (bytes, bytearray, mmap.mmap)) and len(view.obj) == len(view) else None
     return _Data(view, raw)
 
