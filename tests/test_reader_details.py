@@ -889,10 +889,11 @@ def test_typed_views_of_an_elf_read_as_unsigned_bytes(artifacts):
     cubin = bytearray(artifacts[("cubin", "sm_90a")])
     cubin[8] = 0x88  # ABI version 136: the layout of ABI >= 8
     cubin += bytes(-len(cubin) % 8)
-    want = read_fatbin(bytes(cubin)).entries[0].arch
-    assert str(want) == "sm_90a"
+    entry = read_fatbin(bytes(cubin)).entries[0]
+    assert (str(entry.arch), entry.version) == ("sm_90a", (1, 0x88))  # the cubin's ABI version, unsigned
     for code in ("b", "I"):
-        assert read_fatbin(array.array(code, bytes(cubin))).entries[0].arch == want, code
+        typed = read_fatbin(array.array(code, bytes(cubin))).entries[0]
+        assert (typed.arch, typed.version) == (entry.arch, entry.version), code
 
 
 def test_fatbin_sizes_are_unsigned_and_the_shortfall_is_counted_from_the_fatbin(two_fatbins):
