@@ -567,6 +567,7 @@ def read_fatbin(source: Source) -> Fatbin:
     """
     src = _open(source)
     if bytes(src.view[:4]) == FATBIN_MAGIC:
+        src.check(len(src), 0)
         return _parse(src, 0, len(src), None)
     standalone = _standalone(src)
     if standalone is None:
@@ -798,8 +799,7 @@ def _u(fmt: str, buf: Buffer, offset: int, limit: int, what: str) -> tuple[Any, 
 def _parse(
     src: _Data, start: int, limit: int, section: str | None, *, strict: bool = False, relocatable: bool = False
 ) -> Fatbin:
-    src.check(limit, start)
-    buf = src.view
+    buf = src.view  # the callers checked that a mapped file still holds [start, limit)
     # every caller found the magic at ``start`` (read_fatbin, the section walk, the search)
     _magic, version, header_size, body = _u("<IHHQ", buf, start, limit, "fatbin header")
     if header_size < 16:
