@@ -7,6 +7,8 @@ import struct
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cuda_fatbin import FatbinOptions, build_fatbin, iter_fatbins, read_fatbin
 from cuda_fatbin._elf import iter_sections as iter_sections_of
@@ -929,3 +931,31 @@ def test_a_file_cut_short_between_two_fatbins_is_refused_where_reading_stopped(t
     assert (info.value.offset, info.value.message) == (
         first.offset + first.size, f"{str(path)!r} shrank to {cut} bytes while it was being read"
     )  # fmt: skip
+
+
+def _first_holding(parts, start, end):
+    """The definition: the first part holding all of [start, end), else the first holding ``start``."""
+    holding = [p for p in parts if p[0] <= start < p[1]]
+    return next((name for _s, e, name in holding if end <= e), holding[0][2])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_naming_fatbins_left_to_right_matches_the_definition(data):
+    """_namer drops parts as the search moves right (linear work); it must answer as the definition does."""
+    from cuda_fatbin._reader import _namer
+
+    spans = data.draw(st.lists(st.tuples(st.integers(0, 60), st.integers(1, 40)), min_size=1, max_size=12))
+    parts = sorted((lo, lo + n, f"s{i}") for i, (lo, n) in enumerate(spans))
+    lo, hi = parts[0][0], max(p[1] for p in parts)
+    covered = [x for x in range(lo, hi) if any(p[0] <= x < p[1] for p in parts)]
+    name_of = _namer(parts)
+    pos = lo
+    while True:
+        starts = [x for x in covered if x >= pos]
+        if not starts:
+            break
+        start = data.draw(st.sampled_from(starts[:10]))
+        end = data.draw(st.integers(start + 1, hi))
+        assert name_of(start, end) == _first_holding(parts, start, end), (parts, start, end)
+        pos = end

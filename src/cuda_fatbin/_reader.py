@@ -20,6 +20,7 @@ This module does not import the compile side (cuda.core, NVRTC, libnvfatbin).
 from __future__ import annotations
 
 import bisect
+import collections
 import contextlib
 import functools
 import mmap
@@ -28,7 +29,7 @@ import re
 import stat
 import struct
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from ._arch import Arch
 from ._detect import FATBIN_MAGIC, LTOIR_MAGIC, TILE_IR_MAGIC, cubin_arch, ltoir_arch, ptx_target, ptx_version
@@ -750,6 +751,7 @@ def _scan(src: _Data, ranges: Sequence[tuple[int, int, str | None]], seen: _Seen
         else:
             merged.append([part[0], part[1], [part]])
     for start, end, parts in merged:
+        name_of = _namer(parts)
         pos = start
         window = start
         while True:
@@ -775,15 +777,37 @@ def _scan(src: _Data, ranges: Sequence[tuple[int, int, str | None]], seen: _Seen
                 pos += 4
                 continue
             seen.claim(pos, pos + fatbin.size)
-            name = _section_of(parts, pos, pos + fatbin.size)
+            name = name_of(pos, pos + fatbin.size)
             yield Fatbin(fatbin.entries, fatbin.offset, fatbin.size, fatbin.version, name, embedded=True)
             pos += fatbin.size
 
 
-def _section_of(parts: list[tuple[int, int, str | None]], start: int, end: int) -> str | None:
-    """The first of the sorted ``parts`` that holds all of [start, end), else the first that holds ``start``."""
-    holding = [p for p in parts if p[0] <= start < p[1]]
-    return next((name for _s, e, name in holding if end <= e), holding[0][2])
+def _namer(parts: list[tuple[int, int, str | None]]) -> Callable[[int, int], str | None]:
+    """Name the fatbins found left to right in one run of overlapping sections (``parts``, sorted).
+
+    A fatbin [start, end) takes the name of the first part that holds all of it, else of the first that
+    holds ``start``. Fatbins come in increasing order without overlapping, so a part that ends before a
+    fatbin's end holds none of the later ones and is dropped: the work is linear in parts + fatbins, not
+    their product (a file may name the same bytes with thousands of sections).
+    """
+    waiting = iter(parts)
+    upcoming = next(waiting, None)
+    live: collections.deque[tuple[int, int, str | None]] = collections.deque()
+
+    def name_of(start: int, end: int) -> str | None:
+        nonlocal upcoming
+        while upcoming is not None and upcoming[0] <= start:
+            live.append(upcoming)
+            upcoming = next(waiting, None)
+        first = None
+        while live and live[0][1] < end:  # cannot hold this fatbin's end, nor any later fatbin
+            part = live.popleft()
+            if first is None and part[1] > start:
+                first = part[2]
+        # the front now holds all of it (and is first to); else the first part seen that held its start
+        return live[0][2] if live else first
+
+    return name_of
 
 
 _struct = functools.lru_cache(maxsize=None)(struct.Struct)
