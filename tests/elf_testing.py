@@ -63,3 +63,10 @@ def make_elf(
         header = ident + struct.pack("<HHIIIIIHHHHHH", e_type, machine, 1, 0, 0, shoff, flags, ehsize, 0, 0,
                                      shentsize, e_shnum, e_shstrndx)  # fmt: skip
     return bytes(header + body + table)
+
+
+def patched(data: bytes, offset: int, fmt: str, value: int) -> bytes:
+    """A copy of ``data`` with ``value`` packed (``struct`` format ``fmt``) at ``offset``: one field edited."""
+    out = bytearray(data)
+    struct.pack_into(fmt, out, offset, value)
+    return bytes(out)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from cuda_fatbin._elf import ElfFormatError, find_section_by_type, iter_sections, read_header, section_headers
 
-from elf_testing import make_elf
+from elf_testing import make_elf, patched
 
 TYPES = {"NULL": 0, "PROGBITS": 1, "SYMTAB": 2, "STRTAB": 3, "NOTE": 7, "NOBITS": 8}
 
@@ -191,12 +191,6 @@ def test_nobits_sections_and_errors_on_the_fast_path():
     )  # fmt: skip
 
 
-def _put(image: bytes, offset: int, fmt: str, value: int) -> bytes:
-    out = bytearray(image)
-    struct.pack_into(fmt, out, offset, value)
-    return bytes(out)
-
-
 def test_header_fields_are_unsigned(readelf):
     image = make_elf([(".text", 1, b"abcd")], e_type=0xFF00, osabi=0xC0, abi_version=0x90)
     h = read_header(image)
@@ -213,7 +207,7 @@ def test_no_section_table_offset_means_no_sections(readelf, bits):
     image = make_elf([(".text", 1, b"abcd")], bits=bits)
     h = read_header(image)
     at = 0x28 if bits == 64 else 0x20  # e_shoff
-    none = _put(image, at, "<Q" if bits == 64 else "<I", 0)
+    none = patched(image, at, "<Q" if bits == 64 else "<I", 0)
     assert read_header(none).shnum == h.shnum > 0
     assert list(iter_sections(none)) == [] and section_headers(none, read_header(none)) == []
     assert readelf_sections(readelf(none, "-S")) == []  # the ELF spec: e_shoff 0 means no section table
@@ -226,9 +220,9 @@ def test_a_section_may_end_at_the_last_byte(bits):
     row = h.shoff + 2 * h.shentsize
     size_at, fmt = (row + 32, "<Q") if bits == 64 else (row + 20, "<I")
     offset = next(s.offset for s in iter_sections(image) if s.name == ".data")
-    to_end = _put(image, size_at, fmt, len(image) - offset)  # .data now runs over the table to the end
+    to_end = patched(image, size_at, fmt, len(image) - offset)  # .data now runs over the table to the end
     assert [s.size for s in iter_sections(to_end) if s.name == ".data"] == [len(image) - offset]
-    past = _put(image, size_at, fmt, len(image) - offset + 1)
+    past = patched(image, size_at, fmt, len(image) - offset + 1)
     with pytest.raises(ElfFormatError) as info:
         list(iter_sections(past))
     size = len(image) - offset + 1
@@ -243,21 +237,21 @@ def test_the_section_name_table_must_be_a_section_inside_the_data(bits):
     h = read_header(image)  # sections: null, .text, .shstrtab
     strndx_at = 0x3E if bits == 64 else 0x32
     with pytest.raises(ElfFormatError) as info:
-        list(iter_sections(_put(image, strndx_at, "<H", 3)))  # one past the last section
+        list(iter_sections(patched(image, strndx_at, "<H", 3)))  # one past the last section
     assert (info.value.offset, info.value.message) == (0, "section-name table index 3 is not below the section count 3")
     # extended numbering: the index is section 0's sh_link, a 32-bit unsigned word
     ext = make_elf([(".text", 1, b"abcd")], bits=bits, extended=True)
     link_at = read_header(ext).shoff + (40 if bits == 64 else 24)
     with pytest.raises(ElfFormatError) as info:
-        list(iter_sections(_put(ext, link_at, "<I", 0xFFFFFFF0)))
+        list(iter_sections(patched(ext, link_at, "<I", 0xFFFFFFF0)))
     assert info.value.message == "section-name table index 4294967280 is not below the section count 3"
     # a name table of type SHT_NOBITS passes the section check but has no bytes in the file
     row = h.shoff + 2 * h.shentsize
     str_off = next(s.offset for s in iter_sections(image) if s.name == ".shstrtab")
     size_at, fmt = (row + 32, "<Q") if bits == 64 else (row + 20, "<I")
-    nobits = _put(image, row + 4, "<I", 8)
-    exact = _put(nobits, size_at, fmt, len(image) - str_off)
+    nobits = patched(image, row + 4, "<I", 8)
+    exact = patched(nobits, size_at, fmt, len(image) - str_off)
     assert [s.name for s in iter_sections(exact)] == ["", ".text", ".shstrtab"]
     with pytest.raises(ElfFormatError) as info:
-        list(iter_sections(_put(nobits, size_at, fmt, len(image) - str_off + 1)))
+        list(iter_sections(patched(nobits, size_at, fmt, len(image) - str_off + 1)))
     assert (info.value.offset, info.value.message) == (str_off, "section-name table runs past the end of the data")

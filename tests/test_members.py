@@ -12,14 +12,10 @@ import pytest
 
 from cuda_fatbin import FatbinFormatError, FatbinOptions, Part, build_fatbin, nvfatbin_version, read_fatbin
 
+from elf_testing import patched
+
 pytestmark = pytest.mark.skipif(nvfatbin_version() < (13, 4), reason="libnvfatbin < 13.4 has no concat")
 CONCAT = FatbinOptions(concat=True)
-
-
-def put(data: bytes, offset: int, fmt: str, value: int) -> bytes:
-    out = bytearray(data)
-    struct.pack_into(fmt, out, offset, value)
-    return bytes(out)
 
 
 class Table:
@@ -35,7 +31,7 @@ class Table:
         self.record = self.at + 8  # the first member record
 
     def put(self, offset: int, fmt: str, value: int) -> bytes:
-        return put(self.data, offset, fmt, value)
+        return patched(self.data, offset, fmt, value)
 
     def refused(self, data: bytes) -> tuple[int, str]:
         with pytest.raises(FatbinFormatError) as info:
@@ -76,7 +72,7 @@ def test_identifier_and_options_of_every_length(artifacts, n):
 
 
 def test_a_table_without_members_is_empty(two):
-    empty = put(two.put(two.at, "<I", 0), two.at + 4, "<I", 8)
+    empty = patched(two.put(two.at, "<I", 0), two.at + 4, "<I", 8)
     assert read_fatbin(empty).entries[0].members == ()
 
 
@@ -87,7 +83,7 @@ def test_malformed_member_tables_say_what_and_where(two):
     assert t.refused(t.put(t.pos + 0x14, "<I", 0x20)) == (t.pos + 0x14, "concatenated entry has no member table")
     # too many members for the table, a table too small for its header or past the entry header
     for count, claimed in ((1000, size), (2, 4), (0, 4), (0, 7), (2, size + 8), (3, size), (2, 120)):
-        edited = put(t.put(t.at, "<I", count), t.at + 4, "<I", claimed)
+        edited = patched(t.put(t.at, "<I", count), t.at + 4, "<I", claimed)
         message = f"member table ({count} members, {claimed} bytes) does not fit the header"
         assert t.refused(edited) == (t.pos, message)
     assert t.refused(t.put(t.at, "<I", 1)) == (t.at, f"the 1 member records take 72 bytes; the table holds {size - 8}")
