@@ -44,28 +44,9 @@ class Failure(Exception):
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[object]], out: TextIO | None = None) -> None:
-    """A table: rich's when it is installed and the output is a terminal, plain aligned text otherwise."""
-    out = out or sys.stdout
-    cells = [[("" if c is None else str(c)) for c in row] for row in rows]
-    if out.isatty():
-        try:
-            from rich.console import Console
-            from rich.table import Table
+    from ._term import table
 
-            table = Table(*headers)
-            for row in cells:
-                table.add_row(*row)
-            Console(file=out).print(table)
-            return
-        except ImportError:
-            pass
-    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
-    lines = [
-        "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip(),
-        "  ".join("-" * w for w in widths),
-    ]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
-    out.write("\n".join(lines) + "\n")
+    table(headers, rows, out)
 
 
 _WARNING = re.compile(r"\bwarning\s*[#:]", re.IGNORECASE)  # "k.cu(3): warning #177-D: ..."

@@ -1,0 +1,89 @@
+"""Text for a terminal from strings we did not write: control characters escaped, never read as markup.
+
+Entry identifiers, section names, file and archive-member names, wheel metadata: any of them can hold an
+escape sequence, a newline, a bidirectional override or bytes that are not UTF-8. Everything the CLI
+prints that came from input goes through :func:`shown`, and tables through :func:`table`, which hands
+rich plain ``Text`` (no markup, no emoji codes, no highlighting). ``--json`` output keeps exact values.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import TextIO
+
+__all__ = ["shown", "table"]
+
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(ch: str) -> str:
+    o = ord(ch)
+    if ch in _NAMED:
+        return _NAMED[ch]
+    if 0xDC80 <= o <= 0xDCFF:  # a byte that was not UTF-8 (os.fsdecode's surrogateescape): show the byte
+        return f"\\x{o - 0xDC00:02x}"
+    if o <= 0xFF:
+        return f"\\x{o:02x}"
+    return f"\\u{o:04x}" if o <= 0xFFFF else f"\\U{o:08x}"
+
+
+def shown(text: object) -> str:
+    """``text`` with every character that is not printable escaped, safe to write to any terminal.
+
+    Control characters (C0, DEL, C1), format characters (bidirectional overrides, zero-width ones),
+    line and paragraph separators, unassigned and private-use code points, and bytes that were not UTF-8
+    in a file name (``surrogateescape``) are written as ``\\x1b``, ``\\n``, ``\\u202e``, ``\\xff``.
+    Bytes are decoded as file names are (``os.fsdecode``). Printable text, including non-ASCII letters,
+    is unchanged.
+
+    Examples
+    --------
+    >>> shown("k\\x1b[31mred")
+    'k\\\\x1b[31mred'
+    >>> shown(b"caf\\xc3\\xa9 \\xff.so")
+    'café \\\\xff.so'
+    >>> shown("sm_90")
+    'sm_90'
+    """
+    if isinstance(text, (bytes, bytearray)):
+        s = os.fsdecode(bytes(text))
+    else:
+        s = text if isinstance(text, str) else str(text)
+    if s.isprintable():
+        return s
+    return "".join(ch if ch.isprintable() else _escape(ch) for ch in s)
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]], out: TextIO | None = None) -> None:
+    """A table: rich's when it is installed and ``out`` is a terminal, plain aligned text otherwise.
+
+    Every cell goes through :func:`shown`; rich gets plain ``Text``, so ``[bold]`` or ``[link=...]`` in
+    a cell is printed as written. ``None`` is an empty cell.
+    """
+    out = out or sys.stdout
+    cells = [[("" if c is None else shown(c)) for c in row] for row in rows]
+    if out.isatty():
+        try:
+            from rich.console import Console
+            from rich.table import Table
+            from rich.text import Text
+
+            grid = Table(*headers)
+            for row in cells:
+                grid.add_row(*(Text(c) for c in row))
+            Console(file=out, markup=False, emoji=False, highlight=False).print(grid)
+            return
+        except ImportError:
+            pass
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
+    lines = [
+        "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip(),
+        "  ".join("-" * w for w in widths),
+    ]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    out.write("\n".join(lines) + "\n")
