@@ -4,10 +4,17 @@ Reading: :func:`open_input` opens without blocking on a FIFO and, for paths foun
 without following a final symlink; the caller decides on the ``fstat`` of the open descriptor, never on
 an earlier ``stat`` of the path (a file swapped after listing is judged as it is when opened).
 
+Reading what we wrote and may find changed (bundle files, cache entries): :func:`read_regular` reads a
+regular file of at most a stated size without following a final symlink, and :func:`loads_json` decodes
+JSON with a bound on its nesting, so a FIFO, a link to ``/dev/zero`` or a deeply nested document is an
+``OSError`` or ``ValueError`` instead of a hang, a ``MemoryError`` or a ``RecursionError``.
+
 Writing: :func:`write_atomic` writes a temporary file beside the target (``O_CREAT | O_EXCL |
 O_NOFOLLOW``), flushes it to disk and renames it into place, so a reader sees the old file or the new one,
 never a part, a failure leaves the old one intact, and a symlink planted at the target is replaced, not
-followed.
+followed (with ``replace=False`` it is published with a hard link, which never replaces anything).
+:func:`create_new` writes a file that must not exist yet (into a fresh directory of our own),
+:func:`fsync_dir` makes renames in a folder durable and :func:`locked_dir` serialises writers of a folder.
 
 Reading side and writing side both: imports nothing of the compile side.
 """
@@ -15,21 +22,29 @@ Reading side and writing side both: imports nothing of the compile side.
 from __future__ import annotations
 
 import contextlib
+import errno
+import json
 import os
+import re
 import secrets
 import stat
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import BinaryIO
+    from collections.abc import Callable, Iterator
+    from typing import Any, BinaryIO
 
-__all__ = ["blocking", "is_regular", "open_input", "temp_name", "write_atomic"]
+__all__ = [
+    "blocking", "check_regular", "create_new", "fsync_dir", "is_regular", "loads_json", "locked_dir", "open_input",
+    "read_exact", "read_regular", "temp_name", "write_atomic",
+]  # fmt: skip
 
 O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 O_BINARY = getattr(os, "O_BINARY", 0)
+O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_CHUNK = 1 << 20
 
 
 def open_input(path: str | bytes | os.PathLike[str], *, follow: bool = True) -> tuple[int, os.stat_result]:
@@ -76,6 +91,134 @@ def is_regular(st: os.stat_result) -> bool:
     return stat.S_ISREG(st.st_mode)
 
 
+def describe(st: os.stat_result) -> str:
+    """What kind of file ``st`` describes, in words: ``"a directory"``, ``"a FIFO"``, ``"a symlink"``..."""
+    for test, words in ((stat.S_ISREG, "a regular file"), (stat.S_ISDIR, "a directory"), (stat.S_ISLNK, "a symlink"),
+                        (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                        (stat.S_ISBLK, "a block device")):  # fmt: skip
+        if test(st.st_mode):
+            return words
+    return "not a regular file"
+
+
+def check_regular(st: os.stat_result, limit: int, path: str | os.PathLike[str] = "") -> None:
+    """Raise ``OSError`` unless ``st`` is a regular file of at most ``limit`` bytes.
+
+    Raises
+    ------
+    OSError
+        ``EINVAL`` for anything but a regular file (the message says what it is), ``EFBIG`` for a larger one.
+
+    Examples
+    --------
+    >>> import sys
+    >>> try:
+    ...     check_regular(os.stat(os.path.dirname(sys.executable)), 100, "bin")
+    ... except OSError as e:
+    ...     print(e.strerror)
+    a directory, not a regular file
+    """
+    if not stat.S_ISREG(st.st_mode):
+        raise OSError(errno.EINVAL, f"{describe(st)}, not a regular file", os.fspath(path))
+    if st.st_size > limit:
+        raise OSError(errno.EFBIG, f"{st.st_size} bytes, over the limit of {limit}", os.fspath(path))
+
+
+def read_exact(fd: int, size: int, path: str | os.PathLike[str] = "") -> bytes:
+    """Read exactly ``size`` bytes from ``fd`` and check that nothing follows (the file did not change size).
+
+    Raises
+    ------
+    OSError
+        The file ended early or holds more than ``size`` bytes now (it changed while read).
+    """
+    out = bytearray()
+    while len(out) < size:
+        chunk = os.read(fd, min(_CHUNK, size - len(out)))
+        if not chunk:
+            raise OSError(errno.EIO, f"ended after {len(out)} of {size} bytes (changed while read)", os.fspath(path))
+        out += chunk
+    if os.read(fd, 1):
+        raise OSError(errno.EIO, f"holds more than {size} bytes (changed while read)", os.fspath(path))
+    return bytes(out)
+
+
+def read_regular(path: str | os.PathLike[str], limit: int, *, follow: bool = False) -> bytes:
+    """The bytes of the regular file at ``path``, of at most ``limit`` bytes; a symlink there is not followed.
+
+    Opened with :func:`open_input` (never blocks: a FIFO is refused, not waited on), judged by the ``fstat``
+    of what was opened (:func:`check_regular`) before anything is read, read with :func:`read_exact`.
+
+    Raises
+    ------
+    OSError
+        Missing (``FileNotFoundError``), a symlink (``ELOOP``, with ``follow=False``), not a regular file
+        (``EINVAL``), larger than ``limit`` (``EFBIG``), changed while read (``EIO``), unreadable.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "a").write_bytes(b"abc")
+    >>> read_regular(folder / "a", 10)
+    b'abc'
+    >>> (folder / "link").symlink_to("/dev/zero")
+    >>> try:
+    ...     read_regular(folder / "link", 10)
+    ... except OSError as e:
+    ...     print(e.strerror)
+    a symlink, not followed
+    """
+    try:
+        fd, st = open_input(path, follow=follow)
+    except OSError as e:
+        if not follow and e.errno in (errno.ELOOP, errno.EMLINK) and os.path.islink(path):
+            raise OSError(errno.ELOOP, "a symlink, not followed", os.fspath(path)) from None
+        raise
+    try:
+        check_regular(st, limit, path)
+        return read_exact(fd, st.st_size, path)
+    finally:
+        os.close(fd)
+
+
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_JSON_INNERMOST = re.compile(rb"\[[^\[\]{}]*\]|\{[^\[\]{}]*\}")
+_JSON_BRACKET = re.compile(rb"[\[\]{}]")
+
+
+def loads_json(raw: bytes, max_depth: int) -> Any:
+    """Decode UTF-8 JSON nested at most ``max_depth`` arrays or objects deep, in linear time and memory.
+
+    The depth is checked before decoding, on the text without its strings: each of ``max_depth`` passes
+    removes the innermost arrays and objects; a bracket left after them is a deeper document (or not JSON).
+    So a document of a million ``[`` is a ``ValueError``, never a ``RecursionError``.
+
+    Raises
+    ------
+    ValueError
+        Not UTF-8 (``UnicodeDecodeError``), not JSON, or nested deeper than ``max_depth``.
+
+    Examples
+    --------
+    >>> loads_json(b'{"a": [1, "]]"]}', 2)
+    {'a': [1, ']]']}
+    >>> try:
+    ...     loads_json(b"[" * 100_000 + b"]" * 100_000, 8)
+    ... except ValueError as e:
+    ...     print(e)
+    nested deeper than 8 levels
+    """
+    skeleton = _JSON_STRING.sub(b'""', raw)
+    for _ in range(max_depth):
+        skeleton, removed = _JSON_INNERMOST.subn(b"", skeleton)
+        if not removed:
+            break
+    if _JSON_BRACKET.search(skeleton):
+        raise ValueError(f"nested deeper than {max_depth} levels")
+    return json.loads(raw.decode("utf-8"))
+
+
 def temp_name(target: str | os.PathLike[str], kind: str = "tmp") -> str:
     """A fresh hidden name beside ``target``: ``<dir>/.<name>.<random>.<kind>``."""
     head, tail = os.path.split(os.fspath(target))
@@ -83,18 +226,29 @@ def temp_name(target: str | os.PathLike[str], kind: str = "tmp") -> str:
 
 
 def write_atomic(
-    target: str | os.PathLike[str], data: bytes | bytearray | memoryview | Callable[[BinaryIO], object]
+    target: str | os.PathLike[str],
+    data: bytes | bytearray | memoryview | Callable[[BinaryIO], object],
+    *,
+    replace: bool = True,
 ) -> None:
     """Write ``data`` to ``target`` all at once: a temporary file beside it, fsync, rename into place.
 
     ``data`` is bytes or a function that writes to the open temporary file. The temporary file is created
     with ``O_CREAT | O_EXCL | O_NOFOLLOW`` (a name planted by someone else is never opened) and the usual
     permissions (``0o666`` less the umask); the rename replaces whatever is at ``target`` — a symlink
-    there is replaced, never followed. Any failure (a full disk, an exception from ``data``, Ctrl-C)
-    removes the temporary file and leaves ``target`` as it was.
+    there is replaced, never followed — and the folder is synced so that the rename survives a crash. Any
+    failure (a full disk, an exception from ``data``, Ctrl-C) removes the temporary file and leaves
+    ``target`` as it was.
+
+    With ``replace=False`` nothing at ``target`` is ever replaced: the file is published with a hard link,
+    which fails if anything (a file, a symlink, a directory) is there. Where the file system has no hard
+    links, the target is created with ``O_CREAT | O_EXCL | O_NOFOLLOW`` and the data copied into it (no
+    clobbering either, but a reader could then see a part).
 
     Raises
     ------
+    FileExistsError
+        ``replace=False`` and something is at ``target``.
     OSError
         The folder does not exist or is not writable, the disk is full, ``target`` is a directory.
 
@@ -116,8 +270,112 @@ def write_atomic(
                 f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, target)
+        if replace:
+            os.replace(tmp, target)
+        else:
+            _publish_new(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    fsync_dir(os.path.dirname(os.fspath(target)) or ".")
+
+
+def _publish_new(tmp: str, target: str | os.PathLike[str]) -> None:
+    """Give the finished file ``tmp`` the name ``target`` only if nothing has it; remove ``tmp``."""
+    try:
+        os.link(tmp, target, follow_symlinks=False)
+    except FileExistsError:
+        raise
+    except OSError as e:  # no hard links here (FAT, some network file systems): an exclusive create, then a copy
+        if e.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS):
+            raise
+
+        def copy(f: BinaryIO) -> None:
+            with open(tmp, "rb") as src:
+                while chunk := src.read(_CHUNK):
+                    f.write(chunk)
+
+        create_new(target, copy)
+    os.unlink(tmp)
+
+
+def create_new(
+    target: str | os.PathLike[str], data: bytes | bytearray | memoryview | Callable[[BinaryIO], object]
+) -> None:
+    """Create ``target``, which must not exist (``O_CREAT | O_EXCL | O_NOFOLLOW``), write ``data`` and fsync it.
+
+    Meant for a fresh directory of our own (a build's staging folder): there the name cannot have been
+    planted, and a failure leaves a file that the folder's owner removes. Anywhere else use
+    :func:`write_atomic`. The bytes go through ``os.write``, so a full disk fails here, not later.
+
+    Raises
+    ------
+    FileExistsError
+        Something (a file, a symlink, anything) is at ``target``.
+    OSError
+        The disk is full, the folder is not writable.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "new"
+    >>> create_new(path, b"abc")
+    >>> try:
+    ...     create_new(path, b"def")
+    ... except FileExistsError:
+    ...     print(path.read_bytes())
+    b'abc'
+    """
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_BINARY, 0o666)
+    with os.fdopen(fd, "wb") as f:
+        if callable(data):
+            data(f)
+            f.flush()
+        else:
+            view = memoryview(data).cast("B")
+            while view:
+                view = view[os.write(fd, view) :]
+        os.fsync(fd)
+
+
+def fsync_dir(path: str | os.PathLike[str]) -> None:
+    """Flush a folder's entries (the renames made in it) to disk; a no-op where folders cannot be opened."""
+    if not O_DIRECTORY:
+        return
+    try:
+        fd = os.open(path, os.O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        with contextlib.suppress(OSError):  # some file systems refuse fsync on a directory: nothing to flush there
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def locked_dir(path: str | os.PathLike[str]) -> Iterator[bool]:
+    """Hold an exclusive ``flock`` on the folder ``path`` itself (no lock file): yields True when locked.
+
+    Serialises the writers of one folder (two processes building the same bundle) without leaving a file
+    behind. Where ``fcntl`` is missing (Windows) it yields False and locks nothing.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with locked_dir(tempfile.mkdtemp()) as held:
+    ...     held
+    True
+    """
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        yield False
+        return
+    fd = os.open(path, os.O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield True
+    finally:
+        os.close(fd)  # closing releases the lock
