@@ -177,7 +177,7 @@ def test_bundle_coverage_error_text(tmp_path):
 
 def test_bundle_integrity_and_errors(tmp_path):
     KernelBundle.build(tmp_path / "b", {"fill": SUITES["fill"]}, archs=["sm_90"])
-    fat = tmp_path / "b" / "fill.fatbin"
+    fat = tmp_path / "b" / json.loads((tmp_path / "b" / "manifest.json").read_text())["suites"]["fill"]["file"]
     fat.write_bytes(fat.read_bytes()[:-8] + b"\0" * 8)
     with pytest.raises(ValueError, match="does not match its manifest hash"):
         KernelBundle.open(tmp_path / "b").load("fill", gpu="9.0", driver="13.0")

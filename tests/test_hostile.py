@@ -253,6 +253,11 @@ def bundle_dir() -> Path:
     return root
 
 
+def suite_file(root: Path, suite: str = "k") -> str:
+    """The file name the bundle's manifest gives a suite (``<suite>.<hash>.fatbin``)."""
+    return json.loads((root / "manifest.json").read_text())["suites"][suite]["file"]
+
+
 def edited(bundle_dir: Path, tmp_path: Path, edit) -> Path:
     root = tmp_path / "copy"
     shutil.copytree(bundle_dir, root)
@@ -322,9 +327,9 @@ def test_edited_records_and_files_are_refused_before_use(bundle_dir, tmp_path):
 
     root = edited(bundle_dir, tmp_path / "b", outside)
     secret = tmp_path / "secret.fatbin"
-    shutil.copy(root / "k.fatbin", secret)
+    shutil.copy(bundle_dir / suite_file(bundle_dir), secret)
     (root / "link.fatbin").symlink_to(secret)
-    with pytest.raises(BundleError, match="not a regular file inside"):
+    with pytest.raises(BundleError, match="link.fatbin is a symlink, not followed: a bundle holds only regular"):
         KernelBundle.open(root).fatbin("k")
 
     def bigger(m):  # /dev/zero-like: a size that does not match is refused before reading
@@ -336,11 +341,11 @@ def test_edited_records_and_files_are_refused_before_use(bundle_dir, tmp_path):
     with pytest.raises(BundleError, match="recorded size"):
         KernelBundle.open(root).fatbin("k")
     root = edited(bundle_dir, tmp_path / "d", lambda m: None)
-    (root / "k.fatbin").write_bytes(b"\0" * (root / "k.fatbin").stat().st_size)
+    (root / suite_file(root)).write_bytes(b"\0" * (root / suite_file(root)).stat().st_size)
     with pytest.raises(BundleError, match="manifest hash"):
         KernelBundle.open(root).fatbin("k")
     assert (
-        hashlib.sha256((bundle_dir / "k.fatbin").read_bytes()).hexdigest()
+        hashlib.sha256((bundle_dir / suite_file(bundle_dir)).read_bytes()).hexdigest()
         == KernelBundle.open(bundle_dir).manifest["suites"]["k"]["sha256"]
     )
 

@@ -1,7 +1,9 @@
 """Ship precompiled kernels: one fatbin per kernel suite and a JSON manifest, checked before load.
 
 ``KernelBundle.build(directory, suites, archs=...)`` compiles every suite for every arch at build time
-(with an optional cache) and writes ``<suite>.fatbin`` files plus ``manifest.json``. At run time
+(with an optional cache), then publishes ``<suite>.<hash>.fatbin`` files and ``manifest.json``: written
+into a fresh staging folder inside ``directory``, renamed next to it, and made current by renaming the
+manifest over the old one (docs/caching.md, "How a build replaces a bundle"). At run time
 ``KernelBundle.open(path_or_importlib_resource).load("suite")`` checks that the current GPU and driver
 can run one of the suite's entries (with :func:`select_entry`) and raises :class:`BundleCoverageError`
 saying what the bundle has, what the device is and how to rebuild, before the driver's
@@ -10,16 +12,19 @@ saying what the bundle has, what the device is and how to rebuild, before the dr
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import json
 import os
 import re
-import stat
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ._files import check_regular, create_new, fsync_dir, loads_json, locked_dir, open_input, read_regular
 from ._reader import read_fatbin
 from ._select import ZSTD_MIN_CUDA, parse_driver, ptx_isa_needs, select_entry
 
@@ -42,7 +47,15 @@ MANIFEST = "manifest.json"
 SCHEMA = 2
 #: The largest manifest :meth:`KernelBundle.open` reads.
 MAX_MANIFEST_BYTES = 16 << 20
+#: The deepest nesting of arrays and objects a manifest may have (this package writes 5 levels).
+MAX_MANIFEST_DEPTH = 16
 _NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}")
+#: Suite names: as file names, less the room the hash and suffix take in ``<suite>.<hash>.fatbin``.
+_SUITE_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
+#: The files a build writes: ``<suite>.<first 16 hex digits of the SHA-256 of the content>.fatbin``.
+_FILE_RE = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_.-]{0,99})\.([0-9a-f]{16})\.fatbin")
+#: The staging folders a build makes (``tempfile.mkdtemp(prefix=...)`` inside the bundle).
+_STAGE_PREFIX = ".cuda-fatbin-build-"
 _HEX64_RE = re.compile(r"[0-9a-f]{64}")
 _VERSION_RE = re.compile(r"[0-9]{1,3}\.[0-9]{1,3}")
 
@@ -224,14 +237,23 @@ class KernelBundle:
         logs: LogSink | None = None,
         min_driver: DriverSpec = None,
     ) -> KernelBundle:
-        """Compile every suite and write ``<name>.fatbin`` files and ``manifest.json`` into ``directory``.
+        """Compile every suite, then replace the bundle in ``directory`` (``<name>.<hash>.fatbin`` files, a manifest).
+
+        Every suite is compiled before anything is written, so a compile error leaves ``directory`` as it
+        was. The files are then written into a fresh staging folder inside ``directory``, renamed in, and
+        the new ``manifest.json`` renamed over the old one as the last step: until then readers see the
+        old bundle, after it the new one, and a failure (a full disk, Ctrl-C) leaves the old one loading
+        exactly as before. Nothing is written outside ``directory`` and no symlink there is followed. The
+        previous bundle's files stay until the next build, for readers that opened it; older leftovers
+        of this package's builds are removed, nothing else is (docs/caching.md).
 
         Parameters
         ----------
         directory : path
             Where to write (created if missing; other files there are left alone).
         suites : mapping of str to KernelSuite
-            Suite name (letters, digits, ``_``, ``-``, ``.``) to what it compiles.
+            Suite name (up to 100 ASCII letters, digits, ``_``, ``-``, ``.``; not starting with ``.`` or
+            ``-``) to what it compiles.
         archs, ptx_for : arch specs
             For every suite unless it overrides them (see ``Program.compile``).
         fatbin_options : FatbinOptions, optional
@@ -248,20 +270,33 @@ class KernelBundle:
         Returns
         -------
         KernelBundle
+
+        Raises
+        ------
+        ValueError, TypeError
+            No suite, a bad suite name, a suite that is not a :class:`KernelSuite`.
+        FatbinCompileError
+            A suite does not compile (nothing has been written).
+        OSError
+            ``directory`` cannot be written (a full disk, a folder planted at a file's name); the previous
+            bundle is left as it was.
         """
         from ._program import Program
 
         if not suites:
             raise ValueError("a bundle needs at least one suite")
-        root = Path(directory)
-        root.mkdir(parents=True, exist_ok=True)
-        records: dict[str, dict[str, Any]] = {}
-        manifest: dict[str, Any] = {"schema": SCHEMA, "built_with": _versions(), "suites": records}
-        for name, suite in suites.items():
+        for name, suite in suites.items():  # every name and type before anything is compiled
             if not isinstance(suite, KernelSuite):
                 raise TypeError(f"suite {name!r} must be a KernelSuite; got {type(suite).__name__}")
-            if not name or not all(c.isalnum() or c in "_-." for c in name) or name.startswith("."):
-                raise ValueError(f"suite name {name!r}: use letters, digits, '_', '-' and '.'")
+            if not isinstance(name, str) or not _SUITE_RE.fullmatch(name):
+                raise ValueError(
+                    f"suite name {name!r}: use up to 100 ASCII letters, digits, '_', '-' and '.', not first '.' or '-'"
+                )
+        floor = parse_driver(min_driver)
+        records: dict[str, dict[str, Any]] = {}
+        files: dict[str, bytes] = {}
+        manifest: dict[str, Any] = {"schema": SCHEMA, "built_with": _versions(), "suites": records}
+        for name, suite in suites.items():  # compile everything before writing anything: a failure writes nothing
             program = Program(suite.source, suite.code_type, suite.options)
             own = suite.archs is not None  # a suite with its own archs takes its own PTX default too
             obj = program.compile(
@@ -276,15 +311,15 @@ class KernelBundle:
                 min_driver=min_driver,
             )
             data = bytes(obj.code)
-            (root / f"{name}.fatbin").write_bytes(data)
-            floor = parse_driver(min_driver)
-            record: dict[str, Any] = {"file": f"{name}.fatbin", **_describe(data, obj.symbol_mapping),
+            file = f"{name}.{hashlib.sha256(data).hexdigest()[:16]}.fatbin"
+            files[file] = data
+            record: dict[str, Any] = {"file": file, **_describe(data, obj.symbol_mapping),
                                       "min_driver": None if floor is None else f"{floor[0]}.{floor[1]}"}  # fmt: skip
             record["record_sha256"] = _record_digest(record)
             records[name] = record
-        tmp = root / f".{MANIFEST}.tmp"
-        tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True))
-        os.replace(tmp, root / MANIFEST)
+        root = Path(directory)
+        root.mkdir(parents=True, exist_ok=True)
+        _publish(root, files, json.dumps(manifest, indent=1, sort_keys=True).encode())
         return cls(root, manifest)
 
     @classmethod
@@ -303,17 +338,20 @@ class KernelBundle:
         root = Path(root) if isinstance(root, (str, os.PathLike)) else root
         where = f"{root}/{MANIFEST}"
         try:
-            with root.joinpath(MANIFEST).open("rb") as f:
-                raw = f.read(MAX_MANIFEST_BYTES + 1)
+            if isinstance(root, Path):  # a symlink, a FIFO, a device or a folder there is refused, never read
+                raw = read_regular(root / MANIFEST, MAX_MANIFEST_BYTES)
+            else:  # package data inside a zip: no links nor devices there; the read is bounded all the same
+                with root.joinpath(MANIFEST).open("rb") as f:
+                    raw = f.read(MAX_MANIFEST_BYTES + 1)
+                if len(raw) > MAX_MANIFEST_BYTES:
+                    raise OSError(errno.EFBIG, f"over the limit of {MAX_MANIFEST_BYTES} bytes")
         except FileNotFoundError:
             raise BundleError(f"{root} is not a kernel bundle: no {MANIFEST}") from None
         except OSError as e:
-            raise BundleError(f"{where} cannot be read: {e.strerror or e}") from None
-        if len(raw) > MAX_MANIFEST_BYTES:
-            raise BundleError(f"{where} is over {MAX_MANIFEST_BYTES} bytes; not a manifest this package wrote")
+            raise BundleError(f"{where} cannot be read: {e.strerror or e}; not a manifest this package wrote") from None
         try:
-            manifest = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError, RecursionError) as e:
+            manifest = loads_json(raw, MAX_MANIFEST_DEPTH)
+        except ValueError as e:
             raise BundleError(f"{where} is not valid JSON ({type(e).__name__}: {e}); rebuild the bundle") from None
         _validate(manifest)
         return cls(root, manifest)
@@ -341,22 +379,24 @@ class KernelBundle:
             raise BundleError("the record was edited after the bundle was built (record_sha256); rebuild", field)
         name, size = record["file"], record["size"]
         root = self._root
-        target = root.joinpath(name)
-        if isinstance(root, Path):
-            path = root.joinpath(name)
+        if isinstance(root, Path):  # a plain name (checked by open): directly inside the bundle
             try:
-                st = os.lstat(path)
-                real = path.resolve(strict=True)
+                data = read_regular(root / name, size)
+            except FileNotFoundError:
+                raise BundleError(f"{name} is missing from {root}; rebuild the bundle", f"{field}.file") from None
             except OSError as e:
+                if e.errno == errno.EFBIG:
+                    raise BundleError(f"{name} is not of the recorded size {size}; rebuild the bundle",
+                                      f"{field}.file") from None  # fmt: skip
+                if e.errno in (errno.ELOOP, errno.EINVAL):
+                    raise BundleError(f"{name} is {e.strerror}: a bundle holds only regular files directly inside "
+                                      f"it; rebuild the bundle", f"{field}.file") from None  # fmt: skip
                 raise BundleError(f"{name} cannot be read: {e.strerror}", f"{field}.file") from None
-            if real.parent != root.resolve() or not stat.S_ISREG(os.stat(real).st_mode):
-                raise BundleError(f"{name} is not a regular file inside {self._root}", f"{field}.file")
-            if stat.S_ISLNK(st.st_mode) or os.stat(real).st_size != size:
-                raise BundleError(
-                    f"{name} is a link or not of the recorded size {size}; rebuild the bundle", f"{field}.file"
-                )
-        with target.open("rb") as f:
-            data: bytes = f.read(size + 1)
+            if len(data) != size:
+                raise BundleError(f"{name} is not of the recorded size {size}; rebuild the bundle", f"{field}.file")
+        else:
+            with root.joinpath(name).open("rb") as f:
+                data = f.read(size + 1)
         if len(data) != size or hashlib.sha256(data).hexdigest() != record["sha256"]:
             raise BundleError(f"{name} does not match its manifest hash; rebuild the bundle", f"{field}.sha256")
         return data
@@ -465,6 +505,101 @@ def _record_digest(record: Mapping[str, Any]) -> str:
     """SHA-256 of a suite record's canonical JSON, without its own ``record_sha256`` field."""
     body = {k: v for k, v in record.items() if k != "record_sha256"}
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _publish(root: Path, files: Mapping[str, bytes], manifest: bytes) -> None:
+    """Make ``files`` and ``manifest`` the bundle in ``root``: staged aside, renamed in, the manifest last.
+
+    Under an exclusive lock on ``root`` (two builds of one folder take turns): every file is created in a
+    fresh ``mkdtemp`` folder inside ``root`` (``O_CREAT | O_EXCL | O_NOFOLLOW``, fsynced), renamed into
+    ``root`` under its content-addressed name (a rename replaces a planted symlink, never follows it; the
+    files the current manifest names have other names, or the same bytes), then the manifest is renamed
+    over ``manifest.json``: the one atomic step that switches readers to the new bundle. Any failure
+    before it leaves the old manifest naming the old, untouched files. After it, the leftovers of earlier
+    builds are removed (:func:`_clean`), except the files of the bundle just replaced, which readers that
+    opened it still read.
+    """
+    with locked_dir(root) as locked:
+        previous = _manifest_files(root)
+        stage = Path(tempfile.mkdtemp(prefix=_STAGE_PREFIX, dir=root))
+        try:
+            for name, data in files.items():
+                create_new(stage / name, data)
+            create_new(stage / MANIFEST, manifest)
+            for name in files:
+                os.replace(stage / name, root / name)
+            fsync_dir(root)
+            os.replace(stage / MANIFEST, root / MANIFEST)
+            fsync_dir(root)
+        finally:
+            _remove_stage(stage)
+        if locked:  # without a lock another build may be between its renames: leave its files alone
+            _clean(root, set(files) | previous)
+
+
+def _manifest_files(root: Path) -> set[str]:
+    """The file names the bundle's current manifest names (none if it is missing or not one of ours)."""
+    try:
+        manifest = loads_json(read_regular(root / MANIFEST, MAX_MANIFEST_BYTES), MAX_MANIFEST_DEPTH)
+        _validate(manifest)
+    except (OSError, ValueError):
+        return set()
+    return {record["file"] for record in manifest["suites"].values()}
+
+
+def _remove_stage(stage: Path) -> None:
+    """Remove a staging folder: the files a build puts there (by name, regular files only), then the folder.
+
+    Anything else inside (which no build of ours makes) stays, and so does the folder then.
+    """
+    with contextlib.suppress(OSError), os.scandir(stage) as entries:
+        for entry in list(entries):
+            if (entry.name == MANIFEST or _FILE_RE.fullmatch(entry.name)) and entry.is_file(follow_symlinks=False):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+    with contextlib.suppress(OSError):
+        os.rmdir(stage)
+
+
+def _clean(root: Path, keep: set[str]) -> None:
+    """Remove what earlier builds left in ``root`` and nothing else.
+
+    Staging folders of crashed builds (:data:`_STAGE_PREFIX`, emptied by :func:`_remove_stage`), and
+    regular files named like a build's output (``<suite>.<16 hex>.fatbin``) whose content has that hash,
+    which neither the new manifest nor the one it replaced names. A file of another name, a symlink, a
+    folder, or a file whose bytes do not match its name is foreign and stays.
+    """
+    entries: list[os.DirEntry[str]] = []
+    with contextlib.suppress(OSError), os.scandir(root) as scan:
+        entries = list(scan)
+    for entry in entries:
+        if entry.name.startswith(_STAGE_PREFIX) and entry.is_dir(follow_symlinks=False):
+            _remove_stage(Path(entry.path))
+            continue
+        match = _FILE_RE.fullmatch(entry.name)
+        if match is None or entry.name in keep or not entry.is_file(follow_symlinks=False):
+            continue
+        if _content_prefix(Path(entry.path)) == match[2]:
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
+
+
+def _content_prefix(path: Path) -> str | None:
+    """The first 16 hex digits of the SHA-256 of a regular file (read in chunks), or None if it is not one."""
+    try:
+        fd, st = open_input(path, follow=False)
+    except OSError:
+        return None
+    try:
+        check_regular(st, st.st_size)
+        h = hashlib.sha256()
+        while chunk := os.read(fd, 1 << 20):
+            h.update(chunk)
+        return h.hexdigest()[:16]
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _check_type(value: Any, types: type | tuple[type, ...], field: str, what: str) -> Any:
