@@ -7,37 +7,58 @@ nvJitLink options, raw extra options, the content of the include directories) go
 ``extra_digest``. Adding an arch therefore compiles that arch only, and an unchanged build compiles
 nothing.
 
+The include directories are fingerprinted by walking them without recursion (:func:`include_digest`):
+header-like files only, hidden folders, ``__pycache__``, the cache's own folder and the paths the caller
+excludes skipped, at most ``max_files`` files; folders a caller labels (system headers of an installed
+package) are keyed by their label instead of their content.
+
 A stored value is self-checking: a magic, a JSON header listing the artifacts and the symbol
 mapping, the payloads, and a SHA-256 of all of it. A torn, truncated or foreign value is detected on
 read, deleted and recompiled, never used. cuda.core's ``FileStreamProgramCache`` writes each value
-atomically (temp file + ``os.replace``), so processes sharing a directory see whole values only.
+atomically (temp file + ``os.replace``), so processes sharing a directory see whole values only. Its
+entries are untrusted files: :func:`read_entry` opens them itself (no symlink followed, no wait on a
+FIFO, at most :data:`MAX_ENTRY_BYTES`), because cuda.core's own read follows links and blocks.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
 import os
+import stat
 import struct
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from ._arch import Arch
+from ._files import O_CLOEXEC, O_DIRECTORY, O_NONBLOCK, check_regular, describe, loads_json, open_input, read_exact
 from ._multiarch import Job, JobResult
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Mapping
     from typing import Any
 
 __all__ = ["CacheReport"]
 
 _MAGIC = b"CFBJOB1\n"
 _SCHEMA = "cuda-fatbin job cache 1"
-_MAX_INCLUDE_FILES = 20_000
-_MAX_INCLUDE_BYTES = 512 * 2**20
-_HEADER_SUFFIXES = {".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc", ".tcc", ".cu", ".def", ""}
+#: The largest cache entry read; a larger one is corrupt (one job's cubin, PTX or LTO-IR is far smaller).
+MAX_ENTRY_BYTES = 256 << 20
+#: The deepest nesting of an entry's JSON header (this package writes 3 levels).
+_MAX_HEADER_DEPTH = 4
+#: How many header-like files the include directories may hold (``cache_max_files=`` changes it) ...
+MAX_INCLUDE_FILES = 20_000
+#: ... and how many bytes per allowed file they may hold on average: 512 MiB at the default.
+INCLUDE_BYTES_PER_FILE = (512 << 20) // MAX_INCLUDE_FILES
+#: Suffixes of the files hashed into the key ("" for extensionless headers such as libcu++'s ``<cuda/std/...>``).
+_HEADER_SUFFIXES = frozenset({".h", ".hh", ".hpp", ".hxx", ".h++", ".cuh", ".inl", ".inc", ".ipp", ".tpp", ".tcc",
+                              ".txx", ".def", ".cu", ".c", ".cc", ".cpp", ".cxx", ""})  # fmt: skip
+_SKIPPED_DIRS = frozenset({"__pycache__"})  # and every hidden folder (.git, .venv, ...)
+_FD_WALK = os.scandir in os.supports_fd and os.open in os.supports_dir_fd
 
 
 class CacheEntryError(ValueError):
@@ -76,42 +97,257 @@ class CacheReport:
         return f"cache: {len(self.hits)} hit(s), {len(self.misses)} miss(es), {len(self.corrupt)} corrupt"
 
 
-def include_digest(options: Any) -> bytes:
-    """SHA-256 over the header files the options pull in: include directories (recursively) and pre-includes.
+def default_cache_dir() -> Path:
+    """Where ``cuda-fatbin compile --cache`` keeps its entries when given no folder.
+
+    ``$XDG_CACHE_HOME/cuda-fatbin`` (an absolute ``XDG_CACHE_HOME`` only, as the XDG specification says),
+    else ``~/.cache/cuda-fatbin``; on Windows ``%LOCALAPPDATA%\\cuda-fatbin``. cuda.core's own caches
+    live beside it, under ``cuda-python``.
+
+    Examples
+    --------
+    >>> import os
+    >>> os.environ["XDG_CACHE_HOME"] = "/var/cache/me"
+    >>> str(default_cache_dir()) if os.name != "nt" else "/var/cache/me/cuda-fatbin"
+    '/var/cache/me/cuda-fatbin'
+    >>> del os.environ["XDG_CACHE_HOME"]
+    """
+    if os.name == "nt":
+        local = os.environ.get("LOCALAPPDATA")
+        base = Path(local) if local else Path.home() / "AppData" / "Local"
+    else:
+        xdg = os.environ.get("XDG_CACHE_HOME", "")
+        base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"
+    return base / "cuda-fatbin"
+
+
+def _identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """``(st_dev, st_ino)`` of what ``path`` names (links followed), or None if there is nothing."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def cache_root(cache: Any) -> str | None:
+    """The folder of a ``FileStreamProgramCache`` (whose files the include fingerprint must not see), else None."""
+    root = getattr(cache, "_root", None)  # cuda.core >= 1.2.0; feature-detected, a private attribute
+    return os.fspath(root) if isinstance(root, (str, os.PathLike)) else None
+
+
+class _Budget:
+    """The files and bytes the include fingerprint may still read; the error says how to raise them."""
+
+    def __init__(self, max_files: int) -> None:
+        self.files, self.bytes = max_files, max_files * INCLUDE_BYTES_PER_FILE
+        self.max_files = max_files
+
+    def take(self, size: int, where: str) -> None:
+        self.files -= 1
+        self.bytes -= size
+        if self.files < 0 or self.bytes < 0:
+            raise ValueError(
+                f"the include path {where} holds over {self.max_files} header-like files or "
+                f"{self.max_files * INCLUDE_BYTES_PER_FILE >> 20} MiB, too many to fingerprint for the cache key: "
+                "exclude the folders that hold no headers (cache_exclude=[...]; on the command line "
+                "--cache-exclude DIR) or raise the limit (cache_max_files=N; on the command line "
+                "--cache-max-files N)"
+            )
+
+
+def include_digest(
+    options: Any,
+    *,
+    exclude: Iterable[str | os.PathLike[str]] = (),
+    max_files: int = MAX_INCLUDE_FILES,
+    labels: Mapping[str | os.PathLike[str], str] | None = None,
+) -> bytes:
+    """SHA-256 over the header files the options can pull in: include directories and pre-includes.
+
+    Each include directory is walked without recursion (a tree of any depth), links to folders followed
+    once each; hashed are the relative path and content of every regular file with a header-like suffix
+    (or none), and the names of special files. Not walked: hidden folders (``.git``), ``__pycache__``,
+    and the files and folders in ``exclude`` (the cache's own folder, build outputs), matched by
+    identity, not spelling. A folder in ``labels`` is hashed as its label (``"nvidia-cuda-cccl 13.0.85"``)
+    instead of its content: system headers keyed by the version of the package that ships them.
 
     Raises
     ------
     ValueError
-        If the directories hold more than 20,000 files or 512 MiB: pass ``cache_extra_digest=`` instead.
+        The directories hold more than ``max_files`` header-like files, or more than ``max_files`` times
+        :data:`INCLUDE_BYTES_PER_FILE` bytes of them; the message names what to exclude or raise.
     """
+    if isinstance(max_files, bool) or not isinstance(max_files, int) or max_files < 1:
+        raise ValueError(f"cache_max_files must be a positive int; got {max_files!r}")
     h = hashlib.sha256()
     dirs = options.include_path or []
     dirs = [dirs] if isinstance(dirs, (str, os.PathLike)) else list(dirs)
     pre = options.pre_include or []
     pre = [pre] if isinstance(pre, (str, os.PathLike)) else list(pre)
-    count = size = 0
+    skip = {i for i in map(_identity, exclude) if i is not None}
+    named = {_identity(k): v for k, v in (labels or {}).items()}
+    budget = _Budget(max_files)
     for d in dirs:
-        root = Path(d)
-        h.update(f"dir {root}\0".encode())
-        if not root.is_dir():
-            continue
-        files = (p for p in root.rglob("*") if p.suffix.lower() in _HEADER_SUFFIXES and p.is_file())
-        for path in sorted(p for p in files if not any(part.startswith(".") for part in p.relative_to(root).parts)):
-            count += 1
-            size += path.stat().st_size
-            if count > _MAX_INCLUDE_FILES or size > _MAX_INCLUDE_BYTES:
-                raise ValueError(
-                    f"include path {root} is too large to fingerprint for the cache (over {_MAX_INCLUDE_FILES} "
-                    f"files or {_MAX_INCLUDE_BYTES >> 20} MiB); pass cache_extra_digest= with your own digest"
-                )
-            h.update(f"{path.relative_to(root)}\0".encode())
-            h.update(hashlib.sha256(path.read_bytes()).digest())
+        h.update(f"dir {os.fspath(d)}\0".encode())
+        label = named.get(_identity(d))
+        if label is not None:
+            h.update(f"label {label}\0".encode())
+        else:
+            _hash_tree(h, os.fspath(d), skip, budget)
     for p in pre:
-        h.update(f"pre {p}\0".encode())
-        path = Path(p)
-        if path.is_file():
-            h.update(hashlib.sha256(path.read_bytes()).digest())
+        h.update(f"pre {os.fspath(p)}\0".encode())
+        _hash_file(h, os.fspath(p), None, skip, budget, os.fspath(p))
     return h.digest()
+
+
+def _hash_tree(h: Any, root: str, skip: set[tuple[int, int]], budget: _Budget) -> None:
+    """Hash the header-like files under ``root``, depth first in name order, with a stack (no recursion)."""
+    stack = [("", root)]
+    seen: set[tuple[int, int]] = set()
+    while stack:
+        rel, path = stack.pop()
+        try:
+            fd = os.open(path, os.O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        except OSError as e:  # gone, unreadable, or past the system's path length (no compiler opens it either)
+            h.update(f"unopened {rel} {e.errno}\0".encode())
+            continue
+        try:
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) in skip or (st.st_dev, st.st_ino) in seen or not stat.S_ISDIR(st.st_mode):
+                continue
+            seen.add((st.st_dev, st.st_ino))
+            with os.scandir(fd if _FD_WALK else path) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+            folders = []
+            for entry in entries:
+                name = entry.name
+                if name.startswith(".") or name in _SKIPPED_DIRS:
+                    continue
+                inner = f"{rel}/{name}" if rel else name
+                try:
+                    is_dir = entry.is_dir()  # a link to a folder is followed; `seen` stops a loop
+                except OSError:
+                    is_dir = False
+                if is_dir:
+                    folders.append((inner, os.path.join(path, name)))
+                elif os.path.splitext(name)[1].lower() in _HEADER_SUFFIXES:
+                    _hash_file(h, name if _FD_WALK else os.path.join(path, name), fd if _FD_WALK else None, skip,
+                               budget, inner, root)  # fmt: skip
+            stack.extend(reversed(folders))
+        finally:
+            os.close(fd)
+
+
+def _hash_file(
+    h: Any, path: str, dir_fd: int | None, skip: set[tuple[int, int]], budget: _Budget, rel: str, root: str = ""
+) -> None:
+    """Hash one file's name and content; a special file (FIFO, device) by its name only, never opened."""
+    try:
+        st = os.stat(path, dir_fd=dir_fd)  # links followed: a linked header is what the compiler reads
+    except OSError as e:
+        h.update(f"unreadable {rel} {e.errno}\0".encode())
+        return
+    if (st.st_dev, st.st_ino) in skip:
+        return
+    if not stat.S_ISREG(st.st_mode):
+        h.update(f"special {rel} {describe(st)}\0".encode())
+        return
+    budget.take(st.st_size, root or rel)
+    try:
+        fd = os.open(path, os.O_RDONLY | O_NONBLOCK | O_CLOEXEC | getattr(os, "O_NOCTTY", 0), dir_fd=dir_fd)
+    except OSError as e:
+        h.update(f"unreadable {rel} {e.errno}\0".encode())
+        return
+    content = hashlib.sha256()
+    try:
+        left = st.st_size  # what stat said: a file growing while read is hashed as it was
+        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+            content.update(chunk)
+            left -= len(chunk)
+    except OSError as e:  # swapped for a folder or a FIFO after the stat
+        content.update(f"unreadable {e.errno}".encode())
+    finally:
+        os.close(fd)
+    h.update(f"{rel}\0".encode())
+    h.update(content.digest())
+
+
+def _entry_path(cache: Any, key: bytes) -> str | None:
+    """The file of ``key`` in a plain ``FileStreamProgramCache`` (whose reads we do ourselves), else None."""
+    try:
+        from cuda.core.utils import FileStreamProgramCache
+    except ImportError:
+        return None
+    kind = type(cache)
+    if not isinstance(cache, FileStreamProgramCache) or any(
+        getattr(kind, m, None) is not getattr(FileStreamProgramCache, m, None) for m in ("get", "__getitem__")
+    ):  # a subclass that reads its own way is asked, not bypassed
+        return None
+    path_for = getattr(cache, "_path_for_key", None)  # cuda.core >= 1.2.0; feature-detected, a private method
+    if not callable(path_for):
+        return None
+    try:
+        path = path_for(key)
+    except Exception:  # another layout in a later cuda.core: ask the cache itself
+        return None
+    return os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
+
+
+def read_entry(cache: Any, key: bytes) -> bytes | None:
+    """The stored value of ``key``, None for a miss; ``CacheEntryError`` for anything that is not a plain value.
+
+    In a ``FileStreamProgramCache`` the entry's file is opened here, not by cuda.core (whose read
+    follows a symlink to ``/dev/zero`` and blocks on a FIFO): ``O_NOFOLLOW | O_NONBLOCK``, then the
+    ``fstat`` of what was opened must say a regular file of at most :data:`MAX_ENTRY_BYTES`, read
+    exactly. Its access time is set, as cuda.core's read does, for its least-recently-read eviction.
+    Other caches are asked with ``get`` and held to the same size.
+    """
+    path = _entry_path(cache, key)
+    if path is None:
+        value = cache.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, (bytes, bytearray, memoryview)):
+            raise CacheEntryError(f"the cache returned {type(value).__name__}, not bytes")
+        if len(value) > MAX_ENTRY_BYTES:
+            raise CacheEntryError(f"{len(value)} bytes, over the limit of {MAX_ENTRY_BYTES}")
+        return bytes(value)
+    try:
+        fd, st = open_input(path, follow=False)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise CacheEntryError(f"{path}: {'a symlink' if os.path.islink(path) else e.strerror}") from None
+    try:
+        check_regular(st, MAX_ENTRY_BYTES, path)
+        data = read_exact(fd, st.st_size, path)
+        if os.utime in os.supports_fd:
+            with contextlib.suppress(OSError):
+                os.utime(fd, ns=(time.time_ns(), st.st_mtime_ns))
+    except OSError as e:
+        raise CacheEntryError(f"{path}: {e.strerror}") from None
+    finally:
+        os.close(fd)
+    return data
+
+
+def drop_entry(cache: Any, key: bytes) -> None:
+    """Remove a corrupt entry: through the cache, then, in a file cache, whatever non-folder is left at its name.
+
+    A symlink is removed, not what it points to; a folder planted there is removed only if empty (its
+    content is not ours), and then the next store fails quietly and the job is compiled again next time.
+    """
+    with contextlib.suppress(KeyError, OSError):
+        del cache[key]
+    path = _entry_path(cache, key)
+    if path is None:
+        return
+    with contextlib.suppress(OSError):
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            os.rmdir(path)
+        else:
+            os.unlink(path)
 
 
 def job_key(
@@ -166,7 +402,12 @@ def encode(result: JobResult) -> bytes:
 
 
 def decode(value: bytes, job: Job) -> JobResult:
-    """Parse a stored value back into the job's result; ``CacheEntryError`` if it is not whole or not this job's."""
+    """Parse a stored value back into the job's result; ``CacheEntryError`` if it is not whole or not this job's.
+
+    The checksum is checked first, then the header is decoded with a bound on its nesting
+    (:func:`~cuda_fatbin._files.loads_json`) and every field's type, so a foreign value with a valid
+    checksum is still only a ``CacheEntryError``.
+    """
     if len(value) < len(_MAGIC) + 4 + 32 or not value.startswith(_MAGIC):
         raise CacheEntryError("not a cuda-fatbin job entry")
     body, digest = value[:-32], value[-32:]
@@ -175,13 +416,21 @@ def decode(value: bytes, job: Job) -> JobResult:
     (n,) = struct.unpack_from("<I", body, len(_MAGIC))
     start = len(_MAGIC) + 4
     try:
-        header = json.loads(body[start : start + n])
+        header = loads_json(body[start : start + n], _MAX_HEADER_DEPTH)
+        if not isinstance(header, dict) or not isinstance(header.get("symbols"), dict):
+            raise TypeError("the header is not an object with a symbol mapping")
         pos = start + n
         artifacts = []
         for kind, arch, size in header["artifacts"]:
+            if not isinstance(size, int) or isinstance(size, bool) or size < 0 or not isinstance(kind, str):
+                raise TypeError(f"artifact record {kind!r}, {size!r}")
             artifacts.append((kind, Arch.parse(arch), body[pos : pos + size]))
             pos += size
-        mapping = {k: bytes.fromhex(hx) if hx is not None else s for k, (hx, s) in header["symbols"].items()}
+        mapping: dict[str, Any] = {}  # bytes from NVRTC; str where a name expression was given as str
+        for name, (hx, text) in header["symbols"].items():
+            if not isinstance(text if hx is None else hx, str):
+                raise TypeError(f"symbol record of {name!r}")
+            mapping[name] = bytes.fromhex(hx) if hx is not None else text
     except (ValueError, KeyError, TypeError) as e:
         raise CacheEntryError(f"unreadable header: {e}") from None
     if pos != len(body) or header.get("job") != str(job):

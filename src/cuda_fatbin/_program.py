@@ -18,7 +18,18 @@ from cuda.core import Program as _CoreProgram
 from cuda.core import ProgramOptions as _CoreProgramOptions
 
 from ._arch import Arch
-from ._cache import CacheEntryError, CacheReport, decode, encode, include_digest, job_key
+from ._cache import (
+    MAX_INCLUDE_FILES,
+    CacheEntryError,
+    CacheReport,
+    cache_root,
+    decode,
+    drop_entry,
+    encode,
+    include_digest,
+    job_key,
+    read_entry,
+)
 from ._detect import ptx_target
 from ._fatbin import FatbinBuilder, FatbinOptions, merge_symbol_mappings
 from ._multiarch import JobResult, Plan, plan_fatbin, run_plan
@@ -160,6 +171,8 @@ class Program(_CoreProgram):
         progress: Callable[[int, int, Job], None] | None = None,
         cache: Any = None,
         cache_extra_digest: bytes | None = None,
+        cache_exclude: Iterable[str | os.PathLike[str]] = (),
+        cache_max_files: int = MAX_INCLUDE_FILES,
         min_driver: DriverSpec = None,
         min_driver_action: str = "error",
         **kwargs: Any,
@@ -205,6 +218,13 @@ class Program(_CoreProgram):
             Extra bytes for the cache keys, for inputs the keys cannot see (generated headers outside
             ``include_path``...). The content of ``include_path`` and ``pre_include`` is hashed for you.
             Default: None.
+        cache_exclude : iterable of paths, optional
+            Files and folders under ``include_path`` that are not headers (build outputs): left out of the
+            include fingerprint. Hidden folders, ``__pycache__`` and a ``FileStreamProgramCache``'s own
+            folder are left out anyway. Default: ().
+        cache_max_files : int, optional
+            The most header-like files the include fingerprint reads (and 26 KiB per file on average);
+            more is a ``ValueError`` that says how to exclude or raise. Default: 20000.
         min_driver : str, int or tuple, optional
             The oldest driver you support (``"13.0"``, ``"550.54.14"``, ``12040``). For ``"fatbin"``: for every
             GPU of the plan's archs, the entry it would load must load on that driver (PTX ISA, zstd,
@@ -246,8 +266,8 @@ class Program(_CoreProgram):
                 program.close()
         if kwargs:
             raise TypeError(f"compile('fatbin') got unexpected arguments: {', '.join(kwargs)}")
-        if cache is None and cache_extra_digest is not None:
-            raise ValueError("cache_extra_digest needs cache=")
+        if cache is None and (cache_extra_digest is not None or cache_exclude or cache_max_files != MAX_INCLUDE_FILES):
+            raise ValueError("cache_extra_digest, cache_exclude and cache_max_files need cache=")
         if min_driver_action not in ("error", "warn"):
             raise ValueError(f"min_driver_action must be 'error' or 'warn'; got {min_driver_action!r}")
         if min_driver is not None:
@@ -273,7 +293,8 @@ class Program(_CoreProgram):
         if cache is None:
             results = run_plan(plan, job_args, **run)
         else:
-            results = self._run_cached(plan, job_args, names, extra, cache, cache_extra_digest, run)
+            digest = (cache_extra_digest, tuple(cache_exclude), cache_max_files)
+            results = self._run_cached(plan, job_args, names, extra, cache, digest, run)
         data, mapping = _assemble(results, fatbin_options, self._fb_options.name)
         if min_driver is not None:
             check_min_driver(data, plan, min_driver, min_driver_action)
@@ -291,29 +312,32 @@ class Program(_CoreProgram):
         names: tuple[str, ...],
         extra: tuple[str, ...],
         cache: Any,
-        extra_digest: bytes | None,
+        key_inputs: tuple[bytes | None, tuple[str | os.PathLike[str], ...], int],
         run: dict[str, Any],
     ) -> list[JobResult]:
         if not all(callable(getattr(cache, m, None)) for m in ("get", "__setitem__", "__delitem__")):
             raise TypeError(f"cache must be a cuda.core.utils.ProgramCacheResource; got {type(cache).__name__}")
+        extra_digest, exclude, max_files = key_inputs
         if extra_digest is not None and not isinstance(extra_digest, (bytes, bytearray)):
             raise TypeError("cache_extra_digest must be bytes")
-        digest = include_digest(self._fb_options) + bytes(extra_digest or b"") + "\0".join(extra).encode()
+        own = cache_root(cache)  # the cache's entries are no headers, and change with every store
+        exclude = (*exclude, own) if own is not None else exclude
+        digest = (include_digest(self._fb_options, exclude=exclude, max_files=max_files)
+                  + bytes(extra_digest or b"") + "\0".join(extra).encode())  # fmt: skip
         code = self._fb_code
         keys = {job: job_key(job, code, self._fb_code_type, self._job_options(job), names, job_args(job), digest)
                 for job in plan.jobs}  # fmt: skip
         found: dict[Job, JobResult] = {}
         corrupt = []
         for job in plan.jobs:
-            try:
-                value = cache.get(keys[job])
+            try:  # a file cache's entry is read here: no link followed, no wait on a FIFO, bounded (_cache)
+                value = read_entry(cache, keys[job])
                 if value is None:
                     continue
-                found[job] = decode(bytes(value), job)
+                found[job] = decode(value, job)
             except (CacheEntryError, OSError):  # torn, foreign, or not a file at all (a directory planted there)
                 corrupt.append(str(job))
-                with contextlib.suppress(KeyError, OSError):
-                    del cache[keys[job]]
+                drop_entry(cache, keys[job])
         misses = [job for job in plan.jobs if job not in found]
         compiled = run_plan(Plan(tuple(misses)), job_args, **run) if misses else []
         for result in compiled:
