@@ -115,6 +115,56 @@ def _relocatable_flag(args: argparse.Namespace) -> bool | None:
     return True if getattr(args, "relocatable", False) else None
 
 
+# What a file of each suffix holds, to refuse an output name that contradicts what is written into it.
+_SUFFIX_HOLDS = {".fatbin": "a fatbin", ".cubin": "a cubin", ".ptx": "PTX", ".ltoir": "LTO-IR", ".ll": "NVVM IR",
+                 ".bc": "NVVM IR", ".nvvm": "NVVM IR", ".o": "an object file", ".obj": "an object file",
+                 ".a": "a static library", ".lib": "a static library", ".so": "a shared library",
+                 ".dll": "a shared library", ".json": "JSON", **dict.fromkeys(
+                     (".cu", ".cuh", ".c", ".cc", ".cpp", ".cxx", ".h", ".hpp"), "source code")}  # fmt: skip
+_SUFFIX_FOR = {"a fatbin": ".fatbin", "JSON": ".json"}
+
+
+def _check_output(path: str, writes: str, flag: str) -> None:
+    """Refuse, as a usage error and before any work, an output the command could not or should not write.
+
+    ``-`` is standard output (a binary one is refused on a terminal); otherwise a suffix that names another
+    format, a folder that does not exist and an existing directory are refused.
+    """
+    if path == "-":
+        if writes != "JSON" and sys.stdout.isatty():
+            raise UsageError(f"{flag} - writes {writes} to standard output, which is a terminal: redirect it "
+                             f"(> k{_SUFFIX_FOR[writes]}) or pipe it (| cuda-fatbin inspect -)")  # fmt: skip
+        return
+    stem, suffix = os.path.splitext(os.path.basename(path))
+    holds = _SUFFIX_HOLDS.get(suffix.lower())
+    if holds is not None and holds != writes:
+        hint = ""
+        if holds in ("a cubin", "PTX", "LTO-IR"):
+            hint = "; to get single entries, run cuda-fatbin extract on the fatbin (--kind elf|ptx|ltoir)"
+        raise UsageError(f"{flag} {path}: a {suffix} file holds {holds}, but this writes {writes}; name it "
+                         f"{stem}{_SUFFIX_FOR[writes]}{hint}")  # fmt: skip
+    folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        raise UsageError(f"{flag} {path}: there is no folder {folder}; create it first (mkdir -p {folder})")
+    if os.path.isdir(path):
+        raise UsageError(f"{flag} {path} is a directory; name a file in it")
+
+
+def _write_output(path: str, data: bytes) -> None:
+    """Write an output file all at once (``_files.write_atomic``), or to standard output for ``-``."""
+    from ._files import write_atomic
+
+    if path == "-":
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    try:
+        write_atomic(path, data)
+    except OSError as e:
+        raise Failure(f"cannot write {path}: {e.strerror or e}; a file there before is left as it was") from None
+
+
 # -- subcommands ---------------------------------------------------------------------------------------
 
 
@@ -378,6 +428,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     from ._detect import detect
     from ._fatbin import build_fatbin
 
+    _check_output(args.output, "a fatbin", "-o")
     files = []
     for path in args.parts:  # a missing or unrecognised input is a failed build (exit 1), not a bad command line
         try:
@@ -393,9 +444,10 @@ def cmd_build(args: argparse.Namespace) -> int:
     if not parts:
         raise UsageError("build needs at least one part (a file, or --part kind=...,file=...)")
     data = build_fatbin(parts, options=_fatbin_options(args), allow_duplicates=args.allow_duplicates)
-    Path(args.output).write_bytes(data)
+    _write_output(args.output, data)
     if not args.quiet:
-        print(f"{args.output}: {len(data)} bytes, {len(parts)} part(s)")
+        info = sys.stderr if args.output == "-" else sys.stdout  # standard output carries the fatbin
+        print(f"{args.output}: {len(data)} bytes, {len(parts)} part(s)", file=info)
     return 0
 
 
@@ -413,6 +465,13 @@ def cmd_compile(args: argparse.Namespace) -> int:
     lang = args.lang or _LANGS.get(src.suffix.lower())
     if lang is None:
         raise UsageError(f"cannot tell the language of {src.name}; pass --lang c++|ptx|nvvm")
+    cache_dir = _cache_options(args)
+    if not args.dry_run:
+        if args.output == "-" and args.symbols == "-":
+            raise UsageError("-o - and --symbols - both write to standard output; send one of them to a file")
+        _check_output(args.output, "a fatbin", "-o")
+        if args.symbols:
+            _check_output(args.symbols, "JSON", "--symbols")
     defines = []
     for d in args.define:
         name, sep, value = d.partition("=")
@@ -429,11 +488,13 @@ def cmd_compile(args: argparse.Namespace) -> int:
         return 0
     progress = _Progress(not args.quiet)
     logs = sys.stderr if args.verbose else (None if args.quiet else _Warnings(sys.stderr))
-    cache = None
-    if args.cache:
+    cache = cache_options = None
+    if cache_dir is not None:
         from cuda.core.utils import FileStreamProgramCache
 
-        cache = FileStreamProgramCache(args.cache)
+        cache = FileStreamProgramCache(cache_dir)
+        outputs = [p for p in (args.output, args.symbols) if p and p != "-"]  # no header, whatever their suffix
+        cache_options = {"cache_exclude": [*args.cache_exclude, *outputs], "cache_max_files": args.cache_max_files}
     from ._program import DriverCompatibilityError
 
     try:
@@ -441,7 +502,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
             "fatbin", args.name_expression, logs, archs=archs, ptx_for=ptx_for, ltoir_for=ltoir_for,
             fatbin_options=_fatbin_options(args), max_workers=args.jobs, group=args.group,
             extra_options=args.nvrtc_option, progress=progress, cache=cache, min_driver=args.min_driver,
-            min_driver_action="warn" if args.min_driver_warn else "error",
+            min_driver_action="warn" if args.min_driver_warn else "error", **(cache_options or {}),
         )  # fmt: skip
     except DriverCompatibilityError as e:  # the build worked but does not meet --min-driver: the work failed
         raise Failure(str(e)) from None
@@ -452,18 +513,42 @@ def cmd_compile(args: argparse.Namespace) -> int:
     if cache is not None and not args.quiet:
         print(program.last_cache_report, file=sys.stderr)
     data = bytes(obj.code)
-    Path(args.output).write_bytes(data)
+    _write_output(args.output, data)
     mapping = {k: v.decode() if isinstance(v, bytes) else v for k, v in obj.symbol_mapping.items()}
     if args.symbols:
-        Path(args.symbols).write_text(json.dumps(mapping, indent=1))
+        _write_output(args.symbols, (json.dumps(mapping, indent=1) + "\n").encode())
     if not args.quiet:
         from ._reader import read_fatbin
 
+        info = sys.stderr if "-" in (args.output, args.symbols) else sys.stdout  # standard output carries data
         entries = ", ".join(f"{e.kind} {e.arch}" for e in read_fatbin(data).iter_entries())
-        print(f"{args.output}: {len(data)} bytes: {entries}")
+        print(f"{args.output}: {len(data)} bytes: {entries}", file=info)
         for k, v in mapping.items():
-            print(f"  {k} -> {v}")
+            print(f"  {k} -> {v}", file=info)
     return 0
+
+
+def _cache_options(args: argparse.Namespace) -> str | None:
+    """The cache folder of ``compile`` (``--cache`` alone: the default one), after checking the --cache* flags."""
+    if args.cache is None:
+        if args.cache_exclude or args.cache_max_files is not None:
+            raise UsageError("--cache-exclude and --cache-max-files apply to --cache; add --cache [DIR]")
+        return None
+    if args.cache_max_files is not None and args.cache_max_files < 1:
+        raise UsageError(f"--cache-max-files {args.cache_max_files}: give a positive number of files")
+    if args.cache_max_files is None:
+        from ._cache import MAX_INCLUDE_FILES
+
+        args.cache_max_files = MAX_INCLUDE_FILES
+    if not args.cache:
+        from ._cache import default_cache_dir
+
+        return os.fspath(default_cache_dir())
+    if os.path.isfile(args.cache):
+        raise UsageError(f"--cache {args.cache}: that is a file, not a cache folder; write --cache=DIR, or put a "
+                         "bare --cache after the source file")  # fmt: skip
+    cache_dir: str = args.cache
+    return cache_dir
 
 
 def _spec_list(values: list[str] | None) -> ArchSpec | None:
@@ -564,7 +649,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("source", help="source file (.cu, .ptx, .ll/.bc for NVVM IR)")
     p.add_argument("--arch", required=True, action="append", metavar="SPEC",
                    help="archs in any spelling: '80;90;100+PTX', 'all-major', '80-real;90', 'arch=compute_80,code=[sm_80,sm_86]'")  # noqa: E501 # fmt: skip
-    p.add_argument("-o", "--output", required=True)
+    p.add_argument("-o", "--output", required=True, metavar="FILE",
+                   help="the fatbin to write, whole or not at all ('-': standard output, not a terminal)")  # fmt: skip
     p.add_argument("-I", "--include", action="append", default=[], metavar="DIR")
     p.add_argument("-D", "--define", action="append", default=[], metavar="NAME[=VALUE]")
     p.add_argument("--std", help="C++ dialect, e.g. c++17")
@@ -572,7 +658,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lang", choices=["c++", "ptx", "nvvm"], help="source language (default: from the extension)")
     p.add_argument("--name-expression", action="append", default=[], metavar="EXPR",
                    help="a kernel name expression to resolve, e.g. 'scale<float>' (repeatable)")  # fmt: skip
-    p.add_argument("--symbols", metavar="FILE", help="write the name-expression -> symbol mapping as JSON")
+    p.add_argument("--symbols", metavar="FILE",
+                   help="write the name-expression -> symbol mapping as JSON ('-' for standard output)")  # fmt: skip
     p.add_argument("--ptx-for", action="append", metavar="SPEC",
                    help="archs to embed PTX for (default: the newest; 'none' for none; repeatable)")  # fmt: skip
     p.add_argument("--ltoir-for", action="append", metavar="SPEC", help="archs to embed LTO-IR for (repeatable)")
@@ -580,7 +667,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--group", action="store_true", help="one front end per virtual arch, nvJitLink per real arch")
     p.add_argument("-X", "--nvrtc-option", action="append", default=[], metavar="OPT",
                    help="pass an option to NVRTC as is (repeatable), e.g. -X=--use_fast_math")  # fmt: skip
-    p.add_argument("--cache", metavar="DIR", help="per-arch job cache directory (cuda.core FileStreamProgramCache)")
+    p.add_argument("--cache", metavar="DIR", nargs="?", const="",
+                   help="per-arch job cache folder (cuda.core FileStreamProgramCache); without DIR, "
+                        "$XDG_CACHE_HOME/cuda-fatbin (docs/caching.md)")  # fmt: skip
+    p.add_argument("--cache-exclude", action="append", default=[], metavar="PATH",
+                   help="a file or folder beside the sources that holds no headers (build output): left out of "
+                        "the cache key's include fingerprint (repeatable)")  # fmt: skip
+    p.add_argument("--cache-max-files", type=int, metavar="N",
+                   help="the most header-like files the include fingerprint reads (default 20000)")  # fmt: skip
     p.add_argument("--min-driver", metavar="VER",
                    help="the oldest driver to support ('13.0'): fail if a GPU could not load its entry")  # fmt: skip
     p.add_argument("--min-driver-warn", action="store_true", help="with --min-driver: warn instead of failing")
@@ -591,7 +685,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_compile)
 
     p = sub.add_parser("build", help="assemble existing artifacts into a fatbin (like the fatbinary tool)")
-    p.add_argument("-o", "--output", required=True)
+    p.add_argument("-o", "--output", required=True, metavar="FILE",
+                   help="the fatbin to write, whole or not at all ('-': standard output, not a terminal)")  # fmt: skip
     p.add_argument("parts", nargs="*", metavar="FILE", help="cubin/PTX/LTO-IR/-rdc object files (detected)")
     p.add_argument("--part", action="append", default=[], metavar="kind=K,arch=A,file=F[,identifier=I][,options=O]")
     p.add_argument("--allow-duplicates", action="store_true", help="allow the same kind, arch and identifier twice")
