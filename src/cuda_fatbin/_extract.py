@@ -1,9 +1,12 @@
 """Write the entries of fat binaries out as files, named as ``cuobjdump -xelf/-xptx`` names them.
 
 Identifiers inside a container are free text from whoever built it, so every file name is made
-safe first (:func:`safe_name`), the file is created inside the chosen directory only, with
-``O_EXCL | O_NOFOLLOW`` (no silent overwrite, no symlink followed), and the bytes written in one call
-are bounded by :data:`~cuda_fatbin._reader.MAX_EXPANSION` times the input size. See docs/security.md.
+safe first (:func:`safe_name`), the file is written inside the chosen directory only, with
+:func:`~cuda_fatbin._files.write_atomic` (a temporary file created ``O_CREAT | O_EXCL | O_NOFOLLOW``
+beside the target, then published whole: with a hard link, which never replaces anything, or with
+``force`` a rename, which replaces a planted symlink instead of following it), and the bytes written in
+one call are bounded by :data:`~cuda_fatbin._reader.MAX_EXPANSION` times the input size. See
+docs/security.md.
 
 Reading side: this module does not import the compile side.
 """
@@ -16,6 +19,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ._arch import Arch
+from ._files import write_atomic
 from ._reader import MAX_EXPANSION, Fatbin, FatbinEntry, FatbinFormatError, iter_fatbins
 
 TYPE_CHECKING = False
@@ -124,18 +128,14 @@ def _write_new(directory: Path, name: str, data: bytes, force: bool) -> Path:
     target = directory / name
     if target.parent != directory or name in ("", ".", ".."):
         raise ExtractError(f"refusing to write {name!r}: not a plain file name inside {directory}")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    if force and target.is_dir() and not target.is_symlink():
+        raise ExtractError(f"{target} is a directory; it is not replaced")
     try:
-        fd = os.open(target, flags, 0o644)
+        write_atomic(target, data, replace=force)  # without force: published by a hard link, never over anything
     except FileExistsError:
-        if not force:
-            raise ExtractError(f"{target} exists; pass force=True (--force) to replace it") from None
-        if target.is_dir() and not target.is_symlink():
-            raise ExtractError(f"{target} is a directory; it is not replaced") from None
-        target.unlink()  # a planted symlink is removed, never followed
-        fd = os.open(target, flags, 0o644)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
+        raise ExtractError(f"{target} exists; pass force=True (--force) to replace it") from None
+    except IsADirectoryError:  # made a directory after the check above
+        raise ExtractError(f"{target} is a directory; it is not replaced") from None
     return target
 
 
