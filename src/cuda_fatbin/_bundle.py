@@ -243,9 +243,9 @@ class KernelBundle:
         was. The files are then written into a fresh staging folder inside ``directory``, renamed in, and
         the new ``manifest.json`` renamed over the old one as the last step: until then readers see the
         old bundle, after it the new one, and a failure (a full disk, Ctrl-C) leaves the old one loading
-        exactly as before. Nothing is written outside ``directory`` and no symlink there is followed. The
-        previous bundle's files stay until the next build, for readers that opened it; older leftovers
-        of this package's builds are removed, nothing else is (docs/caching.md).
+        exactly as before. Nothing is written outside ``directory`` and no symlink there is followed. Then
+        the replaced bundle's files and the leftovers of crashed builds are removed, and nothing else
+        (docs/caching.md); a :class:`KernelBundle` opened before the rebuild then says to open it again.
 
         Parameters
         ----------
@@ -383,6 +383,9 @@ class KernelBundle:
             try:
                 data = read_regular(root / name, size)
             except FileNotFoundError:
+                if _manifest_names(root, suite) not in (name, None):
+                    raise BundleError(f"the bundle in {root} was rebuilt after it was opened: open it again "
+                                      "(KernelBundle.open)", f"{field}.file") from None  # fmt: skip
                 raise BundleError(f"{name} is missing from {root}; rebuild the bundle", f"{field}.file") from None
             except OSError as e:
                 if e.errno == errno.EFBIG:
@@ -512,15 +515,13 @@ def _publish(root: Path, files: Mapping[str, bytes], manifest: bytes) -> None:
 
     Under an exclusive lock on ``root`` (two builds of one folder take turns): every file is created in a
     fresh ``mkdtemp`` folder inside ``root`` (``O_CREAT | O_EXCL | O_NOFOLLOW``, fsynced), renamed into
-    ``root`` under its content-addressed name (a rename replaces a planted symlink, never follows it; the
-    files the current manifest names have other names, or the same bytes), then the manifest is renamed
+    ``root`` under its content-addressed name (a rename replaces a planted symlink, never follows it; a
+    file the current manifest names has another name, or the same bytes), then the manifest is renamed
     over ``manifest.json``: the one atomic step that switches readers to the new bundle. Any failure
-    before it leaves the old manifest naming the old, untouched files. After it, the leftovers of earlier
-    builds are removed (:func:`_clean`), except the files of the bundle just replaced, which readers that
-    opened it still read.
+    before it leaves the old manifest naming the old, untouched files. After it, what earlier builds
+    left is removed (:func:`_clean`).
     """
     with locked_dir(root) as locked:
-        previous = _manifest_files(root)
         stage = Path(tempfile.mkdtemp(prefix=_STAGE_PREFIX, dir=root))
         try:
             for name, data in files.items():
@@ -534,17 +535,18 @@ def _publish(root: Path, files: Mapping[str, bytes], manifest: bytes) -> None:
         finally:
             _remove_stage(stage)
         if locked:  # without a lock another build may be between its renames: leave its files alone
-            _clean(root, set(files) | previous)
+            _clean(root, set(files))
 
 
-def _manifest_files(root: Path) -> set[str]:
-    """The file names the bundle's current manifest names (none if it is missing or not one of ours)."""
+def _manifest_names(root: Path, suite: str) -> str | None:
+    """The file the bundle's manifest on disk names for ``suite`` now (None if it cannot tell)."""
     try:
         manifest = loads_json(read_regular(root / MANIFEST, MAX_MANIFEST_BYTES), MAX_MANIFEST_DEPTH)
         _validate(manifest)
-    except (OSError, ValueError):
-        return set()
-    return {record["file"] for record in manifest["suites"].values()}
+        name: str = manifest["suites"][suite]["file"]
+    except (OSError, ValueError, KeyError):
+        return None
+    return name
 
 
 def _remove_stage(stage: Path) -> None:
@@ -565,9 +567,10 @@ def _clean(root: Path, keep: set[str]) -> None:
     """Remove what earlier builds left in ``root`` and nothing else.
 
     Staging folders of crashed builds (:data:`_STAGE_PREFIX`, emptied by :func:`_remove_stage`), and
-    regular files named like a build's output (``<suite>.<16 hex>.fatbin``) whose content has that hash,
-    which neither the new manifest nor the one it replaced names. A file of another name, a symlink, a
-    folder, or a file whose bytes do not match its name is foreign and stays.
+    regular files named like a build's output (``<suite>.<16 hex>.fatbin``) whose content has that hash
+    and which the new manifest does not name: the replaced bundle's files and those a crashed build
+    renamed in. A file of another name, a symlink, a folder, or a file whose bytes do not match its name
+    is foreign and stays.
     """
     entries: list[os.DirEntry[str]] = []
     with contextlib.suppress(OSError), os.scandir(root) as scan:
