@@ -1,0 +1,755 @@
+"""What we write is never lost and never leaks: bundles, cache entries, output files (docs/security.md).
+
+Tried as an attacker and a careless user would: symlinks, FIFOs, folders and hard links planted at
+every name a build writes, a full disk (a real 256 KiB tmpfs where ``unshare -rm`` may mount one, a
+simulated ``ENOSPC`` everywhere), foreign cache entries, caches and deep trees inside the source
+folder, and the command line's output paths.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import doctest
+import errno
+import hashlib
+import io
+import json
+import os
+import shutil
+import stat
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+from cuda.core.utils import FileStreamProgramCache, InMemoryProgramCache
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cuda_fatbin import (
+    BundleError,
+    FatbinCompileError,
+    KernelBundle,
+    KernelSuite,
+    Program,
+    ProgramOptions,
+    _cache,
+    _cli,
+    _files,
+)
+from cuda_fatbin._multiarch import Job, plan_fatbin
+
+SRC = 'extern "C" __global__ void k(int* p) {{ p[threadIdx.x] = {}; }}'
+BAD = 'extern "C" __global__ void k(int* p) { p[0] = ; }'
+
+
+@pytest.fixture(scope="module")
+def job_cache():
+    """Compiles shared by every build of this module: a rebuild of the same source is a cache hit."""
+    return InMemoryProgramCache()
+
+
+def build(root, job_cache, **sources):
+    suites = {name: KernelSuite(src) for name, src in sources.items()}
+    return KernelBundle.build(root, suites, archs=["sm_80"], ptx_for=(), cache=job_cache)
+
+
+def state(folder: Path) -> dict[str, object]:
+    """Every entry of a folder tree: a file's bytes, a link's target, a folder's marker."""
+    out: dict[str, object] = {}
+    for dirpath, dirnames, filenames in os.walk(folder):
+        for name in dirnames + filenames:
+            path = Path(dirpath, name)
+            rel = str(path.relative_to(folder))
+            if path.is_symlink():
+                out[rel] = ("link", os.readlink(path))
+            elif path.is_dir():
+                out[rel] = "dir"
+            else:
+                out[rel] = path.read_bytes()
+    return out
+
+
+def kernels(root) -> dict[str, bytes]:
+    """What a bundle loads, suite by suite (checked against its manifest on the way)."""
+    bundle = KernelBundle.open(root)
+    return {s: bytes(bundle.load(s, gpu="8.0", driver="13.0").code) for s in bundle.suites}
+
+
+def file_of(root: Path, suite: str = "k") -> str:
+    return json.loads((root / "manifest.json").read_text())["suites"][suite]["file"]
+
+
+# -- 1. bundles: planted names -------------------------------------------------------------------------
+
+
+def test_planted_symlinks_at_every_name_the_build_writes_are_never_followed(tmp_path, job_cache):
+    reference = build(tmp_path / "reference", job_cache, k=SRC.format(1))
+    predicted = reference.manifest["suites"]["k"]["file"]  # content-addressed: anyone can compute it
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victims = {}
+    for name in ("manifest.json", predicted, "k.fatbin", ".manifest.json.tmp", "victim-dir-file"):
+        victims[name] = outside / f"victim-{len(victims)}"
+        victims[name].write_bytes(b"do not touch")
+    (outside / "dir").mkdir()
+    (outside / "dir" / "manifest.json").write_bytes(b"do not touch")
+    (outside / "dir" / predicted).write_bytes(b"do not touch")
+    root = tmp_path / "b"
+    root.mkdir()
+    for name in ("manifest.json", predicted, "k.fatbin", ".manifest.json.tmp"):  # today's names and yesterday's
+        (root / name).symlink_to(victims[name])
+    (root / ".cuda-fatbin-build-planted").symlink_to(outside / "dir")  # a staging folder's name, leading out
+    os.link(victims["victim-dir-file"], root / "k.0000000000000000.fatbin")  # a hard link to an outside file
+    before = state(outside)
+
+    build(root, job_cache, k=SRC.format(1))
+
+    assert state(outside) == before  # nothing written, removed or created outside the bundle
+    assert not (root / "manifest.json").is_symlink() and not (root / predicted).is_symlink()
+    assert stat.S_ISREG(os.lstat(root / "manifest.json").st_mode) and stat.S_ISREG(os.lstat(root / predicted).st_mode)
+    assert kernels(root) == kernels(tmp_path / "reference")
+    # foreign entries stay: names the build does not write, a link, a file whose bytes do not match its name
+    assert (root / "k.fatbin").is_symlink() and (root / ".manifest.json.tmp").is_symlink()
+    assert (root / ".cuda-fatbin-build-planted").is_symlink()
+    assert (root / "k.0000000000000000.fatbin").read_bytes() == b"do not touch"
+
+
+def test_open_and_load_refuse_a_manifest_or_fatbin_that_is_not_a_regular_file(tmp_path, job_cache):
+    good = tmp_path / "good"
+    build(good, job_cache, k=SRC.format(1))
+    name = file_of(good)
+    cases = {
+        "manifest symlink": ("manifest.json", lambda p: p.symlink_to(good / "manifest.json"), "a symlink"),
+        "manifest FIFO": ("manifest.json", os.mkfifo, "a FIFO, not a regular file"),
+        "manifest folder": ("manifest.json", os.mkdir, "a directory, not a regular file"),
+        "manifest /dev/zero": ("manifest.json", lambda p: p.symlink_to("/dev/zero"), "a symlink"),
+        "fatbin symlink": (name, lambda p: p.symlink_to(good / name), "a symlink, not followed"),
+        "fatbin FIFO": (name, os.mkfifo, "a FIFO, not a regular file"),
+        "fatbin /dev/zero": (name, lambda p: p.symlink_to("/dev/zero"), "a symlink, not followed"),
+        "fatbin folder": (name, os.mkdir, "a directory, not a regular file"),
+    }
+    for case, (target, plant, words) in cases.items():
+        root = tmp_path / case.replace(" ", "_").replace("/", "")
+        shutil.copytree(good, root)
+        (root / target).unlink()
+        plant(root / target)
+        t0 = time.perf_counter()
+        with pytest.raises(BundleError) as info, fifo_watchdog(root / target) as fired:
+            KernelBundle.open(root).load("k", gpu="8.0", driver="13.0")
+        assert words in str(info.value), case
+        assert not fired and time.perf_counter() - t0 < 5, case  # never waited on the FIFO
+
+
+def test_bundles_read_through_a_zip_traversable_are_hash_checked(tmp_path, job_cache):
+    root = tmp_path / "pkg" / "kernels"
+    build(root, job_cache, k=SRC.format(1))
+    expected = kernels(root)
+    archive = tmp_path / "pkg.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for path in root.iterdir():
+            z.write(path, f"pkg/kernels/{path.name}")
+    bundle = KernelBundle.open(zipfile.Path(archive, "pkg/kernels/"))
+    assert bytes(bundle.load("k", gpu="8.0", driver="13.0").code) == expected["k"]
+    name = file_of(root)
+    tampered = tmp_path / "tampered.zip"
+    with zipfile.ZipFile(archive) as z, zipfile.ZipFile(tampered, "w") as out:
+        for info in z.infolist():
+            data = z.read(info)
+            out.writestr(info, data[:-1] + bytes([data[-1] ^ 1]) if info.filename.endswith(name) else data)
+    with pytest.raises(BundleError, match="does not match its manifest hash"):
+        KernelBundle.open(zipfile.Path(tampered, "pkg/kernels/")).fatbin("k")
+
+
+# -- 2. bundles: failed rebuilds, leftovers, readers ---------------------------------------------------
+
+
+def _enospc_inside(monkeypatch, folder: Path, after: int = 0):
+    """``os.write`` fails with ENOSPC for files under ``folder`` once ``after`` bytes went there."""
+    real = os.write
+    written = [0]
+
+    def write(fd, data):
+        if os.readlink(f"/proc/self/fd/{fd}").startswith(str(folder)):
+            if written[0] + len(data) > after:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            written[0] += len(data)
+        return real(fd, data)
+
+    monkeypatch.setattr(os, "write", write)
+
+
+@pytest.mark.parametrize("failure", ["compile error", "disk full", "disk full late", "folder at a new name",
+                                     "Ctrl-C before the switch"])  # fmt: skip
+def test_a_failed_rebuild_leaves_the_old_bundle_loading_byte_identical_kernels(
+    tmp_path, job_cache, monkeypatch, failure
+):
+    root = tmp_path / "b"
+    build(root, job_cache, k=SRC.format(1), m=SRC.format(2))
+    (root / "README.md").write_text("the package's own file")
+    old, before = kernels(root), state(root)
+    good = {"k": SRC.format(3), "m": SRC.format(4)}
+    new = dict(good)
+    expected: type[BaseException] = OSError
+    if failure == "compile error":
+        new["m"], expected = BAD, FatbinCompileError
+    elif failure == "disk full":
+        _enospc_inside(monkeypatch, root)
+    elif failure == "disk full late":  # the fatbins fit, the manifest does not
+        _enospc_inside(monkeypatch, root, after=2 * len(old["k"]) + 100)
+    elif failure == "folder at a new name":
+        fresh = build(tmp_path / "scratch", job_cache, **new).manifest["suites"]["m"]["file"]
+        (root / fresh).mkdir()
+        before = state(root)
+    else:
+        real = os.replace
+
+        def interrupted(src, dst):
+            if str(dst).endswith("manifest.json"):
+                raise KeyboardInterrupt
+            return real(src, dst)
+
+        monkeypatch.setattr(os, "replace", interrupted)
+        expected = KeyboardInterrupt
+    with pytest.raises(expected):
+        build(root, job_cache, **new)
+    monkeypatch.undo()
+    assert kernels(root) == old  # the old bundle loads exactly as before
+    after = state(root)
+    assert not [n for n in after if n.startswith(".cuda-fatbin-build-")]  # the staging folder is gone
+    assert {n: after[n] for n in before} == before  # every file the old manifest names is untouched
+    extra = set(after) - set(before)  # at most the new, unnamed fatbins renamed in before the failure
+    assert all(_cache_named(n) for n in extra), extra
+    if failure == "folder at a new name":
+        (root / fresh).rmdir()  # the user's to remove
+    build(root, job_cache, **good)  # the next build succeeds and cleans up what the failed one left
+    build(tmp_path / "fresh", job_cache, **good)
+    assert kernels(root) == kernels(tmp_path / "fresh")
+    assert set(os.listdir(root)) == {"manifest.json", "README.md", *(file_of(root, s) for s in "km")}
+
+
+def _cache_named(name: str) -> bool:
+    from cuda_fatbin._bundle import _FILE_RE
+
+    return _FILE_RE.fullmatch(name) is not None
+
+
+def test_a_full_tmpfs_during_a_rebuild_leaves_the_old_bundle(tmp_path):
+    """A real ENOSPC: a 256 KiB tmpfs mounted in a user namespace, a rebuild whose fatbin cannot fit."""
+    probe = subprocess.run(["unshare", "-rm", "sh", "-c", f"mount -t tmpfs -o size=256k t {tmp_path}"],
+                           capture_output=True, text=True)  # fmt: skip
+    if probe.returncode != 0:
+        pytest.skip(f"no tmpfs here (unshare -rm: {probe.stderr.strip()}); test_a_failed_rebuild_... simulates it")
+    script = f"""
+import errno, sys
+from cuda_fatbin import FatbinOptions, KernelBundle, KernelSuite
+root = {str(tmp_path / "b")!r}
+def make(src):
+    return KernelBundle.build(root, {{"k": KernelSuite(src)}}, archs=["sm_80"], ptx_for=(),
+                              fatbin_options=FatbinOptions(compress=False))
+make('extern "C" __global__ void k(int* p) {{ p[0] = 1; }}')
+old = KernelBundle.open(root).fatbin("k")
+try:
+    make('__device__ unsigned char table[400000] = {{1}};'
+         'extern "C" __global__ void k(int* p) {{ p[0] = table[p[1]]; }}')
+except OSError as e:
+    assert e.errno == errno.ENOSPC, e
+else:
+    sys.exit("the big rebuild fitted into 256 KiB")
+assert KernelBundle.open(root).fatbin("k") == old
+print("old bundle intact")
+"""
+    res = subprocess.run(["unshare", "-rm", "sh", "-c", f'mount -t tmpfs -o size=256k t {tmp_path} && "$0" -c "$1"',
+                          sys.executable, script], capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert res.returncode == 0 and "old bundle intact" in res.stdout, res.stderr
+
+
+def test_leftovers_are_cleaned_foreign_files_stay_and_old_readers_are_told(tmp_path, job_cache):
+    root = tmp_path / "b"
+    build(root, job_cache, k=SRC.format(1), m=SRC.format(2))
+    first = file_of(root)
+    reader = KernelBundle.open(root)  # opened before the rebuild
+    loaded = reader.load("m", gpu="8.0", driver="13.0")  # what it loaded is its own
+    foreign = {"__init__.py": b"", "README.md": b"mine", "k.0123456789abcdef.fatbin": b"not what the name says"}
+    for name, data in foreign.items():
+        (root / name).write_bytes(data)
+    (root / "mine").mkdir()
+    # a crashed build: its staging folder, and a fatbin renamed in without a manifest naming it
+    crashed = build(tmp_path / "scratch", job_cache, k=SRC.format(9)).manifest["suites"]["k"]["file"]
+    stage = root / ".cuda-fatbin-build-x1y2z3"
+    stage.mkdir()
+    shutil.copy(tmp_path / "scratch" / crashed, stage / crashed)
+    (stage / "manifest.json").write_text("{ torn")
+    shutil.copy(tmp_path / "scratch" / crashed, root / crashed)
+    (root / "linked.0123456789abcdef.fatbin").symlink_to(tmp_path / "scratch" / crashed)  # ours by name, a link
+
+    build(root, job_cache, k=SRC.format(3), m=SRC.format(2))
+
+    assert not stage.exists() and not (root / crashed).exists() and not (root / first).exists()
+    assert {n: (root / n).read_bytes() for n in foreign} == foreign and (root / "mine").is_dir()
+    assert (root / "linked.0123456789abcdef.fatbin").is_symlink() and (tmp_path / "scratch" / crashed).exists()
+    assert sorted(n for n in os.listdir(root) if n.endswith(".fatbin") and n not in foreign) == sorted(
+        [file_of(root, "k"), file_of(root, "m"), "linked.0123456789abcdef.fatbin"]
+    )
+    assert bytes(loaded.code) == reader.fatbin("m")  # m did not change: same name, same bytes
+    with pytest.raises(BundleError, match="was rebuilt after it was opened: open it again"):
+        reader.fatbin("k")
+    (root / file_of(root, "m")).unlink()
+    with pytest.raises(BundleError, match="is missing from"):
+        KernelBundle.open(root).fatbin("m")
+
+
+def test_concurrent_builds_of_one_folder_take_turns(tmp_path, job_cache):
+    root = tmp_path / "b"
+    build(root, job_cache, k=SRC.format(0))
+    sources = [SRC.format(i) for i in range(1, 7)]
+    for src in sources:  # compiled once, so that the threads race on the writes, not on NVRTC
+        build(tmp_path / "warm", job_cache, k=src)
+    errors: list[BaseException] = []
+
+    def run(src):
+        try:
+            build(root, job_cache, k=src)
+        except BaseException as e:  # pragma: no cover - a failure is the finding
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(s,)) for s in sources]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert kernels(root)["k"] in {kernels(_built(tmp_path, job_cache, s))["k"] for s in sources}
+    assert not [n for n in os.listdir(root) if n.startswith(".cuda-fatbin-build-")]
+    assert [n for n in os.listdir(root) if n.endswith(".fatbin")] == [file_of(root)]  # the others were removed
+
+
+def _built(tmp_path: Path, job_cache, src: str) -> Path:
+    root = tmp_path / f"ref-{hashlib.sha256(src.encode()).hexdigest()[:8]}"
+    if not root.exists():
+        build(root, job_cache, k=src)
+    return root
+
+
+def test_suite_names_are_the_manifest_pattern(tmp_path, job_cache):
+    for bad in ("é", "../x", ".hidden", "-x", "a" * 101, "a/b", ""):
+        with pytest.raises(ValueError, match="suite name"):
+            build(tmp_path / "x", job_cache, **{bad: SRC.format(1)})
+    assert not (tmp_path / "x").exists()  # refused before anything was compiled or created
+    long = "a" * 100
+    build(tmp_path / "y", job_cache, **{long: SRC.format(1)})
+    assert KernelBundle.open(tmp_path / "y").suites == [long]
+
+
+# -- 3. cache entries are untrusted files --------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def fifo_watchdog(path: Path, after: float = 5.0):
+    """If a reader still blocks on the FIFO at ``path`` after ``after`` seconds, unblock it and record that.
+
+    A regression then fails the test (``fired``) instead of hanging the suite.
+    """
+    stop, fired = threading.Event(), []
+
+    def watch():
+        if stop.wait(after):
+            return
+        while not stop.is_set():
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)  # opens only while a reader waits
+            except OSError:
+                pass
+            else:
+                if stat.S_ISFIFO(os.fstat(fd).st_mode):
+                    fired.append(time.perf_counter())
+                os.close(fd)
+            stop.wait(0.1)
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    try:
+        yield fired
+    finally:
+        stop.set()
+        thread.join()
+
+
+def _nested_entry(job_text: str) -> bytes:
+    head = b"[" * 100_000 + b"]" * 100_000
+    body = _cache._MAGIC + struct.pack("<I", len(head)) + head
+    return body + hashlib.sha256(body).digest()  # a valid checksum over a hostile header
+
+
+PLANTS = {
+    "FIFO": lambda p: os.mkfifo(p),
+    "symlink to /dev/zero": lambda p: p.symlink_to("/dev/zero"),
+    "symlink to a good entry": lambda p: p.symlink_to(p.with_name("good-copy")),
+    "directory": lambda p: (p.mkdir(), (p / "x").write_text("x")),
+    "empty directory": lambda p: p.mkdir(),
+    "oversized file": lambda p: (p.write_bytes(b""), os.truncate(p, _cache.MAX_ENTRY_BYTES + 1)),  # sparse
+    "nested JSON": lambda p: p.write_bytes(_nested_entry("NVRTC sm_80 -> cubin")),
+}
+
+
+@pytest.fixture(scope="module")
+def warm_cache(tmp_path_factory):
+    """A FileStreamProgramCache folder holding the one job of an sm_80 compile, and that compile's fatbin."""
+    root = tmp_path_factory.mktemp("cache") / "c"
+    with FileStreamProgramCache(root) as cache:
+        obj = Program(SRC.format(5), "c++").compile("fatbin", archs=["sm_80"], ptx_for=(), cache=cache)
+    return root, bytes(obj.code)
+
+
+@pytest.mark.parametrize("plant", list(PLANTS))
+def test_foreign_cache_entries_count_as_corrupt_and_are_recompiled(tmp_path, warm_cache, plant):
+    template, cold = warm_cache
+    root = tmp_path / "c"
+    shutil.copytree(template, root)
+    (entry,) = [p for p in (root / "entries").rglob("*") if p.is_file()]
+    shutil.copy(entry, entry.with_name("good-copy"))
+    entry.unlink()
+    PLANTS[plant](entry)
+    with FileStreamProgramCache(root) as cache:
+        t0 = time.perf_counter()
+        with fifo_watchdog(entry) as fired, pytest.raises(_cache.CacheEntryError):
+            key, job = _key_of(cache, entry)  # what a compile does first: look up, decode
+            _cache.decode(_cache.read_entry(cache, key) or b"", job)
+        assert time.perf_counter() - t0 < 1.0 and not fired  # the look-up is refused at once, never waits
+        program = Program(SRC.format(5), "c++")
+        with fifo_watchdog(entry) as fired:
+            again = program.compile("fatbin", archs=["sm_80"], ptx_for=(), cache=cache)
+        assert not fired
+    assert bytes(again.code) == cold
+    assert program.last_cache_report.corrupt == ("NVRTC sm_80 -> cubin",) and not program.last_cache_report.hits
+    if plant == "directory":  # not ours to empty: it stays, and the job is compiled again each time
+        assert (entry / "x").read_text() == "x"
+        return
+    assert stat.S_ISREG(os.lstat(entry).st_mode)  # removed and stored anew
+    with FileStreamProgramCache(root) as cache:
+        program = Program(SRC.format(5), "c++")
+        program.compile("fatbin", archs=["sm_80"], ptx_for=(), cache=cache)
+    assert program.last_cache_report.hits == ("NVRTC sm_80 -> cubin",)
+
+
+def _key_of(cache, entry: Path) -> tuple[bytes, Job]:
+    """The key whose file is ``entry``: the one job of the warm compile."""
+    program = Program(SRC.format(5), "c++")
+    plan = program.plan(["sm_80"], ptx_for=())
+    (job,) = plan.jobs
+    digest = _cache.include_digest(program.options) + b""
+    key = _cache.job_key(job, program._fb_code, "c++", program._job_options(job), (), program._job_args(())(job),
+                         digest)  # fmt: skip
+    assert Path(cache._path_for_key(key)) == entry
+    return key, job
+
+
+def test_other_caches_are_held_to_the_same_size_and_parser(monkeypatch):
+    class DictCache(dict):  # a cache of the user's own: get, __setitem__, __delitem__
+        pass
+
+    cache = DictCache()
+    program = Program(SRC.format(6), "c++")
+    cold = program.compile("fatbin", archs=["sm_80"], ptx_for=(), cache=cache)
+    (key,) = list(cache)
+    for value in (_nested_entry("x"), b"\0" * 2048, "not bytes"):
+        cache[key] = value
+        monkeypatch.setattr(_cache, "MAX_ENTRY_BYTES", 1024)
+        program = Program(SRC.format(6), "c++")
+        again = program.compile("fatbin", archs=["sm_80"], ptx_for=(), cache=cache)
+        monkeypatch.undo()
+        assert bytes(again.code) == bytes(cold.code) and len(program.last_cache_report.corrupt) == 1
+
+
+def _job() -> Job:
+    return plan_fatbin(["sm_80"], ptx_for=()).jobs[0]
+
+
+json_docs = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=5), c, max_size=3),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(header=json_docs, payload=st.binary(max_size=64))
+def test_any_header_with_a_valid_checksum_decodes_or_is_a_cache_entry_error(header, payload):
+    head = json.dumps(header).encode()
+    body = _cache._MAGIC + struct.pack("<I", len(head)) + head + payload
+    with contextlib.suppress(_cache.CacheEntryError):
+        result = _cache.decode(body + hashlib.sha256(body).digest(), _job())
+        assert [(k, a) for k, a, _ in result.artifacts] == list(_job().emit)
+
+
+def _depth(doc) -> int:
+    if isinstance(doc, list):
+        return 1 + max(map(_depth, doc), default=0)
+    if isinstance(doc, dict):
+        return 1 + max(map(_depth, doc.values()), default=0)
+    return 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(doc=json_docs, limit=st.integers(1, 6))
+def test_loads_json_takes_exactly_the_documents_within_its_depth(doc, limit):
+    raw = json.dumps(doc).encode()
+    if _depth(doc) <= limit:
+        assert _files.loads_json(raw, limit) == doc
+    else:
+        with pytest.raises(ValueError, match=f"nested deeper than {limit} levels"):
+            _files.loads_json(raw, limit)
+
+
+def test_files_examples_run_as_written():
+    flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+    runner = doctest.DocTestRunner(optionflags=flags)
+    out = io.StringIO()
+    for test in doctest.DocTestFinder().find(_files, module=_files):
+        runner.run(test, out=out.write)
+    assert runner.failures == 0 and runner.tries >= 15, out.getvalue()
+
+
+# -- 4. the include fingerprint ------------------------------------------------------------------------
+
+KERNEL = 'extern "C" __global__ void k(int* p) { p[0] = 1; }\n'
+
+
+def cli(*args, cwd, env=None, check=None):
+    res = subprocess.run([sys.executable, "-m", "cuda_fatbin", *map(str, args)], capture_output=True, cwd=cwd,
+                         env={**os.environ, **(env or {})}, timeout=300)  # fmt: skip
+    if check is not None:
+        assert res.returncode == check, f"exit {res.returncode}\n{res.stderr.decode(errors='replace')}"
+    return res
+
+
+def entries(cache: Path) -> int:
+    return sum(1 for p in (cache / "entries").rglob("*") if p.is_file())
+
+
+def test_a_cache_folder_inside_the_source_folder_hits_every_entry_on_the_second_run(tmp_path):
+    src = tmp_path / "k.cu"
+    src.write_text(KERNEL)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "__pycache__").mkdir()
+    (tmp_path / "build").mkdir()
+    args = ["compile", "k.cu", "--arch", "80;90", "-o", "k", "--cache", "kcache", "--cache-exclude", "build"]
+    for run in range(3):
+        (tmp_path / ".git" / "index").write_bytes(os.urandom(64))  # churn the source folder does not include
+        (tmp_path / "__pycache__" / "k.h").write_bytes(os.urandom(64))
+        (tmp_path / "build" / "k.h").write_bytes(os.urandom(64))
+        res = cli(*args, cwd=tmp_path, check=0)
+        assert (b"0 hit(s), 3 miss(es)" if run == 0 else b"3 hit(s), 0 miss(es)") in res.stderr, res.stderr
+        assert entries(tmp_path / "kcache") == 3
+    res = cli(*args[:-2], cwd=tmp_path, check=0)  # without --cache-exclude the build folder's header counts
+    assert b"0 hit(s), 3 miss(es)" in res.stderr
+    env = {"XDG_CACHE_HOME": str(tmp_path / "xdg")}  # the default folder, here inside the source folder too
+    for run in range(2):
+        res = cli("compile", "k.cu", "--arch", "80;90", "-o", "k.fatbin", "--cache", cwd=tmp_path, env=env, check=0)
+        assert (b"3 hit(s)" if run else b"3 miss(es)") in res.stderr
+    assert entries(tmp_path / "xdg" / "cuda-fatbin") == 3
+
+
+def _deep_tree(root: Path, depth: int, headers: dict[int, bytes]) -> None:
+    """A chain of ``depth`` folders ``d/d/...`` under ``root``, built bottom up with short paths only."""
+    scratch = root.parent / f"{root.name}-scratch"
+    scratch.mkdir()
+    leaf = scratch / "0"
+    leaf.mkdir()
+    for level in range(depth, 0, -1):
+        if level in headers:
+            (leaf / "h.h").write_bytes(headers[level])
+        parent = scratch / str(depth - level + 1)
+        parent.mkdir()
+        os.rename(leaf, parent / "d")
+        leaf = parent
+    os.rename(leaf, root)
+    scratch.rmdir()
+
+
+def _remove_deep_tree(root: Path) -> None:
+    """Remove a folder tree of any depth: each subfolder is lifted to a short path before it is emptied."""
+    scratch = root.parent / f"{root.name}-rm"
+    scratch.mkdir()
+    todo, n = [root], 0
+    while todo:
+        current = todo.pop()
+        for name in os.listdir(current):
+            path = current / name
+            if path.is_dir() and not path.is_symlink():
+                n += 1
+                todo.append(scratch / str(n))
+                os.rename(path, todo[-1])
+            else:
+                path.unlink()
+        current.rmdir()
+    scratch.rmdir()
+
+
+def test_a_3000_deep_tree_is_fingerprinted_without_recursion(tmp_path):
+    shm = Path("/dev/shm")  # removing 3,000 folders takes seconds on some disks, milliseconds in memory
+    base = Path(tempfile.mkdtemp(dir=shm)) if shm.is_dir() and os.access(shm, os.W_OK) else tmp_path
+    root = base / "src"
+    _deep_tree(root, 3000, {100: b"#define A 1\n", 1500: b"#define B 1\n", 2999: b"#define C 1\n"})
+    try:
+        (root / "k.cu").write_text(KERNEL)
+        options = ProgramOptions(include_path=[str(root)])
+        first = _cache.include_digest(options)
+        assert _cache.include_digest(options) == first
+        hundred = root.joinpath(*["d"] * 100, "h.h")
+        hundred.write_bytes(b"#define A 2\n")
+        assert _cache.include_digest(options) != first  # a header 100 folders down is hashed
+        for run in range(2):
+            res = cli("compile", "k.cu", "--arch", "80", "-o", "k.fatbin", "--cache", "c", cwd=root, check=0)
+            assert (b"2 hit(s)" if run else b"2 miss(es)") in res.stderr, res.stderr
+    finally:
+        _remove_deep_tree(root)
+        if base != tmp_path:
+            base.rmdir()
+
+
+def test_a_50000_file_source_folder_works_with_the_flag_the_message_names(tmp_path, capsys):
+    for i in range(50_000):
+        (tmp_path / f"{i}.h").write_bytes(b"")
+    (tmp_path / "k.cu").write_text(KERNEL)  # 50,001 header-like files with the source itself
+    base = ["compile", str(tmp_path / "k.cu"), "--arch", "80", "-o", str(tmp_path / "k.fatbin"), "--cache",
+            str(tmp_path / "c"), "-q"]  # fmt: skip
+    assert _cli.main(base) == 2
+    message = capsys.readouterr().err
+    assert "--cache-max-files N" in message and "--cache-exclude DIR" in message and str(tmp_path) in message
+    assert _cli.main([*base, "--cache-max-files", "50000"]) == 2  # one file too many
+    assert _cli.main([*base, "--cache-max-files", "50001"]) == 0
+    assert not capsys.readouterr().out
+    with pytest.raises(ValueError, match="cache_max_files=N"):
+        _cache.include_digest(ProgramOptions(include_path=[str(tmp_path)]))
+    many = tmp_path / "many"
+    many.mkdir()
+    for i in range(30_000):  # the other way out the message names: a folder of them left out
+        os.rename(tmp_path / f"{i}.h", many / f"{i}.h")
+    assert _cli.main([*base, "--cache-max-files", "30000"]) == 2
+    assert _cli.main([*base, "--cache-max-files", "30000", "--cache-exclude", str(many)]) == 0
+
+
+def test_labelled_folders_are_keyed_by_their_label_not_their_content(tmp_path):
+    system = tmp_path / "cuda-include"
+    system.mkdir()
+    (system / "cuda_runtime.h").write_text("v1")
+    options = ProgramOptions(include_path=[str(system)])
+    v1 = _cache.include_digest(options, labels={str(system): "nvidia-cuda-runtime 13.0.48"})
+    (system / "cuda_runtime.h").write_text("v2")  # same package version: same key, nothing read
+    assert _cache.include_digest(options, labels={str(system): "nvidia-cuda-runtime 13.0.48"}) == v1
+    assert _cache.include_digest(options, labels={str(system): "nvidia-cuda-runtime 13.0.88"}) != v1
+    assert _cache.include_digest(options) != _cache.include_digest(options, labels={str(system): "x"})
+
+
+def test_links_fifos_and_hostile_names_in_the_include_tree(tmp_path):
+    tree = tmp_path / "inc"
+    (tree / "a").mkdir(parents=True)
+    (tree / "a" / "h.h").write_text("1")
+    (tree / "a" / "loop").symlink_to(tree)  # a cycle: walked once
+    (tree / "fifo.h").parent.mkdir(exist_ok=True)
+    os.mkfifo(tree / "fifo.h")  # hashed by name, never opened
+    (tree / "zero.h").symlink_to("/dev/zero")
+    options = ProgramOptions(include_path=[str(tree)])
+    with fifo_watchdog(tree / "fifo.h") as fired:
+        first = _cache.include_digest(options)
+    assert not fired and _cache.include_digest(options) == first
+    (tree / "a" / "h.h").write_text("2")
+    assert _cache.include_digest(options) != first
+
+
+# -- 5. output files -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("out") / "k.cu"
+    path.write_text("template <typename T> __global__ void s(T* p) { p[0] = 1; }\n")
+    return path
+
+
+def test_dash_o_dash_writes_the_fatbin_to_standard_output(source, tmp_path):
+    cli("compile", source, "--arch", "80", "-o", tmp_path / "k.fatbin", "--name-expression", "s<int>", cwd=tmp_path,
+        check=0)  # fmt: skip
+    res = cli("compile", source, "--arch", "80", "-o", "-", "--symbols", "-", cwd=tmp_path, check=2)
+    assert b"both write to standard output" in res.stderr
+    res = cli("compile", source, "--arch", "80", "-o", "-", "--name-expression", "s<int>", "--symbols",
+              tmp_path / "s.json", cwd=tmp_path, check=0)  # fmt: skip
+    assert res.stdout == (tmp_path / "k.fatbin").read_bytes()  # the same bytes, nothing else on stdout
+    assert b"-: " in res.stderr and b"s<int> -> _Z1sIiEvPT_" in res.stderr  # the summary went to stderr
+    assert not (tmp_path / "-").exists()
+    res = cli("compile", source, "--arch", "80", "-o", tmp_path / "k2.fatbin", "--name-expression", "s<int>",
+              "--symbols", "-", "-q", cwd=tmp_path, check=0)  # fmt: skip
+    assert json.loads(res.stdout) == {"s<int>": "_Z1sIiEvPT_"}
+    (cubin,) = cli("extract", "k.fatbin", "-o", "x", "--kind", "elf", cwd=tmp_path, check=0).stdout.split()
+    cli("build", "-o", "b.fatbin", cubin.decode(), cwd=tmp_path, check=0)
+    built = cli("build", "-o", "-", cubin.decode(), cwd=tmp_path, check=0)
+    assert built.stdout == (tmp_path / "b.fatbin").read_bytes() and b"-: " in built.stderr
+
+
+def test_dash_o_dash_refuses_a_terminal(source, tmp_path):
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        res = subprocess.run([sys.executable, "-m", "cuda_fatbin", "compile", str(source), "--arch", "80", "-o", "-"],
+                             stdout=follower, stderr=subprocess.PIPE, cwd=tmp_path, timeout=300)  # fmt: skip
+    finally:
+        os.close(follower)
+        os.close(leader)
+    assert res.returncode == 2 and b"is a terminal: redirect it" in res.stderr
+
+
+@pytest.mark.parametrize("args, words", [
+    (["compile", "{src}", "--arch", "80", "-o", "k.cubin"], "a .cubin file holds a cubin, but this writes a fatbin"),
+    (["compile", "{src}", "--arch", "80", "-o", "k.PTX"], "name it k.fatbin"),
+    (["compile", "{src}", "--arch", "80", "-o", "k.fatbin", "--symbols", "s.fatbin"], "name it s.json"),
+    (["compile", "{src}", "--arch", "80", "-o", "missing/k.fatbin"], "there is no folder missing; create it first"),
+    (["compile", "{src}", "--arch", "80", "-o", "."], "is a directory"),
+    (["build", "-o", "k.ltoir", "{src}"], "a .ltoir file holds LTO-IR"),
+    (["build", "-o", "missing/k.fatbin", "{src}"], "there is no folder missing"),
+    (["compile", "{src}", "--arch", "80", "-o", "k.fatbin", "--cache-max-files", "5"], "apply to --cache"),
+    (["compile", "{src}", "--arch", "80", "-o", "k.fatbin", "--cache", "c", "--cache-max-files", "0"], "positive"),
+    (["compile", "--cache", "{src}", "--arch", "80", "-o", "k.fatbin", "{src}"], "that is a file"),
+])  # fmt: skip
+def test_output_paths_that_cannot_be_right_are_usage_errors_before_any_work(source, tmp_path, args, words):
+    res = cli(*[a.format(src=source) for a in args], cwd=tmp_path, check=2)
+    assert words in res.stderr.decode() and b"Traceback" not in res.stderr
+    assert sorted(os.listdir(tmp_path)) == []  # nothing compiled, nothing written
+
+
+def test_outputs_are_replaced_whole_never_written_through_a_link(source, tmp_path):
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"do not touch")
+    (tmp_path / "k.fatbin").symlink_to(victim)
+    (tmp_path / "s.json").symlink_to(victim)
+    cli("compile", source, "--arch", "80", "-o", "k.fatbin", "--symbols", "s.json", cwd=tmp_path, check=0)
+    assert victim.read_bytes() == b"do not touch"
+    assert not (tmp_path / "k.fatbin").is_symlink() and (tmp_path / "k.fatbin").read_bytes()[:4] == b"\x50\xed\x55\xba"
+    assert sorted(os.listdir(tmp_path)) == ["k.fatbin", "s.json", "victim"]  # no temporary file left
+    res = cli("compile", source, "--arch", "80", "-o", "/proc/k.fatbin", cwd=tmp_path, check=1)
+    assert b"cannot write /proc/k.fatbin" in res.stderr and b"Traceback" not in res.stderr
+
+
+def test_extract_leaves_no_part_of_a_file_when_the_disk_fills(tmp_path, monkeypatch):
+    from cuda_fatbin import extract_entries
+
+    data = bytes(Program(SRC.format(7), "c++").compile("fatbin", archs=["sm_80"], ptx_for=()).code)
+    out = tmp_path / "out"
+    out.mkdir()
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError, match="No space left"):
+        extract_entries(data, out, source_name="k.fatbin")
+    monkeypatch.undo()
+    assert os.listdir(out) == []
+    (written,) = extract_entries(data, out, source_name="k.fatbin")
+    assert os.listdir(out) == [written.name]
