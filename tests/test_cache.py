@@ -233,3 +233,39 @@ def test_bundle_repr_and_advice_the_installed_compiler_can_follow(tmp_path):
         bundle.load("fill", gpu=old, driver="13.0")
     with pytest.raises(BundleCoverageError, match="rebuild with sm_80 in archs"):
         bundle.load("fill", gpu="8.0", driver="13.0")
+
+
+def test_the_include_fingerprint_leaves_out_the_cache_and_what_the_caller_excludes(include_dir):
+    build = include_dir / "build"
+    build.mkdir()
+    with FileStreamProgramCache(include_dir / "cache") as cache:  # the cache inside an include directory
+        compile_(cache, include_dir, ["sm_80"])
+        _, report, _ = compile_(cache, include_dir, ["sm_80"])
+        assert len(report.hits) == 1  # its own new entry did not change the key
+        (build / "out.h").write_text("1")
+        _, report, _ = compile_(cache, include_dir, ["sm_80"])
+        assert len(report.misses) == 1  # a header-like file in a folder nobody excluded counts
+        _, report, _ = compile_(cache, include_dir, ["sm_80"], cache_exclude=[build])
+        (build / "out.h").write_text("2")
+        _, report2, _ = compile_(cache, include_dir, ["sm_80"], cache_exclude=[str(build)])
+        assert len(report2.hits) == 1  # excluded by identity, whatever the spelling
+        with pytest.raises(ValueError, match=r"over 1 header-like files.*--cache-max-files N"):
+            compile_(cache, include_dir, ["sm_80"], cache_max_files=1)
+        _, report, _ = compile_(cache, include_dir, ["sm_80"], cache_exclude=[build], cache_max_files=1)
+        assert len(report.hits) == 1  # consts.cuh alone: within the limit
+        with pytest.raises(ValueError, match="cache_max_files must be a positive int"):
+            compile_(cache, include_dir, ["sm_80"], cache_max_files=0)
+    with pytest.raises(ValueError, match="need cache="):
+        compile_(None, include_dir, ["sm_80"], cache_exclude=[build])
+
+
+def test_default_cache_folder_follows_xdg(monkeypatch, tmp_path):
+    from cuda_fatbin._cache import default_cache_dir
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert default_cache_dir() == tmp_path / "cuda-fatbin"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/path")  # the XDG specification: ignore a relative one
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert default_cache_dir() == tmp_path / "home" / ".cache" / "cuda-fatbin"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert default_cache_dir() == tmp_path / "home" / ".cache" / "cuda-fatbin"
