@@ -188,23 +188,23 @@ def include_digest(
     skip = {i for i in map(_identity, exclude) if i is not None}
     named = {_identity(k): v for k, v in (labels or {}).items()}
     budget = _Budget(max_files)
+    seen: set[tuple[int, int]] = set()  # a folder reached from two include directories is hashed once
     for d in dirs:
         h.update(f"dir {os.fspath(d)}\0".encode())
         label = named.get(_identity(d))
         if label is not None:
             h.update(f"label {label}\0".encode())
         else:
-            _hash_tree(h, os.fspath(d), skip, budget)
+            _hash_tree(h, os.fspath(d), skip, budget, seen)
     for p in pre:
         h.update(f"pre {os.fspath(p)}\0".encode())
         _hash_file(h, os.fspath(p), None, skip, budget, os.fspath(p))
     return h.digest()
 
 
-def _hash_tree(h: Any, root: str, skip: set[tuple[int, int]], budget: _Budget) -> None:
+def _hash_tree(h: Any, root: str, skip: set[tuple[int, int]], budget: _Budget, seen: set[tuple[int, int]]) -> None:
     """Hash the header-like files under ``root``, depth first in name order, with a stack (no recursion)."""
     stack = [("", root)]
-    seen: set[tuple[int, int]] = set()
     while stack:
         rel, path = stack.pop()
         try:
