@@ -255,7 +255,7 @@ def test_the_include_fingerprint_leaves_out_the_cache_and_what_the_caller_exclud
         assert len(report.hits) == 1  # consts.cuh alone: within the limit
         with pytest.raises(ValueError, match="cache_max_files must be a positive int"):
             compile_(cache, include_dir, ["sm_80"], cache_max_files=0)
-    with pytest.raises(ValueError, match="need cache="):
+    with pytest.raises(ValueError, match="cache_exclude needs cache="):
         compile_(None, include_dir, ["sm_80"], cache_exclude=[build])
 
 

@@ -363,7 +363,7 @@ def job_key(
     try:
         from cuda.core.utils import make_program_cache_key
     except ImportError as e:
-        raise ImportError(f"cache= needs cuda.core.utils.make_program_cache_key (cuda-core >= 1.2.2): {e}") from None
+        raise ImportError(f"cache= needs cuda.core.utils.make_program_cache_key (cuda-core >= 1.2.0): {e}") from None
     _source, _name, front, link, _names = args
     target = ("cubin" if job.link else "ptx") if job.front == "none" else job.target
     # include_path / pre_include content is hashed into extra_digest, which make_program_cache_key asks for

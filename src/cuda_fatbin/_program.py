@@ -266,8 +266,12 @@ class Program(_CoreProgram):
                 program.close()
         if kwargs:
             raise TypeError(f"compile('fatbin') got unexpected arguments: {', '.join(kwargs)}")
-        if cache is None and (cache_extra_digest is not None or cache_exclude or cache_max_files != MAX_INCLUDE_FILES):
-            raise ValueError("cache_extra_digest, cache_exclude and cache_max_files need cache=")
+        if cache is None:
+            given = [name for name, value in (("cache_extra_digest", cache_extra_digest is not None),
+                     ("cache_exclude", bool(cache_exclude)), ("cache_max_files", cache_max_files != MAX_INCLUDE_FILES))
+                     if value]  # fmt: skip
+            if given:
+                raise ValueError(f"{' and '.join(given)} need{'s' if len(given) == 1 else ''} cache=")
         if min_driver_action not in ("error", "warn"):
             raise ValueError(f"min_driver_action must be 'error' or 'warn'; got {min_driver_action!r}")
         if min_driver is not None:
