@@ -58,7 +58,7 @@ INCLUDE_BYTES_PER_FILE = (512 << 20) // MAX_INCLUDE_FILES
 _HEADER_SUFFIXES = frozenset({".h", ".hh", ".hpp", ".hxx", ".h++", ".cuh", ".inl", ".inc", ".ipp", ".tpp", ".tcc",
                               ".txx", ".def", ".cu", ".c", ".cc", ".cpp", ".cxx", ""})  # fmt: skip
 _SKIPPED_DIRS = frozenset({"__pycache__"})  # and every hidden folder (.git, .venv, ...)
-_FD_WALK = os.scandir in os.supports_fd and os.open in os.supports_dir_fd
+_FD_WALK = bool(O_DIRECTORY) and os.scandir in os.supports_fd and os.open in os.supports_dir_fd
 
 
 class CacheEntryError(ValueError):
@@ -207,17 +207,20 @@ def _hash_tree(h: Any, root: str, skip: set[tuple[int, int]], budget: _Budget, s
     stack = [("", root)]
     while stack:
         rel, path = stack.pop()
-        try:
-            fd = os.open(path, os.O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        fd = None
+        try:  # with descriptors where the system has them: the folder listed is the folder judged
+            fd = os.open(path, os.O_RDONLY | O_DIRECTORY | O_CLOEXEC) if _FD_WALK else None
+            st = os.fstat(fd) if fd is not None else os.stat(path)
         except OSError as e:  # gone, unreadable, or past the system's path length (no compiler opens it either)
             h.update(f"unopened {rel} {e.errno}\0".encode())
+            if fd is not None:
+                os.close(fd)
             continue
         try:
-            st = os.fstat(fd)
             if (st.st_dev, st.st_ino) in skip or (st.st_dev, st.st_ino) in seen or not stat.S_ISDIR(st.st_mode):
                 continue
             seen.add((st.st_dev, st.st_ino))
-            with os.scandir(fd if _FD_WALK else path) as listing:
+            with os.scandir(fd if fd is not None else path) as listing:
                 entries = sorted(listing, key=lambda e: e.name)
             folders = []
             for entry in entries:
@@ -232,11 +235,11 @@ def _hash_tree(h: Any, root: str, skip: set[tuple[int, int]], budget: _Budget, s
                 if is_dir:
                     folders.append((inner, os.path.join(path, name)))
                 elif os.path.splitext(name)[1].lower() in _HEADER_SUFFIXES:
-                    _hash_file(h, name if _FD_WALK else os.path.join(path, name), fd if _FD_WALK else None, skip,
-                               budget, inner, root)  # fmt: skip
+                    _hash_file(h, name if fd is not None else os.path.join(path, name), fd, skip, budget, inner, root)
             stack.extend(reversed(folders))
         finally:
-            os.close(fd)
+            if fd is not None:
+                os.close(fd)
 
 
 def _hash_file(
