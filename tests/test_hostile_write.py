@@ -477,8 +477,14 @@ json_docs = st.recursive(
 )
 
 
-@settings(max_examples=200, deadline=None)
-@given(header=json_docs, payload=st.binary(max_size=64))
+near_valid = st.fixed_dictionaries(  # the shape decode expects, with anything in its fields
+    {"job": st.sampled_from(["NVRTC sm_80 -> cubin", "x"]), "artifacts": json_docs | st.just([["cubin", "sm_80", 0]]),
+     "symbols": json_docs | st.dictionaries(st.text(max_size=3), json_docs, max_size=2)}
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(header=json_docs | near_valid, payload=st.binary(max_size=64))
 def test_any_header_with_a_valid_checksum_decodes_or_is_a_cache_entry_error(header, payload):
     head = json.dumps(header).encode()
     body = _cache._MAGIC + struct.pack("<I", len(head)) + head + payload
