@@ -247,7 +247,7 @@ def test_the_include_fingerprint_leaves_out_the_cache_and_what_the_caller_exclud
         assert len(report.misses) == 1  # a header-like file in a folder nobody excluded counts
         _, report, _ = compile_(cache, include_dir, ["sm_80"], cache_exclude=[build])
         (build / "out.h").write_text("2")
-        _, report2, _ = compile_(cache, include_dir, ["sm_80"], cache_exclude=[str(build)])
+        _, report2, _ = compile_(cache, include_dir, ["sm_80"], cache_exclude=str(build))  # one path, as a str
         assert len(report2.hits) == 1  # excluded by identity, whatever the spelling
         with pytest.raises(ValueError, match=r"over 1 header-like files.*--cache-max-files N"):
             compile_(cache, include_dir, ["sm_80"], cache_max_files=1)

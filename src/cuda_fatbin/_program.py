@@ -297,7 +297,8 @@ class Program(_CoreProgram):
         if cache is None:
             results = run_plan(plan, job_args, **run)
         else:
-            digest = (cache_extra_digest, tuple(cache_exclude), cache_max_files)
+            excluded = (cache_exclude,) if isinstance(cache_exclude, (str, os.PathLike)) else tuple(cache_exclude)
+            digest = (cache_extra_digest, excluded, cache_max_files)
             results = self._run_cached(plan, job_args, names, extra, cache, digest, run)
         data, mapping = _assemble(results, fatbin_options, self._fb_options.name)
         if min_driver is not None:
