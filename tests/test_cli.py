@@ -125,7 +125,9 @@ def test_which(compiled):
     assert "NOT covered" in res.stderr
     doc = json.loads(cli("which", compiled, "--gpu", "9.0,12.0", "--driver", "580.65.06", "--json", check=1).stdout)
     rows = doc["fatbins"][0]["gpus"]
-    assert [r["status"] for r in rows] == ["SASS exact", "none"] and doc["covered"] is False
+    # the row says what the verdict says: only the driver stands in the way (issue #26: text "none", json not)
+    assert [r["status"] for r in rows] == ["SASS exact", "needs newer driver"] and doc["covered"] is False
+    assert doc["verdict"]["12.0"]["status"] == "needs newer driver"
     assert re.search(r"is ISA \d+\.\d+, which needs a CUDA \d+\.\d+ driver; driver is CUDA 13\.0", rows[1]["reason"])
     cli("which", compiled, "--gpu", "90", "--force-ptx-jit", check=1)
     assert "not an arch" in cli("which", compiled, "--gpu", "9x", check=2).stderr

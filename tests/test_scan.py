@@ -57,7 +57,7 @@ def tree(artifacts, needs_nvcc) -> Path:
 
 def test_scan_a_tree(tree):
     report = scan([tree], gpus=GPUS, max_workers=2)
-    by = {Path(b.path.split("!")[-1]).name + ("@whl" if "!" in b.path else ""): b for b in report.binaries}
+    by = {Path(b.path.split("::")[-1]).name + ("@whl" if "::" in b.path else ""): b for b in report.binaries}
     assert set(by) == {"libdata.so", "libk.so.1", "rdc.o", "libk.so.1@whl"}
     data = by["libdata.so"]
     assert data.fatbins == {"registered": 0, "relocatable": 0, "embedded": 1}
@@ -158,7 +158,7 @@ def curand_wheel() -> Path:
 def test_real_wheel_matches_cuobjdump(curand_wheel, tmp_path, cuobjdump_path):
     report = scan([curand_wheel], gpus=GPUS, max_workers=1)
     [lib] = [b for b in report.binaries if "libcurand.so" in b.path]
-    assert lib.distribution == "nvidia_curand 10.4.5.25" and lib.fatbins["registered"] == 13
+    assert lib.distribution == "nvidia-curand 10.4.5.25" and lib.fatbins["registered"] == 13  # PEP 503 spelling
     assert lib.fatbins["embedded"] > 1000  # curand keeps most of its kernels as data, which cuobjdump does not list
     with zipfile.ZipFile(curand_wheel) as zf:
         member = next(n for n in zf.namelist() if Path(n).name.startswith("libcurand.so"))

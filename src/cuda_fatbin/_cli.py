@@ -43,10 +43,18 @@ class Failure(Exception):
 # -- output helpers ------------------------------------------------------------------------------------
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[object]], out: TextIO | None = None) -> None:
+def _table(
+    headers: Sequence[str], rows: Sequence[Sequence[object]], out: TextIO | None = None, *, wide: bool = False
+) -> None:
     from ._term import table
 
-    table(headers, rows, out)
+    table(headers, rows, out, wide=wide)
+
+
+def _shown(text: object) -> str:
+    from ._term import shown
+
+    return shown(text)
 
 
 _WARNING = re.compile(r"\bwarning\s*[#:]", re.IGNORECASE)  # "k.cu(3): warning #177-D: ..."
@@ -97,11 +105,11 @@ def _fatbins(path: str, embedded: bool = False, relocatable: bool | None = None)
     from ._reader import iter_fatbins
 
     if path != "-" and not os.path.lexists(path):
-        raise Failure(f"{path}: no such file")
+        raise Failure(f"{_shown(path)}: no such file")
     try:
         return list(iter_fatbins(path, embedded=embedded, relocatable=relocatable))
     except OSError as e:
-        raise Failure(f"{path}: {e.strerror or e}") from None
+        raise Failure(f"{_shown(path)}: {e.strerror or e}") from None
 
 
 def _where(fb: Fatbin) -> str:
@@ -174,19 +182,67 @@ def _fatbin_dict(fb: Fatbin) -> dict[str, Any]:
             "entries": [e.as_dict() for e in fb.iter_entries()]}  # fmt: skip
 
 
+def _inputs(path: str) -> list[tuple[str, Any]]:
+    """What ``inspect`` reads for one argument: ``(label, source)`` pairs; an archive gives its binary members.
+
+    ``a.whl`` (or ``.zip``) lists every member whose first bytes say ELF or fatbin; ``a.whl::member`` (the
+    paths ``scan`` prints) reads that member. A member that cannot be read is a pair whose source is the
+    exception.
+    """
+    if "::" not in path and not path.lower().endswith((".whl", ".zip")):  # _archive's SEPARATOR and SUFFIXES
+        return [(path, path)]  # (not imported for a plain file: start-up time, benchmarks/bench_cli.py)
+    from ._archive import SEPARATOR, SUFFIXES, list_members, read_member, split
+
+    archive, name = split(path) if SEPARATOR in path else (path, None)
+    if name is None and not (path.lower().endswith(SUFFIXES) and os.path.isfile(path)):
+        return [(path, path)]
+    try:
+        members = list_members(archive, head=4)
+    except OSError as e:
+        raise Failure(f"{_shown(archive)}: {e.strerror or e}") from None
+    out: list[tuple[str, Any]] = []
+    for m in members:
+        if m.is_dir or (name is not None and m.name != name):
+            continue
+        if name is None and not m.error and m.head[:4] not in (b"\x7fELF", b"\x50\xed\x55\xba"):
+            continue
+        label = f"{archive}{SEPARATOR}{m.name}"
+        try:
+            out.append((label, read_member(archive, m)))
+        except OSError as e:
+            out.append((label, e))
+    if name is not None and not out:
+        raise Failure(f"{_shown(archive)}: no member named {_shown(name)}")
+    return out
+
+
 def cmd_inspect(args: argparse.Namespace) -> int:
     from ._reader import FatbinFormatError
 
     files: list[tuple[str, list[Fatbin], str | None]] = []
     failed = 0
-    for path in args.files:
+    for arg in args.files:
         try:
-            files.append((path, _fatbins(path, args.embedded, _relocatable_flag(args)), None))
-        except (Failure, FatbinFormatError) as e:
-            failed += 1
-            files.append((path, [], str(e)))
-            if not args.json:
-                print(f"cuda-fatbin inspect: {e if isinstance(e, Failure) else f'{path}: {e}'}", file=sys.stderr)
+            sources = _inputs(arg)
+        except Failure as e:
+            sources = [(arg, e)]
+        for path, source in sources:
+            try:
+                if isinstance(source, BaseException):
+                    raise source
+                if isinstance(source, str):
+                    fatbins = _fatbins(source, args.embedded, _relocatable_flag(args))
+                else:
+                    from ._reader import iter_fatbins
+
+                    fatbins = list(iter_fatbins(source, embedded=args.embedded, relocatable=_relocatable_flag(args)))
+                files.append((path, fatbins, None))
+            except (Failure, FatbinFormatError, OSError) as e:
+                failed += 1
+                text = str(e) if isinstance(e, Failure) else f"{_shown(path)}: {getattr(e, 'strerror', None) or e}"
+                files.append((path, [], text))
+                if not args.json:
+                    print(f"cuda-fatbin inspect: {_shown(text)}", file=sys.stderr)
     if args.json:
         import json
 
@@ -204,12 +260,13 @@ def cmd_inspect(args: argparse.Namespace) -> int:
             continue
         pairs = [(fb, e) for fb in fatbins for e in fb.iter_entries()]
         if not pairs:
-            print(f"{path}: does not contain device code\n")
+            print(f"{_shown(path)}: does not contain device code\n")
             continue
-        print(f"{path}: {len(fatbins)} fatbin(s), {len(pairs)} entries\n")
+        print(f"{_shown(path)}: {len(fatbins)} fatbin(s), {len(pairs)} entries\n")
         rows = [(_where(fb), e.kind, e.arch, f"{e.version[0]}.{e.version[1]}", e.size, e.stored_size or "-",
                  "in concat" if e.concatenated else e.compression, e.identifier or "") for fb, e in pairs]  # fmt: skip
-        _table(["fatbin", "kind", "arch", "version", "size", "stored", "compression", "identifier"], rows)
+        _table(["fatbin", "kind", "arch", "version", "size", "stored", "compression", "identifier"], rows,
+               wide=args.wide)  # fmt: skip
         size = sum(e.size for _, e in pairs)
         stored = sum(fb.size for fb in fatbins)
         kinds = collections.Counter(e.kind for _, e in pairs)
@@ -219,22 +276,28 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def cmd_which(args: argparse.Namespace) -> int:
-    from ._scan import UNCOVERED, scan_binary
-    from ._select import coverage
+    from ._select import UNCOVERED, coverage, judge, select_entry
 
     gpus = _gpus(args.gpu, args.driver)
-    every = _fatbins(args.file, args.embedded, True)
-    fatbins = [fb for fb in every if fb.loadable]
-    if args.force_ptx_jit or args.disable_ptx_jit or args.jit_cache or args.file == "-":
-        verdict = None  # the file-wide verdict models neither variable: the per-fatbin rows decide
-    else:
-        verdict = scan_binary(args.file, None, gpus, args.driver, args.embedded).coverage
+    every = _fatbins(args.file, True, True)  # the verdict sees what scan sees: stored and relocatable fatbins too
+    fatbins = [fb for fb in every if fb.loadable and (args.embedded or not fb.embedded)]
+    # The judgement scan gives the same binary (docs/scan.md); it models no JIT variable: then the rows decide.
+    verdict = None if args.force_ptx_jit or args.disable_ptx_jit or args.jit_cache else judge(every, gpus, args.driver)
     if not fatbins and not verdict:
-        raise Failure(f"{args.file}: no device code in it")
+        raise Failure(f"{_shown(args.file)}: no device code in it")
     jit_cache = {"warm": True, "cold": False}.get(args.jit_cache)
     kw = {"driver": args.driver, "force_ptx_jit": args.force_ptx_jit, "disable_ptx_jit": args.disable_ptx_jit,
           "jit_cache": jit_cache}  # fmt: skip
     results = [(fb, coverage(fb, gpus, **kw)) for fb in fatbins]
+
+    def status(fb: Fatbin, r: Any) -> str:
+        """The row's status; "needs newer driver" where only the driver stands in the way (as in the verdict)."""
+        if r or args.driver is None:
+            return str(r.status)
+        free = select_entry(fb, r.gpu, force_ptx_jit=args.force_ptx_jit, disable_ptx_jit=args.disable_ptx_jit,
+                            jit_cache=jit_cache)  # fmt: skip
+        return "needs newer driver" if free else str(r.status)
+
     if verdict is None:
         covered = all(row for _, rows in results for row in rows)
     else:
@@ -246,7 +309,7 @@ def cmd_which(args: argparse.Namespace) -> int:
             "schema": JSON_SCHEMA, "file": args.file, "driver": args.driver, "covered": covered,
             "verdict": verdict,
             "fatbins": [{"offset": fb.offset, "section": fb.section, "embedded": fb.embedded, "gpus": [
-                {"gpu": str(r.gpu), "capability": r.gpu.capability, "status": r.status, "reason": r.reason,
+                {"gpu": str(r.gpu), "capability": r.gpu.capability, "status": status(fb, r), "reason": r.reason,
                  "unconfirmed": r.unconfirmed, "cache_dependent": r.cache_dependent,
                  "entry": r.entry.as_dict() if r.entry else None} for r in rows
             ]} for fb, rows in results],
@@ -257,17 +320,17 @@ def cmd_which(args: argparse.Namespace) -> int:
     shown = results if len(results) <= 8 else []
     for fb, rows in shown:
         if len(results) > 1:
-            print(f"{_where(fb)}:")
-        table = [(r.gpu.capability, r.status, _clip(r.reason) + (" [reported rule]" if r.unconfirmed else ""))
+            print(f"{_shown(_where(fb))}:")
+        table = [(r.gpu.capability, status(fb, r), r.reason + (" [reported rule]" if r.unconfirmed else ""))
                  for r in rows]  # fmt: skip
-        _table(["gpu", "loads", "why"], table)
+        _table(["gpu", "loads", "why"], table, wide=args.wide)
         print()
     if verdict is not None and (len(every) != 1 or every[0].relocatable or every[0].embedded):
         print(
-            f"{args.file}: {len(every)} fatbins ({sum(fb.relocatable for fb in every)} relocatable, "
+            f"{_shown(args.file)}: {len(every)} fatbins ({sum(fb.relocatable for fb in every)} relocatable, "
             f"{sum(fb.embedded for fb in every)} stored as data); per GPU (docs/scan.md):"
         )
-        _table(["gpu", "status", "why"], [(g, v["status"], _clip(v["reason"])) for g, v in verdict.items()])
+        _table(["gpu", "status", "why"], [(g, v["status"], v["reason"]) for g, v in verdict.items()], wide=args.wide)
     if any(r.cache_dependent for _, rows in results for r in rows):
         print("\nWith CUDA_DISABLE_PTX_JIT=1 the result depends on the driver's JIT cache: PTX compiled earlier on "
               "the machine still runs (--jit-cache warm|cold to choose)")  # fmt: skip
@@ -276,11 +339,6 @@ def cmd_which(args: argparse.Namespace) -> int:
               "has confirmed yet (cuda_fatbin.RULES)")  # fmt: skip
     print("\nevery GPU is covered" if covered else "\nsome GPU is NOT covered", file=sys.stderr)
     return 0 if covered else 1
-
-
-def _clip(text: str, width: int = 100) -> str:
-    """One table cell: at most ``width`` characters, so that the table stays readable."""
-    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def cmd_extract(args: argparse.Namespace) -> int:
@@ -313,7 +371,8 @@ def cmd_extract(args: argparse.Namespace) -> int:
 
 
 _MARKS = {"SASS exact": "SASS", "SASS compatible": "SASS~", "PTX JIT": "PTX", "partial": "PART",
-          "needs newer driver": "DRIVER", "no entry": "NONE", "no kernels": "-", None: "-"}  # fmt: skip
+          "needs newer driver": "DRIVER", "no entry": "NONE", "no kernels": "-", "unreadable": "ERROR",
+          None: "-"}  # fmt: skip
 
 
 def _gpus(specs: list[str], driver: str | None = None) -> list[Arch]:
@@ -346,11 +405,11 @@ def cmd_scan(args: argparse.Namespace) -> int:
     gpus = _gpus(args.gpu, args.driver)
     for p in args.paths:
         if not os.path.exists(p):
-            raise Failure(f"{p}: no such file or directory")
+            raise Failure(f"{_shown(p)}: no such file or directory")
     show = sys.stderr.isatty() and not args.json
 
     def progress(done: int, total: int, path: str) -> None:
-        print(f"\r[{done}/{total}] {os.path.basename(path)[:50]}".ljust(70), end="", file=sys.stderr)
+        print(f"\r[{done}/{total}] {_shown(os.path.basename(path))[:50]}".ljust(70), end="", file=sys.stderr)
 
     report = scan(args.paths or None, gpus=gpus, driver=args.driver, embedded=not args.no_embedded,
                   max_workers=args.jobs, progress=progress if show else None)  # fmt: skip
@@ -364,22 +423,29 @@ def cmd_scan(args: argparse.Namespace) -> int:
         return 0 if report.covered else 1
     dists = report.distributions()
     with_code = [b for b in report.binaries if b.has_device_code]
+    bad_inputs = report.unreadable
     print(f"{report.files_read} binaries read, {len(with_code)} with device code, in {len(dists)} distribution(s)"
-          + (f"; driver {report.driver}" if report.driver else "; no driver limit") + "\n")  # fmt: skip
+          + (f"; driver {report.driver}" if report.driver else "; no driver limit")
+          + (f"; {len(bad_inputs)} input(s) could not be read" if bad_inputs else "") + "\n")  # fmt: skip
     rows = [(d["distribution"], d["binaries"], *(_MARKS[d["coverage"][g]] for g in report.gpus)) for d in dists]
-    _table(["distribution", "binaries", *report.gpus], rows)
+    _table(["distribution", "binaries", *report.gpus], rows, wide=args.wide)
     print("\nSASS = SASS for that arch, SASS~ = compatible SASS, PTX = JIT-compiled, PART = some modules only "
-          "(per-GPU kernels), DRIVER = needs a newer driver, NONE = no entry (docs/scan.md)")  # fmt: skip
+          "(per-GPU kernels), DRIVER = needs a newer driver, NONE = no entry, ERROR = could not be read "
+          "(docs/scan.md)")  # fmt: skip
     for g in report.gpus:
-        bad = report.uncovered(g)
+        bad = [b for b in report.uncovered(g) if not b.error]
         if bad:
             print(f"\n{g}: {len(bad)} binaries cannot run" + ("; the first 5:" if len(bad) > 5 else ":"))
             for b in bad[:5]:
-                print(f"  {b.path}: {b.coverage[g]['reason']}")
-    for b in report.binaries:
-        if b.error:
-            print(f"unreadable: {b.path}: {b.error}", file=sys.stderr)
-    if not with_code:
+                print(f"  {_shown(b.path)}: {_shown(b.coverage[g]['reason'])}")
+    if bad_inputs:
+        print(f"\n{len(bad_inputs)} input(s) could not be read (not covered for any GPU):")
+        for b in bad_inputs:
+            print(f"  {_shown(b.path)}: {_shown(b.error)}")
+    if report.skipped:
+        print("\nnot read: " + ", ".join(f"{n} {k}{'s' if n > 1 else ''}" for k, n in sorted(report.skipped.items()))
+              + " (symlinks inside a folder are never followed)")  # fmt: skip
+    if not with_code and not bad_inputs:
         print("\nno binary with device code found", file=sys.stderr)
     else:
         print("\nevery GPU is covered" if report.covered else "\nsome GPU is NOT covered", file=sys.stderr)
@@ -697,6 +763,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("inspect", help="list the entries of fatbins, objects, shared libraries, executables")
     p.add_argument("files", nargs="+", metavar="FILE", help="files to list ('-' reads standard input)")
     p.add_argument("--json", action="store_true", help="machine-readable output (docs/cli.md)")
+    p.add_argument("--wide", action="store_true", help="one line per row, however wide (no wrapping to the terminal)")
     _add_reading_options(p)
     p.set_defaults(func=cmd_inspect)
 
@@ -710,7 +777,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--disable-ptx-jit", action="store_true", help="as with CUDA_DISABLE_PTX_JIT=1")
     p.add_argument("--jit-cache", choices=["warm", "cold"],
                    help="the driver's JIT cache holds this file's JIT output (warm) or not (cold)")  # fmt: skip
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="machine-readable output (docs/cli.md)")
+    p.add_argument("--wide", action="store_true", help="one line per row, however wide (no wrapping to the terminal)")
     p.set_defaults(func=cmd_which)
 
     p = sub.add_parser("scan", help="will the binaries of an environment, wheel or folder run on these GPUs?")
@@ -722,6 +790,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-embedded", action="store_true", help="skip the search for fatbins stored as data")
     p.add_argument("-j", "--jobs", type=int, help="worker processes (default: the CPU count)")
     p.add_argument("--json", action="store_true", help="machine-readable output (docs/cli.md)")
+    p.add_argument("--wide", action="store_true", help="one line per row, however wide (no wrapping to the terminal)")
     p.set_defaults(func=cmd_scan)
 
     p = sub.add_parser("extract", help="write entries out as files, named like cuobjdump does")

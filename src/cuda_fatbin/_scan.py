@@ -14,40 +14,33 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures as cf
+import errno
+import mmap
 import os
+import re
 import site
 import stat
 import sysconfig
-import zipfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ._arch import Arch, split_arch_list
-from ._detect import FATBIN_MAGIC, cubin_has_code
+from ._archive import MAX_MEMBER, SEPARATOR, SUFFIXES, Member, list_members, read_member
+from ._detect import FATBIN_MAGIC
 from ._elf import ELF_MAGIC
-from ._reader import MAX_STREAM, Fatbin, FatbinFormatError, iter_fatbins
-from ._select import parse_driver, select_entry
+from ._files import describe, is_regular, open_input, read_exact
+from ._reader import iter_fatbins
+from ._select import _RANK, STATUSES, UNCOVERED, judge, parse_driver
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, TypeAlias
+    from typing import Any
 
     from ._select import DriverSpec, GpuList
 
-    _Row: TypeAlias = "tuple[tuple[str, str], Fatbin | None]"  # ((status, reason), fatbin)
+__all__ = ["MAX_MEMBER", "STATUSES", "UNCOVERED", "BinaryReport", "ScanReport", "scan"]
 
-__all__ = ["STATUSES", "UNCOVERED", "BinaryReport", "ScanReport", "scan"]
-
-#: Per-GPU statuses of a binary, from best to worst (docs/scan.md). ``"no kernels"``: its fatbins hold no
-#: code (nvcc's device-link stubs); ``"partial"``: some registered fatbins have code for the GPU and some
-#: none (libraries that dispatch per GPU ship such modules). The last two mean the GPU is not covered.
-STATUSES = ("no kernels", "SASS exact", "SASS compatible", "PTX JIT", "partial", "needs newer driver", "no entry")
-UNCOVERED = ("needs newer driver", "no entry")
-#: Largest archive member read (into memory) by :func:`scan`; larger members are reported, not read.
-MAX_MEMBER = MAX_STREAM
-_RANK = {s: i for i, s in enumerate(STATUSES)}
-_ARCHIVES = (".whl", ".zip")
+_SMALL = 1 << 20  # files up to this size are read, larger ones mapped
 
 
 @dataclass
@@ -57,7 +50,7 @@ class BinaryReport:
     Attributes
     ----------
     path : str
-        File path, or ``archive.whl!member/path`` inside an archive.
+        File path, or ``archive.whl::member/path`` inside an archive (``cuda-fatbin inspect`` reads both).
     distribution : str or None
         ``"name version"`` of the installed distribution (or wheel) that ships it, where known.
     fatbins : dict
@@ -71,7 +64,10 @@ class BinaryReport:
     coverage : dict
         GPU (``"9.0"``) -> ``{"status", "reason"}``; empty when the binary has no device code.
     error : str or None
-        Why the binary could not be read.
+        Why the binary (or the archive, file or folder at ``path``) could not be read: such a binary
+        counts as not covered for every GPU.
+    archive, member : str or None
+        For an archive member: the archive's path and the member's name.
     """
 
     path: str
@@ -82,6 +78,8 @@ class BinaryReport:
     compression: list[str] = field(default_factory=list)
     coverage: dict[str, dict[str, str]] = field(default_factory=dict)
     error: str | None = None
+    archive: str | None = None
+    member: str | None = None
 
     @property
     def has_device_code(self) -> bool:
@@ -92,7 +90,8 @@ class BinaryReport:
         """The JSON record of docs/cli.md (``scan --json``)."""
         return {"path": self.path, "distribution": self.distribution, "fatbins": self.fatbins,
                 "entries": self.entries, "ptx_isa": self.ptx_isa, "compression": self.compression,
-                "coverage": self.coverage, "error": self.error}  # fmt: skip
+                "coverage": self.coverage, "error": self.error, "archive": self.archive,
+                "member": self.member}  # fmt: skip
 
 
 @dataclass
@@ -108,7 +107,10 @@ class ScanReport:
     binaries : list of BinaryReport
         Every binary with device code, and every one that could not be read.
     files_read : int
-        Files (and archive members) whose first bytes were looked at.
+        Binaries (files and archive members whose first bytes say ELF or fatbin) that were read.
+    skipped : dict
+        What the walk passed over, by kind: ``"symlink"`` (found in a folder: never followed),
+        ``"not a regular file"`` (FIFOs, sockets, devices).
 
     Examples
     --------
@@ -130,35 +132,52 @@ class ScanReport:
     driver: str | None
     binaries: list[BinaryReport]
     files_read: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def unreadable(self) -> list[BinaryReport]:
+        """The inputs (binaries, archive members, archives, files, folders) that could not be read."""
+        return [b for b in self.binaries if b.error]
 
     def uncovered(self, gpu: Arch | str | int) -> list[BinaryReport]:
-        """Binaries with device code that ``gpu`` (any spelling) cannot run, in path order."""
+        """Binaries with device code that ``gpu`` (any spelling) cannot run, and inputs that could not be read,
+        in path order."""
         key = Arch.parse(gpu).base.capability
-        return [b for b in self.binaries if b.coverage.get(key, {}).get("status") in UNCOVERED]
+        return [b for b in self.binaries if b.error or b.coverage.get(key, {}).get("status") in UNCOVERED]
 
     @property
     def covered(self) -> bool:
-        """True when every binary with device code covers every GPU and every file could be read."""
-        return all(not self.uncovered(g) for g in self.gpus) and not any(b.error for b in self.binaries)
+        """True when every binary with device code covers every GPU and every input could be read.
+
+        An input that could not be read counts as not covered for every GPU.
+        """
+        return all(not self.uncovered(g) for g in self.gpus) and not self.unreadable
 
     def distributions(self) -> list[dict[str, Any]]:
-        """Per distribution: its binaries with device code and, per GPU, the worst status among them."""
+        """Per distribution: its binaries with device code and, per GPU, the worst status among them.
+
+        ``"unreadable"`` (worse than every status) when one of its inputs could not be read.
+        """
         groups: dict[str, list[BinaryReport]] = collections.defaultdict(list)
         for b in self.binaries:
-            if b.has_device_code:
+            if b.has_device_code or b.error:
                 groups[b.distribution or "(no distribution)"].append(b)
+        rank = {**_RANK, "unreadable": len(_RANK)}
         out = []
         for name, items in sorted(groups.items()):
             worst = {}
             for g in self.gpus:
                 statuses = [b.coverage[g]["status"] for b in items if g in b.coverage]
-                worst[g] = max(statuses, key=_RANK.__getitem__) if statuses else None
-            out.append({"distribution": name, "binaries": len(items), "coverage": worst})
+                statuses += ["unreadable"] * any(b.error for b in items)
+                worst[g] = max(statuses, key=rank.__getitem__) if statuses else None
+            out.append({"distribution": name, "binaries": len(items), "unreadable": sum(bool(b.error) for b in items),
+                        "coverage": worst})  # fmt: skip
         return out
 
     def to_dict(self) -> dict[str, Any]:
         """The ``scan --json`` document (schema in docs/cli.md)."""
         return {"gpus": self.gpus, "driver": self.driver, "covered": self.covered, "files_read": self.files_read,
+                "unreadable": len(self.unreadable), "skipped": self.skipped,
                 "binaries": [b.to_dict() for b in self.binaries], "distributions": self.distributions()}  # fmt: skip
 
 
@@ -178,106 +197,152 @@ def _is_binary(head: bytes) -> bool:
     return head[:4] in (ELF_MAGIC, FATBIN_MAGIC)
 
 
-def _candidates(paths: Iterable[str]) -> Iterator[tuple[str, str | None, int]]:
-    """``(path, archive member or None, size)`` of every file whose first bytes say ELF or fatbin.
+@dataclass(frozen=True)
+class _Item:
+    """One input to read: a file (``member`` None) or an archive member, or one that failed already."""
 
-    Directories are walked without following symlinks, and each real file is read once.
+    path: str
+    member: Member | None = None
+    size: int = 0
+    identity: tuple[int, int] = (0, 0)  # (st_dev, st_ino) of the file when listed
+    follow: bool = False  # a path the user named: a symlink there is followed
+    error: str | None = None
+
+    @property
+    def shown(self) -> str:
+        return f"{self.path}{SEPARATOR}{self.member.name}" if self.member else self.path
+
+
+@dataclass
+class _Listing:
+    items: list[_Item] = field(default_factory=list)
+    skipped: collections.Counter[str] = field(default_factory=collections.Counter)
+
+
+def _error(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{type(exc).__name__}: {exc.strerror}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _list_inputs(roots: Iterable[str]) -> _Listing:
+    """Every file whose first bytes say ELF or fatbin, every archive member likewise, and every input that
+    could not be read (as an item with its error).
+
+    Directories are walked without recursion and without following symlinks (a symlink found in a folder
+    is counted as skipped, never read, so nothing outside the tree is read through one); each real file
+    is read once. Paths the user names are followed.
     """
+    out = _Listing()
     seen: set[tuple[int, int]] = set()
 
-    def visit(path: str, st: os.stat_result) -> Iterator[tuple[str, str | None, int]]:
-        key = (st.st_dev, st.st_ino)
-        if key in seen or not stat.S_ISREG(st.st_mode) or st.st_size < 16:
-            return
-        seen.add(key)
-        if path.lower().endswith(_ARCHIVES):
-            yield from _archive_members(path)
+    def visit(path: str, follow: bool) -> None:
+        try:
+            fd, st = open_input(path, follow=follow)
+        except OSError as e:
+            out.items.append(_Item(path, error=_error(e)))
             return
         try:
-            with open(path, "rb") as f:
-                head = f.read(4)
-        except OSError:
+            key = (st.st_dev, st.st_ino)
+            if not is_regular(st):
+                out.skipped["not a regular file"] += 1
+                return
+            if key in seen:
+                return
+            seen.add(key)
+            if path.lower().endswith(SUFFIXES):
+                _visit_archive(path, follow, out)
+                return
+            if st.st_size < 16:
+                return
+            head = os.pread(fd, 4, 0)
+        except OSError as e:
+            out.items.append(_Item(path, error=_error(e)))
             return
+        finally:
+            os.close(fd)
         if _is_binary(head):
-            yield path, None, st.st_size
+            out.items.append(_Item(path, None, st.st_size, key, follow))
 
-    for root in paths:
+    for root in roots:
         try:
             st = os.stat(root)
         except OSError as e:
             raise FileNotFoundError(e.errno, f"cannot read {root!r}: {e.strerror}") from None
         if not stat.S_ISDIR(st.st_mode):
-            yield from visit(root, st)
+            visit(root, True)
             continue
-        for dirpath, dirs, files in os.walk(root):
-            dirs.sort()
-            for name in sorted(files):
-                p = os.path.join(dirpath, name)
+        stack = [root]  # depth-first, in name order, without recursion (a tree 100,000 deep is fine)
+        while stack:
+            folder = stack.pop()
+            try:
+                with os.scandir(folder) as it:
+                    entries = sorted(it, key=lambda e: e.name)
+            except OSError as e:
+                out.items.append(_Item(folder, error=_error(e)))
+                continue
+            subdirs = []
+            for entry in entries:
                 try:
-                    st = os.lstat(p)
-                except OSError:
-                    continue
-                if not stat.S_ISLNK(st.st_mode):
-                    yield from visit(p, st)
+                    if entry.is_symlink():
+                        out.skipped["symlink"] += 1
+                    elif entry.is_dir(follow_symlinks=False):
+                        subdirs.append(entry.path)
+                    else:
+                        visit(entry.path, False)
+                except OSError as e:
+                    out.items.append(_Item(entry.path, error=_error(e)))
+            stack.extend(reversed(subdirs))
+    return out
 
 
-def _archive_members(path: str) -> Iterator[tuple[str, str | None, int]]:
+def _visit_archive(path: str, follow: bool, out: _Listing) -> None:
     try:
-        with zipfile.ZipFile(path) as zf:
-            for info in zf.infolist():
-                if info.is_dir() or info.file_size < 16:
-                    continue
-                try:
-                    with zf.open(info) as f:
-                        head = f.read(4)
-                except (zipfile.BadZipFile, OSError, NotImplementedError, RuntimeError):
-                    continue
-                if _is_binary(head):
-                    yield path, info.filename, info.file_size
-    except (zipfile.BadZipFile, OSError):
+        members = list_members(path, follow=follow, head=4)
+    except OSError as e:  # ArchiveError included
+        out.items.append(_Item(path, error=_error(e)))
         return
+    for m in members:
+        if m.is_dir:
+            continue
+        if m.error:
+            out.items.append(_Item(path, m, m.size, error=f"ArchiveError: {m.error}"))
+        elif m.size >= 16 and _is_binary(m.head):
+            out.items.append(_Item(path, m, m.size))
 
 
-def _read_member(path: str, member: str) -> bytes:
-    with zipfile.ZipFile(path) as zf:
-        info = zf.getinfo(member)
-        if info.file_size > MAX_MEMBER:
-            raise FatbinFormatError(f"archive member of {info.file_size} bytes is over {MAX_MEMBER}; not read", 0)
-        with zf.open(info) as f:
-            data = f.read(MAX_MEMBER + 1)
-    if len(data) != info.file_size:  # a member that lies about its size
-        raise FatbinFormatError(f"archive member holds {len(data)} bytes, its header says {info.file_size}", 0)
-    return data
-
-
-def _signature(fb: Fatbin) -> tuple[tuple[object, ...], ...]:
-    return tuple((e.kind, e.arch, e.version, e.compression, e.concatenated) for e in fb.iter_entries())
-
-
-def _status(fb: Fatbin, gpu: Arch, driver: DriverSpec, cache: dict[object, Any]) -> tuple[str, str]:
-    """(status, reason) of one fatbin on one GPU; fatbins with the same entries share one answer."""
-    key = (_signature(fb), gpu)
-    if key not in cache:
-        sel = select_entry(fb, gpu, driver=driver)
-        if sel:
-            cache[key] = (sel.status, sel.reason)
-        elif driver is not None and select_entry(fb, gpu):
-            cache[key] = ("needs newer driver", sel.reason)
-        else:
-            cache[key] = ("no entry", sel.reason)
-    found: tuple[str, str] = cache[key]
-    return found
-
-
-def scan_binary(path: str, member: str | None, gpus: list[Arch], driver: DriverSpec, embedded: bool) -> BinaryReport:
-    """Read one binary (``member`` of the archive ``path``, if given) and judge it for every GPU."""
-    shown = f"{path}!{member}" if member else path
-    report = BinaryReport(shown)
+def _read_file(path: str, identity: tuple[int, int], follow: bool) -> bytes | mmap.mmap:
+    """The file as listed: opened without following a symlink (unless the user named it), never blocking,
+    refused unless it is the regular file that was listed (same device and inode)."""
+    fd, st = open_input(path, follow=follow)
     try:
-        source = _read_member(path, member) if member else path
+        if not is_regular(st):
+            raise OSError(errno.EINVAL, f"{describe(st)} now, not a regular file (changed since listed)", path)
+        if identity != (0, 0) and (st.st_dev, st.st_ino) != identity:
+            raise OSError(errno.EIO, "another file now (changed since listed)", path)
+        if st.st_size <= _SMALL:
+            return read_exact(fd, st.st_size, path)
+        return mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    finally:
+        os.close(fd)
+
+
+def scan_binary(
+    path: str, member: Member | None, gpus: list[Arch], driver: DriverSpec, embedded: bool, *,
+    identity: tuple[int, int] = (0, 0), follow: bool = True,
+) -> BinaryReport:  # fmt: skip
+    """Read one binary (``member`` of the archive ``path``, if given) and judge it for every GPU.
+
+    Never raises for what it reads: a binary that cannot be read or parsed is a report with ``error``.
+    """
+    archive = path if member else None
+    report = BinaryReport(f"{path}{SEPARATOR}{member.name}" if member else path, archive=archive,
+                          member=member.name if member else None)  # fmt: skip
+    try:
+        source = read_member(path, member, follow=follow) if member else _read_file(path, identity, follow)
         fatbins = list(iter_fatbins(source, embedded=embedded, relocatable=True))
-    except (FatbinFormatError, OSError) as exc:
-        report.error = f"{type(exc).__name__}: {exc}"
+    except (OSError, ValueError, MemoryError, RecursionError) as exc:  # FatbinFormatError is a ValueError
+        report.error = _error(exc)
         return report
     kinds: collections.Counter[str] = collections.Counter()
     isa: set[str] = set()
@@ -291,134 +356,66 @@ def scan_binary(path: str, member: str | None, gpus: list[Arch], driver: DriverS
     report.entries = dict(sorted(kinds.items()))
     report.ptx_isa = sorted(isa, key=lambda v: tuple(map(int, v.split("."))))
     report.compression = sorted(compression)
-    registered = [fb for fb in fatbins if fb.loadable and not fb.embedded]
-    relocatable = [fb for fb in fatbins if fb.relocatable]
-    stored = [fb for fb in fatbins if fb.embedded]
-    report.fatbins = {"registered": len(registered), "relocatable": sum(fb.relocatable for fb in fatbins),
-                      "embedded": len(stored)}  # fmt: skip
-    if not kinds:
-        return report
-    cache: dict[object, Any] = {}
-    for gpu in gpus:
-        report.coverage[gpu.capability] = _judge_binary(registered, relocatable, stored, gpu, driver, cache)
+    report.fatbins = {"registered": sum(fb.loadable and not fb.embedded for fb in fatbins),
+                      "relocatable": sum(fb.relocatable for fb in fatbins),
+                      "embedded": sum(fb.embedded for fb in fatbins)}  # fmt: skip
+    try:
+        report.coverage = judge(fatbins, gpus, driver)
+    except (ValueError, MemoryError, RecursionError) as exc:
+        report.error = _error(exc)
     return report
 
 
-def _specialised(fb: Fatbin) -> bool:
-    """Every entry is arch- or family-specific (``a``/``f``): code a library calls only on those GPUs."""
-    return all(e.arch is not None and e.arch.suffix for e in fb.iter_entries())
+def _scan_item(item: _Item, gpus: list[Arch], driver: DriverSpec, embedded: bool) -> BinaryReport:
+    if item.error is not None:
+        return BinaryReport(item.shown, archive=item.path if item.member else None,
+                            member=item.member.name if item.member else None, error=item.error)  # fmt: skip
+    return scan_binary(item.path, item.member, gpus, driver, embedded, identity=item.identity, follow=item.follow)
 
 
-def _has_code(fb: Fatbin) -> bool:
-    """False for a fatbin whose cubins hold no code and which has no PTX (nvcc's device-link stubs)."""
-    if any(e.kind != "elf" for e in fb.iter_entries()):
-        return True
-    for e in fb.iter_entries():
-        try:
-            if cubin_has_code(e.data()):
-                return True
-        except (FatbinFormatError, ValueError):
-            return True  # cannot tell: count it
-    return False
+def normalize(name: str) -> str:
+    """A distribution name as PEP 503 spells it: lower case, runs of ``-``, ``_``, ``.`` as one ``-``.
 
-
-def _code(fb: Fatbin, cache: dict[object, Any]) -> bool:
-    key = ("code", fb.offset)
-    if key not in cache:
-        cache[key] = _has_code(fb)
-    found: bool = cache[key]
-    return found
-
-
-def _judge_binary(
-    registered: list[Fatbin],
-    relocatable: list[Fatbin],
-    stored: list[Fatbin],
-    gpu: Arch,
-    driver: DriverSpec,
-    cache: dict[object, Any],
-) -> dict[str, str]:
-    """One status per binary and GPU (docs/scan.md).
-
-    Registered fatbins with code must all load (any kernel may be called): the worst counts, and when
-    some load and others have no entry at all the binary is ``"partial"``. Specialised fatbins (only
-    ``a``/``f`` entries) are used by a library on their GPUs only and are reported beside. Registered
-    fatbins that do not fit are served by the runtime's load-time device link when every relocatable
-    (``-rdc``) fatbin has an entry for the GPU. Fatbins stored as data are chosen by the library at run
-    time: the best of them counts.
+    Examples
+    --------
+    >>> normalize("nvidia_curand"), normalize("Nvidia-CuFile")
+    ('nvidia-curand', 'nvidia-cufile')
     """
-    none, driver_bad, ok = _RANK["no entry"], _RANK["needs newer driver"], _RANK["PTX JIT"]
-
-    def rank(row: _Row) -> int:
-        return _RANK[row[0][0]]
-
-    notes = []
-    own = [(_status(fb, gpu, driver, cache), fb) for fb in registered if not _specialised(fb)]
-    stubs = [r for r in own if rank(r) >= driver_bad and not _code(r[1], cache)]
-    rows: list[_Row] = [r for r in own if r not in stubs]
-    if stubs:
-        notes.append(f"{len(stubs)} registered fatbins without code skipped")
-    linked = [(_status(fb, gpu, driver, cache), fb) for fb in relocatable if _code(fb, cache)]
-    if linked and (not rows or any(rank(r) == none for r in rows)):
-        worst: _Row = max(linked, key=rank)
-        if rank(worst) <= ok:  # the runtime's load-time device link stands in for what does not fit
-            via = (worst[0][0], f"the CUDA runtime links the {len(linked)} relocatable (-rdc) fatbins at load time: "
-                                f"{worst[0][1]}")  # fmt: skip
-            rows = [(via, fb) if rank(r) == none else r for r, fb in ((r, r[1]) for r in rows)] or [(via, None)]
-        else:
-            notes.append(f"the load-time link of the {len(linked)} relocatable fatbins cannot serve it either")
-    status: str | None = None
-    reason = ""
-    if rows:
-        bad = [r for r in rows if rank(r) == none]
-        worst = max(rows, key=rank)
-        if rank(worst) == driver_bad or not bad or len(bad) == len(rows):
-            status, reason = worst[0]
-        else:
-            status = "partial"
-            reason = (f"{len(rows) - len(bad)} of {len(rows)} registered fatbins load, {len(bad)} have no entry "
-                      f"(kernels in those fail if called): {bad[0][0][1]}")  # fmt: skip
-        if len(rows) > 1 and status != "partial":
-            reason = f"{len(rows)} registered fatbins, the weakest: {reason}"
-    special = [(_status(fb, gpu, driver, cache), fb) for fb in registered if _specialised(fb)]
-    if special:
-        notes.append(f"{sum(rank(r) <= ok for r in special)} of {len(special)} arch-specific fatbins load")
-        if status is None:
-            (status, reason), _fb = min(special, key=rank)
-    if stored:
-        srows = [(_status(fb, gpu, driver, cache), fb) for fb in stored]
-        (best, why), _fb = min(srows, key=rank)
-        notes.append(
-            f"{sum(rank(r) <= ok for r in srows)} of {len(srows)} fatbins stored as data load ({best} at best)"
-        )
-        if status is None or _RANK[best] < _RANK[status]:
-            status, reason = best, f"a fatbin stored as data: {why}"
-    if status is None:
-        status, reason = ("no kernels", "its fatbins hold no code") if stubs else ("no entry", "no fatbin")
-    return {"status": status, "reason": "; ".join([reason, *notes])}
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _distribution_index(paths: list[str]) -> dict[str, str]:
-    """Real path of each installed file -> ``"name version"``, from the distributions' RECORD files."""
+    """Real path of each installed file -> ``"name version"``, from the distributions' RECORD files.
+
+    Only folders are searched (a wheel is named by its file name); a broken RECORD or METADATA gives no
+    owner for its files, never an error.
+    """
     from importlib import metadata
 
     index: dict[str, str] = {}
-    for dist in metadata.distributions(path=paths):
+    folders = [p for p in paths if os.path.isdir(p)]
+    if not folders:
+        return index
+    try:
+        dists = list(metadata.distributions(path=folders))
+    except Exception:  # an unreadable folder or METADATA: no owners known
+        return index
+    for dist in dists:
         try:
             files = dist.files or ()
-            label = f"{dist.metadata['Name']} {dist.version}"
-        except Exception:  # a broken RECORD or METADATA: no owner known for its files
+            label = f"{normalize(str(dist.metadata['Name']))} {dist.version}"
+            for f in files:
+                name = f.name
+                if ".so" in name or name.endswith((".o", ".fatbin", ".cubin", ".dll", ".dylib")) or "." not in name:
+                    index[os.path.realpath(os.fspath(f.locate()))] = label
+        except Exception:  # a broken RECORD (a NUL in a path...) or METADATA: no owner known for its files
             continue
-        for f in files:
-            name = f.name
-            if ".so" in name or name.endswith((".o", ".fatbin", ".cubin", ".dll", ".dylib")) or "." not in name:
-                index[os.path.realpath(f.locate())] = label
     return index
 
 
 def _wheel_distribution(path: str) -> str | None:
-    parts = Path(path).name.split("-")
-    return f"{parts[0]} {parts[1]}" if path.lower().endswith(".whl") and len(parts) >= 5 else None
+    parts = os.path.basename(path).split("-")
+    return f"{normalize(parts[0])} {parts[1]}" if path.lower().endswith(".whl") and len(parts) >= 5 else None
 
 
 def scan(
@@ -483,27 +480,47 @@ def scan(
                                     or max_workers < 1):  # fmt: skip
         raise ValueError(f"max_workers must be a positive int; got {max_workers!r}")
     roots = [os.fspath(p) for p in paths] if paths is not None else default_paths()
-    items = sorted(_candidates(roots), key=lambda c: -c[2])  # largest first: the pool's tail holds small files
+    listing = _list_inputs(roots)
+    items = sorted(listing.items, key=lambda c: -c.size)  # largest first: the pool's tail holds small files
     workers = max_workers or os.cpu_count() or 1
     reports: list[BinaryReport] = []
     args = (archs, driver, embedded)
+
+    def done(report: BinaryReport) -> None:
+        reports.append(report)
+        if progress:
+            progress(len(reports), len(items), report.path)
+
     if workers == 1 or len(items) <= 1:
-        for i, (p, m, _size) in enumerate(items):
-            reports.append(scan_binary(p, m, *args))
-            if progress:
-                progress(i + 1, len(items), reports[-1].path)
+        for item in items:
+            done(_scan_item(item, *args))
     else:
+        broken = []
         with cf.ProcessPoolExecutor(max_workers=min(workers, len(items))) as pool:
-            futures = [pool.submit(scan_binary, p, m, *args) for p, m, _size in items]
-            for i, f in enumerate(cf.as_completed(futures)):
-                reports.append(f.result())
-                if progress:
-                    progress(i + 1, len(items), reports[-1].path)
+            futures = {pool.submit(_scan_item, item, *args): item for item in items}
+            for f in cf.as_completed(futures):
+                try:
+                    done(f.result())
+                except cf.process.BrokenProcessPool:
+                    broken.append(futures[f])
+        for item in broken:  # a worker died (a file that shrank under a map: SIGBUS): each alone, to find it
+            done(_isolated(item, args))
     reports = [r for r in reports if r.has_device_code or r.error]
-    index = _distribution_index(roots) if any("!" not in r.path for r in reports) else {}
+    index = _distribution_index(roots) if any(r.archive is None for r in reports) else {}
     for r in reports:
-        archive, sep, _member = r.path.partition("!")
-        r.distribution = _wheel_distribution(archive) if sep else index.get(os.path.realpath(r.path))
+        r.distribution = _wheel_distribution(r.archive) if r.archive else index.get(os.path.realpath(r.path))
     reports.sort(key=lambda r: r.path)
     gpu_keys = [a.capability for a in archs]
-    return ScanReport(gpu_keys, None if driver is None else str(driver), reports, len(items))
+    read = sum(1 for i in items if i.error is None)
+    return ScanReport(gpu_keys, None if driver is None else str(driver), reports, read, dict(listing.skipped))
+
+
+def _isolated(item: _Item, args: tuple[list[Arch], DriverSpec, bool]) -> BinaryReport:
+    """Read one item in a process of its own: the report, or an error row when that process dies too."""
+    with cf.ProcessPoolExecutor(max_workers=1) as pool:
+        try:
+            return pool.submit(_scan_item, item, *args).result()
+        except cf.process.BrokenProcessPool:
+            return BinaryReport(item.shown, archive=item.path if item.member else None,
+                                member=item.member.name if item.member else None,
+                                error="the process reading it died (a file that changed while read?)")  # fmt: skip

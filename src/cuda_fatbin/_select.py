@@ -17,7 +17,7 @@ from ._reader import Fatbin, FatbinEntry, read_fatbin
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import TypeAlias
+    from typing import Any, TypeAlias
 
     from ._reader import Source
 
@@ -26,8 +26,10 @@ if TYPE_CHECKING:
     DriverSpec: TypeAlias = "str | int | tuple[int, int] | None"
     #: GPUs: ``"75;80;9.0"`` or an iterable of any spellings :meth:`Arch.parse` takes.
     GpuList: TypeAlias = "str | Iterable[Arch | str | int]"
+    _Row: TypeAlias = "tuple[tuple[str, str], Fatbin | None]"  # ((status, reason), fatbin)
 
-__all__ = ["RULES", "Selection", "coverage", "driver_gaps", "needed_driver", "select_entry"]
+__all__ = ["RULES", "STATUSES", "UNCOVERED", "Selection", "coverage", "driver_gaps", "fatbin_status", "judge",
+           "needed_driver", "select_entry"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -530,3 +532,171 @@ def driver_gaps(fatbin: Fatbin | Source, gpus: GpuList, driver: DriverSpec) -> l
         if free and not select_entry(fb, g, driver=driver):
             gaps.append((free.gpu, free))
     return gaps
+
+
+#: Per-GPU statuses of a binary, from best to worst (docs/scan.md). ``"no kernels"``: its fatbins hold no code
+#: (nvcc's device-link stubs); ``"partial"``: some registered fatbins have code for the GPU and some none
+#: (libraries that dispatch per GPU ship such modules). The last two mean the GPU is not covered.
+STATUSES = ("no kernels", "SASS exact", "SASS compatible", "PTX JIT", "partial", "needs newer driver", "no entry")
+UNCOVERED = ("needs newer driver", "no entry")
+_RANK = {s: i for i, s in enumerate(STATUSES)}
+
+
+def _signature(fb: Fatbin) -> tuple[tuple[object, ...], ...]:
+    return tuple((e.kind, e.arch, e.version, e.compression, e.concatenated) for e in fb.iter_entries())
+
+
+def fatbin_status(fb: Fatbin, gpu: Arch, driver: DriverSpec, cache: dict[object, Any] | None = None) -> tuple[str, str]:
+    """``(status, reason)`` of one fatbin on one GPU in the words of :data:`STATUSES`.
+
+    A selection that fails only because of ``driver`` is ``"needs newer driver"``, one that fails on
+    any driver ``"no entry"``. Fatbins with the same entries share one answer in ``cache``.
+    """
+    key = (_signature(fb), gpu, driver)
+    if cache is None or key not in cache:
+        sel = select_entry(fb, gpu, driver=driver)
+        if sel:
+            found = (sel.status, sel.reason)
+        elif driver is not None and select_entry(fb, gpu):
+            found = ("needs newer driver", sel.reason)
+        else:
+            found = ("no entry", sel.reason)
+        if cache is None:
+            return found
+        cache[key] = found
+    answer: tuple[str, str] = cache[key]
+    return answer
+
+
+def _specialised(fb: Fatbin) -> bool:
+    """Every entry is arch- or family-specific (``a``/``f``): code a library calls only on those GPUs."""
+    return all(e.arch is not None and e.arch.suffix for e in fb.iter_entries())
+
+
+def _has_code(fb: Fatbin) -> bool:
+    """False for a fatbin whose cubins hold no code and which has no PTX (nvcc's device-link stubs)."""
+    from ._detect import cubin_has_code
+
+    if any(e.kind != "elf" for e in fb.iter_entries()):
+        return True
+    for e in fb.iter_entries():
+        try:
+            if cubin_has_code(e.data()):
+                return True
+        except ValueError:  # FatbinFormatError included: cannot tell, so count it
+            return True
+    return False
+
+
+def _code(fb: Fatbin, cache: dict[object, Any]) -> bool:
+    key = ("code", fb.offset)
+    if key not in cache:
+        cache[key] = _has_code(fb)
+    found: bool = cache[key]
+    return found
+
+
+def judge(fatbins: Iterable[Fatbin], gpus: GpuList, driver: DriverSpec = None) -> dict[str, dict[str, str]]:
+    """One status per GPU for a whole binary: the judgement ``scan`` and ``which`` both give (docs/scan.md).
+
+    Registered fatbins with code decide: they must all load (any kernel may be called), the worst counts,
+    and when some load and others have no entry the binary is ``"partial"``. nvcc's kernel-less
+    device-link stubs are skipped. Registered fatbins that do not fit are served by the runtime's
+    load-time device link when every relocatable (``-rdc``) fatbin has an entry for the GPU. Fatbins
+    whose entries are all ``a``/``f`` are used by a library on those GPUs only, and fatbins stored as
+    data are chosen by the library at run time: both are reported beside and decide only for a binary
+    that has no registered fatbin with code (the best of them counts then).
+
+    Parameters
+    ----------
+    fatbins : iterable of Fatbin
+        Every fatbin of the binary (``iter_fatbins(path, embedded=True, relocatable=True)``).
+    gpus : str or iterable
+        Compute capabilities, as for :func:`coverage`.
+    driver : str, int or tuple, optional
+        As for :func:`select_entry`.
+
+    Returns
+    -------
+    dict
+        ``"9.0"`` -> ``{"status": one of STATUSES, "reason": ...}``; empty when no fatbin has an entry.
+
+    Examples
+    --------
+    >>> from cuda_fatbin import Program, iter_fatbins
+    >>> src = 'extern "C" __global__ void k(float* p) { p[0] = 1; }'
+    >>> data = bytes(Program(src, "c++").compile("fatbin", archs=["sm_80"], ptx_for=[]).code)
+    >>> {g: v["status"] for g, v in judge(iter_fatbins(data), "80;90").items()}
+    {'8.0': 'SASS exact', '9.0': 'no entry'}
+    """
+    every = list(fatbins)
+    if not any(True for fb in every for _ in fb.iter_entries()):
+        return {}
+    specs: Iterable[Arch | str | int] = split_arch_list(gpus) if isinstance(gpus, str) else gpus
+    registered = [fb for fb in every if fb.loadable and not fb.embedded]
+    relocatable = [fb for fb in every if fb.relocatable]
+    stored = [fb for fb in every if fb.embedded]
+    cache: dict[object, Any] = {}
+    out = {}
+    for g in specs:
+        gpu = Arch.parse(g).base
+        out[gpu.capability] = _judge_one(registered, relocatable, stored, gpu, driver, cache)
+    return out
+
+
+def _judge_one(
+    registered: list[Fatbin],
+    relocatable: list[Fatbin],
+    stored: list[Fatbin],
+    gpu: Arch,
+    driver: DriverSpec,
+    cache: dict[object, Any],
+) -> dict[str, str]:
+    none, driver_bad, ok = _RANK["no entry"], _RANK["needs newer driver"], _RANK["PTX JIT"]
+
+    def rank(row: _Row) -> int:
+        return _RANK[row[0][0]]
+
+    notes = []
+    own: list[_Row] = [(fatbin_status(fb, gpu, driver, cache), fb) for fb in registered if not _specialised(fb)]
+    stubs = [r for r in own if rank(r) >= driver_bad and r[1] is not None and not _code(r[1], cache)]
+    rows: list[_Row] = [r for r in own if r not in stubs]
+    if stubs:
+        notes.append(f"{len(stubs)} registered fatbins without code skipped")
+    linked: list[_Row] = [(fatbin_status(fb, gpu, driver, cache), fb) for fb in relocatable if _code(fb, cache)]
+    if linked and (not rows or any(rank(r) == none for r in rows)):
+        worst = max(linked, key=rank)
+        if rank(worst) <= ok:  # the runtime's load-time device link stands in for what does not fit
+            via = (worst[0][0], f"the CUDA runtime links the {len(linked)} relocatable (-rdc) fatbins at load time: "
+                                f"{worst[0][1]}")  # fmt: skip
+            rows = [(via, r[1]) if rank(r) == none else r for r in rows] or [(via, None)]
+        else:
+            notes.append(f"the load-time link of the {len(linked)} relocatable fatbins cannot serve it either")
+    status: str | None = None
+    reason = ""
+    if rows:
+        bad = [r for r in rows if rank(r) == none]
+        worst = max(rows, key=rank)
+        if rank(worst) == driver_bad or not bad or len(bad) == len(rows):
+            status, reason = worst[0]
+        else:
+            status = "partial"
+            reason = (f"{len(rows) - len(bad)} of {len(rows)} registered fatbins load, {len(bad)} have no entry "
+                      f"(kernels in those fail if called): {bad[0][0][1]}")  # fmt: skip
+        if len(rows) > 1 and status != "partial":
+            reason = f"{len(rows)} registered fatbins, the weakest: {reason}"
+    special: list[_Row] = [(fatbin_status(fb, gpu, driver, cache), fb) for fb in registered if _specialised(fb)]
+    if special:
+        notes.append(f"{sum(rank(r) <= ok for r in special)} of {len(special)} arch-specific fatbins load")
+        if status is None:
+            (status, reason), _fb = min(special, key=rank)
+    if stored:
+        srows: list[_Row] = [(fatbin_status(fb, gpu, driver, cache), fb) for fb in stored]
+        (best, why), _fb = min(srows, key=rank)
+        notes.append(f"{sum(rank(r) <= ok for r in srows)} of {len(srows)} fatbins stored as data load "
+                     f"({best} at best)")  # fmt: skip
+        if status is None:
+            status, reason = best, f"a fatbin stored as data: {why}"
+    if status is None:
+        status, reason = ("no kernels", "its fatbins hold no code") if stubs else ("no entry", "no fatbin")
+    return {"status": status, "reason": "; ".join([reason, *notes])}

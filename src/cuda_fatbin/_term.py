@@ -59,15 +59,18 @@ def shown(text: object) -> str:
     return "".join(ch if ch.isprintable() else _escape(ch) for ch in s)
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[object]], out: TextIO | None = None) -> None:
+def table(
+    headers: Sequence[str], rows: Sequence[Sequence[object]], out: TextIO | None = None, *, wide: bool = False
+) -> None:
     """A table: rich's when it is installed and ``out`` is a terminal, plain aligned text otherwise.
 
     Every cell goes through :func:`shown`; rich gets plain ``Text``, so ``[bold]`` or ``[link=...]`` in
-    a cell is printed as written. ``None`` is an empty cell.
+    a cell is printed as written. ``None`` is an empty cell. Cells are never cut: rich wraps them to the
+    terminal's width; plain text (and ``wide=True``) keeps each row on one line, however long.
     """
     out = out or sys.stdout
     cells = [[("" if c is None else shown(c)) for c in row] for row in rows]
-    if out.isatty():
+    if out.isatty() and not wide:
         try:
             from rich.console import Console
             from rich.table import Table
