@@ -821,7 +821,10 @@ def _join_option_values(argv: list[str]) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit code (0 success, 1 failure, 2 usage error)."""
     parser = build_parser()
-    args = parser.parse_args(_join_option_values(sys.argv[1:] if argv is None else list(argv)))
+    try:  # --version and --help print while parsing: into `head`, too
+        args = parser.parse_args(_join_option_values(sys.argv[1:] if argv is None else list(argv)))
+    except BrokenPipeError:
+        return _quiet_pipe()
     try:
         code: int = args.func(args)
         return code
@@ -839,11 +842,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # output piped into head & co.: stop quietly
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+        return _quiet_pipe()
     except Exception as e:  # a library failure: one readable line
         _error(args, e, f"{type(e).__name__}: {e}")
         return 1
+
+
+def _quiet_pipe() -> int:
+    """Standard output's reader went away (``| head``): point it at /dev/null so the exit flush is silent."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
 
 
 def _error(args: argparse.Namespace, exc: BaseException, line: str) -> None:
