@@ -453,3 +453,52 @@ def test_scan_and_which_agree_registered_decides(fatbin, tmp_path):
     assert doc["verdict"] == b.coverage
     res = cli("which", lib, "--gpu", "80", "--driver", "12.3", check=1)
     assert b"needs newer driver" in res.stdout and b" none " not in res.stdout
+
+
+# -- JSON schemas (package data) ------------------------------------------------------------------------------
+
+
+def validator(name: str):
+    from importlib import resources
+
+    import jsonschema
+    from referencing import Registry, Resource
+
+    docs = {n: json.loads((resources.files("cuda_fatbin") / "schemas" / f"{n}.json").read_text())
+            for n in ("inspect", "which", "scan")}  # fmt: skip
+    registry = Registry().with_resources((d["$id"], Resource.from_contents(d)) for d in docs.values())
+    jsonschema.Draft202012Validator.check_schema(docs[name])
+    return jsonschema.Draft202012Validator(docs[name], registry=registry)
+
+
+def test_json_outputs_follow_their_schemas(fatbin, tmp_path):
+    zstd = build_fatbin([str(DATA / "nvrtc129_sm_80.cubin")], options=FatbinOptions(compress=True, compress_all=True))
+    lib = two_fatbin_library(tmp_path, zstd, fatbin)
+    bad = wheel(tmp_path / "bad-1.0-py3-none-any.whl", {"bad/k.fatbin": fatbin}, zipfile.ZIP_STORED)
+    corrupt_crc(bad, "bad/k.fatbin")
+    (tmp_path / "link").symlink_to(lib)
+    scan_doc = json.loads(cli("scan", tmp_path, "--gpu", "75;80", "--driver", "12.3", "--json", check=1).stdout)
+    validator("scan").validate(scan_doc)
+    assert scan_doc["unreadable"] == 1 and scan_doc["skipped"] == {"symlink": 1}
+    statuses = {v["status"] for b in scan_doc["binaries"] for v in b["coverage"].values()}
+    assert statuses == {"needs newer driver", "no entry"}
+    for args in (("--driver", "12.3"), ("--embedded",), ("--force-ptx-jit",)):
+        validator("which").validate(json.loads(cli("which", lib, "--gpu", "75;80", *args, "--json").stdout))
+    doc = json.loads(cli("inspect", lib, bad, tmp_path / "none", "--embedded", "--json", check=1).stdout)
+    validator("inspect").validate(doc)
+    assert [bool(f.get("error")) for f in doc["files"]] == [False, True, True]
+    with pytest.raises(Exception, match="is not one of"):
+        validator("scan").validate({**scan_doc, "binaries": [{**scan_doc["binaries"][0], "coverage": {
+            "8.0": {"status": "none", "reason": ""}}}]})  # fmt: skip
+
+
+def test_scan_which_agree_script(fatbin, tmp_path):
+    """scripts/scan-which-agree.py on a library with registered and stored fatbins, and a wheel member."""
+    zstd = build_fatbin([str(DATA / "nvrtc129_sm_80.cubin")], options=FatbinOptions(compress=True, compress_all=True))
+    two_fatbin_library(tmp_path, zstd, fatbin)
+    wheel(tmp_path / "demo-1.0-py3-none-any.whl", {"demo/k.fatbin": zstd})
+    script = Path(__file__).parent.parent / "scripts" / "scan-which-agree.py"
+    res = subprocess.run([sys.executable, str(script), str(tmp_path), "--gpu", "80;90", "--driver", "12.3",
+                          "--driver", "13.0"], capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "driver 12.3: 2 binaries with device code, 0 disagree" in res.stdout and "scan and which agree" in res.stdout

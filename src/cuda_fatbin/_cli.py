@@ -104,6 +104,14 @@ class _Progress:
 def _fatbins(path: str, embedded: bool = False, relocatable: bool | None = None) -> list[Fatbin]:
     from ._reader import iter_fatbins
 
+    sources = _inputs(path) if "::" in path and not os.path.lexists(path) else [(path, path)]
+    if len(sources) != 1:  # archive.whl::member, as scan prints it: one member
+        raise Failure(f"{_shown(path)}: {len(sources)} members of that name; read the archive with inspect")
+    source = sources[0][1]
+    if isinstance(source, BaseException):
+        raise Failure(f"{_shown(path)}: {getattr(source, 'strerror', None) or source}")
+    if not isinstance(source, str):
+        return list(iter_fatbins(source, embedded=embedded, relocatable=relocatable))
     if path != "-" and not os.path.lexists(path):
         raise Failure(f"{_shown(path)}: no such file")
     try:
@@ -226,6 +234,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
             sources = _inputs(arg)
         except Failure as e:
             sources = [(arg, e)]
+        if not sources:  # an archive without a binary member
+            files.append((arg, [], None))
         for path, source in sources:
             try:
                 if isinstance(source, BaseException):
