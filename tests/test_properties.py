@@ -122,13 +122,40 @@ def test_selection_depends_on_container_order_only_through_ties(artifacts, data)
     assert picks[0] == ("elf" if best[0] == "cubin" else "ptx", best[1])
 
 
-def test_equal_entries_the_last_one_wins(artifacts):
-    """The tie rule observed on the H200 (docs/gpu-validation.md): the last of equal entries is loaded."""
-    for order in ((0, 1), (1, 0)):
-        builder = FatbinBuilder(allow_duplicates=True)
-        for i in order:
-            builder.add(Part(artifacts[("ptx", "sm_80")], "ptx", "sm_80", identifier=f"p{i}"))
-        assert select_entry(read_fatbin(builder.build()), "9.0").entry.identifier == f"p{order[-1]}"
+# Ties among equally ranked entries, as observed on the H200 (9.0), driver 580.159.04: every tie group of
+# the probe matrix, 2 and 3 entries in every order, with differing compression/debug/producer/ISA
+# (docs/probe/h200-driver580.json, cases "tie cubin exact*", "tie ptx exact*", "tie ptx lower*").
+#   SASS sm_90 / sm_90a, PTX compute_90a, PTX compute_89: the FIRST in container order runs (tie_sass, tie_ptx_other)
+#   plain PTX compute_90 (the device's own SM): the LAST runs (tie_ptx_exact)
+_TIE_GROUPS = [("cubin", "sm_90", "first"), ("cubin", "sm_90a", "first"), ("ptx", "sm_90a", "first"),
+               ("ptx", "sm_89", "first"), ("ptx", "sm_80", "first"), ("ptx", "sm_90", "last")]  # fmt: skip
+_TIE_OPTIONS = [{}, {"compress": True, "compress_all": True}, {"compress": True, "compress_all": True,
+                "compress_mode": "size"}, {"debug": True}, {"producer": "opencl"}]  # fmt: skip
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(group=st.sampled_from(_TIE_GROUPS), options=st.lists(st.sampled_from(_TIE_OPTIONS), min_size=2, max_size=3))
+def test_ties_follow_the_observed_container_order(artifacts, group, options):
+    """Which of equal entries runs: the first, except plain PTX for the device's own SM (the last)."""
+    from cuda_fatbin import FatbinOptions, build_fatbin
+    from cuda_fatbin._reader import iter_fatbins
+
+    kind, arch, winner = group
+    if (kind, arch) not in artifacts:
+        pytest.skip(f"NVRTC here cannot build {kind} {arch}")
+    body = b""
+    for i, opts in enumerate(options):  # each entry with its own attributes, spliced into one container
+        one = build_fatbin([Part(artifacts[(kind, arch)], kind, arch, identifier=f"p{i}")],
+                           options=FatbinOptions(**opts) if opts else FatbinOptions(compress=False))  # fmt: skip
+        fb = next(iter_fatbins(one))
+        e = fb.entries[0]
+        body += one[e.offset : fb.offset + fb.size]
+    container = b"\x50\xed\x55\xba\x01\x00\x10\x00" + len(body).to_bytes(8, "little") + body
+    sel = select_entry(container, "9.0")
+    expected = "p0" if winner == "first" else f"p{len(options) - 1}"
+    assert sel.entry is not None and sel.entry.identifier == expected
+    rule = {"cubin": "tie_sass"}.get(kind, "tie_ptx_exact" if winner == "last" else "tie_ptx_other")
+    assert rule in sel.rules
 
 
 # -- arch specs ------------------------------------------------------------------------------------------

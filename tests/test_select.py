@@ -286,7 +286,7 @@ def test_every_rejection_says_why_and_names_its_rule(artifacts):
          "sm_80: zstd-compressed; needs a CUDA 12.4+ driver, driver is CUDA 12.3", ("zstd_driver",)),
         (_fatbin([cubin("sm_90a")]), "10.0", {}, "sm_90a runs only on 9.0", ("arch_specific",)),
         (_fatbin([Part(cubin("sm_100f"), arch="sm_100f")]), "12.0", {}, "sm_100f runs only on 10.x with minor >= 0",
-         ("family",)),
+         ("family_other_major",)),
         (_fatbin([cubin("sm_80")]), "9.0", {}, "SASS sm_80 does not run on 9.0: another major", ("sass_other_major",)),
         (_fatbin([cubin("sm_86")]), "8.0", {}, "SASS sm_86 is newer than 8.0", ("sass_exact",)),
         (_fatbin([ptx("sm_90")]), "8.9", {}, "PTX compute_90 is newer than 8.9", ("ptx_lower",)),
@@ -348,13 +348,26 @@ def test_each_decision_names_its_rules_and_what_it_passed_over(make, entries, gp
     assert sel.unconfirmed == any(RULES[r].status != "checked" for r in rules)
 
 
-def test_equal_entries_are_a_tie_the_last_one_wins(artifacts):
+def test_equal_ptx_entries_of_a_lower_arch_the_first_one_wins(artifacts):
+    """Probe, H200 driver 580: ties of PTX for a lower major run the first (cases "tie ptx lower*"); on 8.6 a
+    compute_80 tie is the same major, lower minor: not observed, so the rule is tie_unseen (reported)."""
     ptx = artifacts[("ptx", "sm_80")]
     data = build_fatbin([Part(ptx, kind="ptx", identifier="first"), Part(ptx, kind="ptx", identifier="last")],
                         allow_duplicates=True)  # fmt: skip
+    sel = select_entry(data, "9.0")
+    assert (sel.entry.identifier, sel.rules) == ("first", ("ptx_lower", "tie_ptx_other"))
+    assert [(e.identifier, why) for e, why in sel.rejected] == [("last", "also runnable (PTX JIT), not preferred")]
     sel = select_entry(data, "8.6")
-    assert (sel.entry.identifier, sel.rules) == ("last", ("ptx_lower", "ptx_nearest", "tie_order"))
-    assert [(e.identifier, why) for e, why in sel.rejected] == [("first", "also runnable (PTX JIT), not preferred")]
+    assert (sel.entry.identifier, sel.rules, sel.unconfirmed) == ("first", ("ptx_lower", "tie_unseen"), True)
+
+
+def test_equal_ptx_entries_of_the_devices_own_sm_the_last_one_wins(artifacts):
+    """Probe, H200 driver 580: plain compute_90 ties on 9.0 run the last (cases "tie ptx exact*", 52 orders)."""
+    ptx = artifacts[("ptx", "sm_90")]
+    data = build_fatbin([Part(ptx, kind="ptx", identifier="first"), Part(ptx, kind="ptx", identifier="last")],
+                        allow_duplicates=True)  # fmt: skip
+    sel = select_entry(data, "9.0")
+    assert (sel.entry.identifier, sel.rules) == ("last", ("ptx_lower", "tie_ptx_exact"))
 
 
 def test_a_warm_jit_cache_runs_ptx_despite_disable_ptx_jit(artifacts):

@@ -48,6 +48,8 @@ _LAZY: dict[str, str] = {
     "FatbinFormatError": "._reader",
     "iter_fatbins": "._reader",
     "read_fatbin": "._reader",
+    "ProbeReport": "._probe",
+    "probe": "._probe",
     "RULES": "._select",
     "ScanReport": "._scan",
     "scan": "._scan",
@@ -82,6 +84,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names come from
     from ._multiarch import Job as Job
     from ._multiarch import Plan as Plan
     from ._multiarch import plan_fatbin as plan_fatbin
+    from ._probe import ProbeReport as ProbeReport
+    from ._probe import probe as probe
     from ._program import DriverCompatibilityError as DriverCompatibilityError
     from ._program import Program as Program
     from ._program import ProgramOptions as ProgramOptions
@@ -121,6 +125,7 @@ __all__ = [
     "NoDriverError",
     "Part",
     "Plan",
+    "ProbeReport",
     "Program",
     "ProgramOptions",
     "ScanReport",
@@ -135,6 +140,7 @@ __all__ = [
     "nvfatbin_version",
     "parse_archs",
     "plan_fatbin",
+    "probe",
     "read_fatbin",
     "scan",
     "select_entry",

@@ -644,6 +644,43 @@ def _spec_list(values: list[str] | None) -> ArchSpec | None:
 # -- argument parsing ------------------------------------------------------------------------------------
 
 
+def cmd_probe(args: argparse.Namespace) -> int:
+    from ._driver import NoDriverError
+    from ._probe import probe
+    from ._term import shown
+
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    show = sys.stderr.isatty()
+
+    def progress(done: int, total: int, name: str) -> None:
+        print(f"\r[{done}/{total}] {shown(name)[:60]}".ljust(78), end="", file=sys.stderr)
+
+    try:
+        report = probe(jobs=args.jobs, select=args.case, progress=progress if show else None)
+    except NoDriverError as e:
+        raise Failure(str(e)) from None
+    if show:
+        print("\r".ljust(80) + "\r", end="", file=sys.stderr)
+    if args.json:
+        import json
+
+        json.dump(report.to_dict(), sys.stdout, indent=1)
+        print()
+        return 0 if report.ok else 1
+    rows = []
+    for r in report.results:
+        agree = "-" if r.not_observable is not None else ("yes" if r.agree else "NO")
+        observed = f"not observable: {r.not_observable}" if r.not_observable is not None else r.observed
+        rows.append((shown(r.case.name), shown("; ".join(e.describe() for e in r.case.entries)), r.case.env_text,
+                     shown(observed), r.predicted, agree))  # fmt: skip
+    _table(["case", "entries", "env", "observed", "predicted", "agree"], rows)
+    print(f"\n{report.gpu_name} (compute capability {report.capability}), driver {report.driver}: "
+          f"{len(report.run)} cases run in {report.seconds:.0f} s, {len(report.disagreements)} disagreement(s), "
+          f"{len(report.results) - len(report.run)} not observable here")  # fmt: skip
+    return 0 if report.ok else 1
+
+
 def _add_fatbin_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("fatbin options (FatbinOptions)")
     g.add_argument("--compress", dest="compress", action="store_true", default=None, help="compress entries")
@@ -813,6 +850,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true")
     _add_reading_options(p)
     p.set_defaults(func=cmd_extract)
+
+    p = sub.add_parser("probe", help="check the selection model on this GPU: run tagged fatbins, compare (minutes)")
+    p.add_argument("--case", action="append", default=[], metavar="TEXT",
+                   help="run only the cases whose name contains TEXT (repeatable)")  # fmt: skip
+    p.add_argument("-j", "--jobs", type=int, help="cases run at once, each in its own process (default: CPU count)")
+    p.add_argument("--json", action="store_true", help="machine-readable output (schemas/probe.schema.json)")
+    p.set_defaults(func=cmd_probe)
     return parser
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ._arch import Arch, split_arch_list
+from ._detect import ptx_target
 from ._reader import Fatbin, FatbinEntry, read_fatbin
 
 TYPE_CHECKING = False
@@ -42,44 +43,47 @@ class Rule:
 
 
 _H200 = "docs/gpu-validation.md (H200, driver 580)"
+#: The recorded ``cuda-fatbin probe`` run each ``checked`` rule below cites; its cases name their rule.
+PROBE_H200 = "docs/probe/h200-driver580.json"
+_P = f"cuda-fatbin probe, H200 (9.0), driver 580.159.04 (CUDA 13.0): {PROBE_H200}"
 
-#: The selection rules. Edit here when a GPU test shows otherwise (and record it in docs/gpu-validation.md).
+#: The selection rules. Edit here when a GPU shows otherwise (``cuda-fatbin probe``; record the run in docs/probe/).
 RULES: dict[str, Rule] = {
-    "sass_exact": Rule("SASS for the device's own capability runs", "checked", _H200),
+    "sass_exact": Rule("SASS for the device's own capability runs", "checked", _P),
     "sass_lower_minor": Rule(
         "SASS for the same major and a lower minor runs (sm_86 on 8.9)",
         "reported",
-        "CUDA C++ Programming Guide, 'Binary Compatibility'",
+        "CUDA C++ Programming Guide, 'Binary Compatibility' (a 9.0 GPU has no lower minor to probe)",
     ),
-    "sass_other_major": Rule("SASS for another major does not run", "checked", _H200),
-    "arch_specific": Rule("'a' entries (SASS or PTX) run on exactly their capability", "checked", _H200),
+    "sass_other_major": Rule("SASS for another major does not run", "checked", _P),
+    "arch_specific": Rule("'a' entries (SASS or PTX) run on exactly their capability", "checked", _P),
     "family": Rule(
         "'f' entries run within their family: same major, same or higher minor",
         "reported",
-        "CUDA C++ Programming Guide, 'Feature Availability' (family-specific features)",
+        "CUDA C++ Programming Guide, 'Feature Availability' (no 'f' arch exists for 9.0)",
     ),
-    "ptx_lower": Rule("PTX for the same or a lower arch is JIT-compiled", "checked", _H200),
-    "ptx_nearest": Rule("among PTX entries the nearest lower arch wins", "checked", _H200),
-    "sass_over_ptx": Rule(
-        "a runnable SASS entry wins over PTX, whatever the order", "checked", "docs/gpu-validation.md (same arch, H200)"
-    ),
+    "family_other_major": Rule("'f' entries of another major do not run (SASS and PTX)", "checked", _P),
+    "ptx_lower": Rule("PTX for the same or a lower arch is JIT-compiled; PTX for a higher one is not", "checked", _P),
+    "ptx_nearest": Rule("among PTX entries the nearest lower arch wins, whatever the order", "checked", _P),
+    "sass_over_ptx": Rule("a runnable SASS entry wins over PTX, whatever the order", "checked", _P),
     "ptx_isa_driver": Rule(
-        "the driver picks PTX by arch, not by ISA: PTX whose ISA is newer than the driver supports fails "
-        "(CUDA_ERROR_UNSUPPORTED_PTX_VERSION) when it is the nearest, and the driver does not fall back to other PTX",
+        "the driver picks PTX by arch and container order, not by ISA: PTX whose ISA is newer than the driver "
+        "supports fails (CUDA_ERROR_UNSUPPORTED_PTX_VERSION) when it is picked, and the driver does not fall back",
         "checked",
-        _H200,
+        _P,
     ),
-    "force_ptx_jit": Rule("CUDA_FORCE_PTX_JIT=1 ignores SASS entries", "checked", _H200),
+    "force_ptx_jit": Rule("CUDA_FORCE_PTX_JIT=1 ignores SASS entries", "checked", _P),
     "disable_ptx_jit": Rule(
         "CUDA_DISABLE_PTX_JIT=1 ignores PTX entries (CUDA_ERROR_JIT_COMPILATION_DISABLED when only PTX fits)",
         "checked",
-        _H200,
+        _P,
     ),
     "concat_driver": Rule(
         "entries inside a concatenated entry (libnvfatbin -concat) load only on a driver that reads them: a "
         "CUDA 13.0 driver does not (CUDA_ERROR_NO_BINARY_FOR_GPU); assumed from 13.4, the release that writes them",
         "checked",
-        "docs/gpu-validation.md (H200, driver 580: rejected); the 13.4 threshold is an assumption",
+        "docs/gpu-validation.md (H200, driver 580: rejected; the probe cannot build them with libnvfatbin 13.0); "
+        "the 13.4 threshold is an assumption",
     ),
     "zstd_driver": Rule(
         "zstd-compressed entries need a CUDA 12.4+ driver (R550+)",
@@ -88,9 +92,10 @@ RULES: dict[str, Rule] = {
     ),
     "jit_cache": Rule(
         "with CUDA_DISABLE_PTX_JIT=1, PTX whose JIT output is in the driver's JIT cache (~/.nv/ComputeCache, "
-        "CUDA_CACHE_PATH) still runs; CUDA_CACHE_DISABLE=1 turns the cache off",
+        "CUDA_CACHE_PATH) still runs; the cache holds the output of that PTX only (other PTX warmed does not "
+        "count); CUDA_CACHE_DISABLE=1 turns the cache off",
         "checked",
-        "docs/gpu-validation.md: PTX-only fatbin, cache warm vs disabled (H200, driver 580)",
+        _P,
     ),
     "relocatable_link": Rule(
         "a program's __nv_relfatbin fatbins (-rdc objects) are device-linked by the CUDA runtime at load time when "
@@ -98,25 +103,74 @@ RULES: dict[str, Rule] = {
         "checked",
         "docs/gpu-validation.md (H200, driver 580: six -rdc programs, docs/formats.md)",
     ),
-    "tie_order": Rule(
-        "among equally ranked entries of one kind, arch and suffix, the last in container order wins",
+    "tie_sass": Rule(
+        "among SASS entries for the device's SM with one suffix (plain or 'a'), the first in container order wins, "
+        "whatever their compression, debug flag or producer",
         "checked",
-        "docs/gpu-validation.md: two PTX compute_90 entries (ISA 9.5 and 9.0), both orders (H200, driver 580)",
+        _P,
     ),
-    "suffix_order": Rule(
+    "tie_ptx_exact": Rule(
+        "among plain PTX entries for exactly the device's SM (compute_90 on 9.0), the LAST in container order wins, "
+        "whatever their compression, debug flag, producer or ISA",
+        "checked",
+        _P,
+    ),
+    "tie_ptx_other": Rule(
+        "among PTX entries for one arch of a lower major, or 'a' PTX for the device, the first in container order "
+        "wins, whatever their compression, debug flag, producer or ISA",
+        "checked",
+        _P,
+    ),
+    "tie_unseen": Rule(
+        "ties not yet observed (SASS or PTX of the same major and a lower minor, 'f' entries, relocatable PTX "
+        "among itself): the model assumes the first in container order wins",
+        "reported",
+        "not observable on a 9.0 GPU; run cuda-fatbin probe on another GPU (docs/gpu-validation.md)",
+    ),
+    "ptx_over_reloc": Rule(
+        "plain PTX wins over relocatable PTX (nvFatbinAddReloc) for the same SM, whatever the order",
+        "checked",
+        _P + " (the device's own SM)",
+    ),
+    "suffix_order": Rule("among entries for one SM, 'a' wins over plain, whatever the order", "checked", _P),
+    "suffix_order_f": Rule(
         "among entries for one SM: 'a' before 'f' before plain",
         "reported",
-        "'a' before plain checked for SASS and PTX in both orders (docs/gpu-validation.md); 'f' not yet observed",
+        "assumed from the 'a' case; no 'f' arch exists for 9.0",
     ),
-    "reloc_ptx": Rule(
-        "relocatable PTX entries (nvFatbinAddReloc) are JIT-compiled like PTX",
+    "reloc_ptx": Rule("relocatable PTX entries (nvFatbinAddReloc) are JIT-compiled like PTX", "checked", _P),
+    "ignored_kinds": Rule(
+        "LTO-IR entries are not loaded by the driver (CUDA_ERROR_NO_BINARY_FOR_GPU when alone); Tile IR and "
+        "index entries are not either",
         "checked",
-        "docs/gpu-validation.md: an add_reloc entry alone ran on the H200 (driver 580)",
+        _P + " (LTO-IR); Tile IR and index: docs/gpu-validation.md",
+    ),
+    "entry_attributes": Rule(
+        "compression (none, LZ4, zstd), the debug flag, the producer and the PTX ISA do not change which entry "
+        "the driver picks: ties go by container order (tie_* rules)",
+        "checked",
+        _P,
+    ),
+    "driver_input": Rule(
+        "cuModuleLoadData reads the first fatbin container of its image: entries of containers spliced after it "
+        "are not seen",
+        "checked",
+        _P,
+    ),
+    "header_mismatch": Rule(
+        "the driver picks entries by their headers. An ELF image for another SM than its header says fails when "
+        "picked (CUDA_ERROR_INVALID_SOURCE), without falling back to other entries; an ELF header around PTX "
+        "fails (CUDA_ERROR_INVALID_IMAGE); a PTX header around an ELF image crashes the loading process "
+        "(SIGSEGV, driver 580); PTX whose .target is lower than its header's arch runs, PTX whose .target is newer "
+        "than the GPU fails (CUDA_ERROR_INVALID_PTX)",
+        "checked",
+        _P,
     ),
 }
 
-#: Suffix preference among entries for the same SM (see RULES["tie_order"]).
+#: Suffix preference among entries for the same SM (RULES["suffix_order"], RULES["suffix_order_f"]).
 _SUFFIX_RANK = {"a": 0, "f": 1, "": 2}
+
 
 #: PTX ISA version -> first CUDA release (driver) that loads it. Source: PTX ISA release history,
 #: https://docs.nvidia.com/cuda/parallel-thread-execution/#release-notes (as mirrored in cuda-bindings'
@@ -294,7 +348,8 @@ def _judge(
         rules = ("arch_specific",)
     elif a.suffix == "f":
         if not fits:
-            return None, f"{label} runs only on {a.major}.x with minor >= {a.minor}", ("family",), None
+            rule = "family_other_major" if a.major != gpu.major else "family"
+            return None, f"{label} runs only on {a.major}.x with minor >= {a.minor}", (rule,), None
         rules = ("family",)
     elif sass:
         if a.major != gpu.major:
@@ -321,6 +376,28 @@ def _judge(
                        f"{cuda[0]}.{cuda[1]}")  # fmt: skip
         rules = (*rules, "ptx_isa_driver")
     return "PTX JIT", f"PTX {label} ({isa}) JIT-compiled for {gpu.capability}", rules, failure
+
+
+#: (kind in the header, first word of FatbinEntry.payload_mismatch) -> what the driver does (rule header_mismatch)
+_MISMATCH_OUTCOME = {
+    ("elf", "the"): "fails (CUDA_ERROR_INVALID_SOURCE)",
+    ("elf", "an"): "fails (CUDA_ERROR_INVALID_IMAGE)",
+    ("ptx", "a"): "crashes the loading process (SIGSEGV with driver 580)",
+}
+
+
+def _tie_rule(entry: FatbinEntry, gpu: Arch) -> str:
+    """The RULES key behind the order of equally ranked entries like ``entry`` (tie_unseen where not observed)."""
+    a = entry.arch
+    if a is None or entry.kind == "reloc":
+        return "tie_unseen"
+    if entry.kind == "elf":
+        return "tie_sass" if a.sm == gpu.sm and a.suffix in ("", "a") else "tie_unseen"
+    if a.sm == gpu.sm and a.suffix == "":
+        return "tie_ptx_exact"
+    if (a.suffix == "" and a.major < gpu.major) or (a.suffix == "a" and a.sm == gpu.sm):
+        return "tie_ptx_other"
+    return "tie_unseen"
 
 
 def select_entry(
@@ -408,11 +485,14 @@ def select_entry(
             rejected_rules.update(dict.fromkeys(rules))
             continue
         # lower key wins: SASS before PTX; then nearest arch (so exact SASS before compatible); then suffix;
-        # then the last entry
+        # then plain PTX before relocatable PTX; then container order: the first, except among plain PTX for
+        # exactly the device's SM, where the last wins (RULES tie_*)
         a = e.arch
         if a is None:  # _judge rejects entries without an arch
             continue
-        key = (int(status == "PTX JIT"), -a.sm, _SUFFIX_RANK[a.suffix], -index)
+        last_wins = e.kind == "ptx" and a.suffix == "" and a.sm == gpu.sm
+        key = (int(status == "PTX JIT"), -a.sm, _SUFFIX_RANK[a.suffix], int(e.kind == "reloc"),
+               -index if last_wins else index)  # fmt: skip
         chosen.append((key, e, status, reason, rules, failure))
     if not chosen:
         why = "; ".join(r for _, r in rejected) or "the fatbin has no entries"
@@ -420,17 +500,25 @@ def select_entry(
             gpu, None, "none", f"no entry fits {gpu.capability}: {why}", tuple(rejected), tuple(rejected_rules)
         )
     chosen.sort(key=lambda c: c[0])
-    _, entry, status, reason, rules, failure = chosen[0]
+    top, entry, status, reason, rules, failure = chosen[0]
     extra = ["sass_over_ptx"] if status != "PTX JIT" and any(c[2] == "PTX JIT" for c in chosen) else []
-    if status == "PTX JIT" and sum(c[2] == "PTX JIT" for c in chosen) > 1:
+    if status == "PTX JIT" and len({c[0][1] for c in chosen if c[2] == "PTX JIT"}) > 1:
         extra.append("ptx_nearest")
     if entry.concatenated:
         extra.append("concat_driver")
-    same_rank = [c for c in chosen[1:] if c[0][:2] == chosen[0][0][:2]]
-    if any(c[0][2] == chosen[0][0][2] for c in same_rank):
-        extra.append("tie_order")
-    if any(c[0][2] != chosen[0][0][2] for c in same_rank):
-        extra.append("suffix_order")
+    same_sm = [c for c in chosen[1:] if c[0][:2] == top[:2]]
+    if any(c[0][2] != top[2] for c in same_sm):
+        suffixes = {c[1].arch.suffix for c in same_sm if c[1].arch is not None} | {entry.arch.suffix}  # type: ignore[union-attr]
+        extra.append("suffix_order_f" if "f" in suffixes else "suffix_order")
+    if any(c[0][2] == top[2] and c[0][3] != top[3] for c in same_sm):
+        extra.append("ptx_over_reloc")
+    tied = [c[1] for c in same_sm if c[0][:4] == top[:4]]
+    if tied:
+        extra.append(_tie_rule(entry, gpu))
+        attrs = {(x.compression, x.debug, x.producer, x.version) for x in (entry, *tied)}
+        if len(attrs) > 1:
+            extra.append("entry_attributes")
+        reason += f"; the {'last' if top[4] < 0 else 'first'} of {len(tied) + 1} equal entries in container order"
     others = tuple(rejected) + tuple((c[1], f"also runnable ({c[2]}), not preferred") for c in chosen[1:])
     if failure is not None:  # the driver takes this entry and fails: it does not try the next one
         return Selection(
@@ -439,6 +527,21 @@ def select_entry(
             f"(CUDA_ERROR_UNSUPPORTED_PTX_VERSION), without trying the others: {failure}",
             ((entry, failure), *others), (*rules, *extra),
         )  # fmt: skip
+    mismatch = entry.payload_mismatch
+    if mismatch is not None:
+        extra.append("header_mismatch")
+        outcome = _MISMATCH_OUTCOME.get((entry.kind, mismatch.split(" ")[0]))
+        if outcome is None and entry.kind == "ptx":  # PTX whose .target differs from its header
+            target = ptx_target(entry.data())
+            if target is not None and target.sm > gpu.sm:
+                outcome = "fails (CUDA_ERROR_INVALID_PTX: its .target is newer than the GPU)"
+        if outcome is None:  # a .target at most the GPU's: JIT-compiled all the same
+            reason += f" (its payload disagrees with its header: {mismatch})"
+        else:
+            why = f"{mismatch}: the driver picks it by its header and {outcome}, without trying the others"
+            return Selection(
+                gpu, None, "none", f"no entry fits {gpu.capability}: {why}", ((entry, why), *others), (*rules, *extra)
+            )
     if fb.relocatable:
         extra.append("relocatable_link")
         reason += "; linked at load time by the CUDA runtime (this fatbin is -rdc device-link input)"

@@ -1,0 +1,199 @@
+"""The probe on the CPU: the matrix, the fatbins it builds, the prediction, the child runner, the report.
+
+The GPU runs the same matrix (tests/gpu/test_probe_gpu.py); docs/probe/ holds the recorded runs, which
+``test_recorded_runs_replay`` checks the current model against.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import struct
+from pathlib import Path
+
+import pytest
+
+from cuda_fatbin import RULES, _probe, read_fatbin
+from cuda_fatbin._probe import Builder, Case, Entry, NotObservable, build_case, matrix, predict
+from cuda_fatbin._reader import iter_fatbins
+
+ROOT = Path(__file__).resolve().parent.parent
+SCHEMA = ROOT / "src" / "cuda_fatbin" / "schemas" / "probe.schema.json"
+RECORDED = sorted((ROOT / "docs" / "probe").glob("*.json"))
+SMS = (75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121)
+
+
+@pytest.fixture(scope="module")
+def builder() -> Builder:
+    pytest.importorskip("cuda.bindings.nvrtc")
+    return Builder(ptx_isa="9.0")
+
+
+def test_matrix_names_are_unique_and_rules_known():
+    cases = matrix("9.0", SMS, driver_cuda=(13, 0))
+    assert len({c.name for c in cases}) == len(cases)
+    assert {c.rule for c in cases} <= set(RULES)
+    # every tie group in every order: 2 entries in both orders, 3 entries in all 6
+    ties = [
+        c for c in cases if c.name.startswith("tie cubin exact x3") and c.cache == "cold" and "spliced" not in c.name
+    ]
+    assert sorted(tuple(e.tag for e in c.entries) for c in ties) == [
+        (1, 2, 3), (1, 3, 2), (2, 1, 3), (2, 3, 1), (3, 1, 2), (3, 2, 1)
+    ]  # fmt: skip
+
+
+def test_matrix_reports_what_a_gpu_cannot_show():
+    names = [c.name for c in matrix("9.0", SMS, driver_cuda=(13, 0)) if not c.entries]
+    assert any("no arch sm_90f" in n for n in names)
+    assert any("no lower minor of 9.x" in n for n in names)
+    # an 8.9 GPU has a lower minor (8.6): that case is built there
+    eight_nine = matrix("8.9", SMS, driver_cuda=(13, 0))
+    assert any(c.name.startswith("single cubin compatible: sm_88") for c in eight_nine)
+
+
+def test_built_case_has_the_entries_in_order(builder):
+    case = Case("t", "tie_sass", (Entry("ptx", "sm_89", 2, compression="lz4"), Entry("cubin", "sm_90", 1, debug=True)))
+    fb = read_fatbin(build_case(case, builder))
+    got = [(e.kind, str(e.arch), e.identifier, e.compression, e.debug) for e in fb.entries]
+    assert got == [("ptx", "sm_89", "t2", "lz4", False), ("elf", "sm_90", "t1", "none", True)]
+    assert b"*out = " not in fb.entries[0].data()  # PTX, not the source
+    assert b".version 9.0" in fb.entries[0].data()
+
+
+def test_spliced_containers_and_patched_headers(builder):
+    case = Case(
+        "t", "driver_input", (Entry("cubin", "sm_89", 1, header_arch="sm_90"), Entry("ptx", "sm_90", 2, container=1))
+    )
+    data = build_case(case, builder)
+    fatbins = list(iter_fatbins(data))
+    assert len(fatbins) == 2
+    entry = fatbins[0].entries[0]
+    assert str(entry.arch) == "sm_90"  # the header was rewritten...
+    assert struct.unpack_from("<I", entry.data(), 0) == (0x464C457F,)  # ...around the sm_89 ELF image
+    kind = Case("t", "header_mismatch", (Entry("cubin", "sm_90", 1, header_kind="ptx"),))
+    assert read_fatbin(build_case(kind, builder)).entries[0].kind == "ptx"
+
+
+def test_isa_rewrite(builder):
+    case = Case("t", "ptx_isa_driver", (Entry("ptx", "sm_90", 1, isa="9.1"),))
+    assert read_fatbin(build_case(case, builder)).entries[0].version == (9, 1)
+
+
+def test_unbuildable_cases_are_not_observable(builder):
+    with pytest.raises(NotObservable, match="no arch"):
+        build_case(Case("x (not observable: no arch sm_90f)", "family", ()), builder)
+    nvcc_less = Builder(nvcc="")
+    with pytest.raises(NotObservable, match="nvcc"):
+        build_case(Case("t", "reloc_ptx", (Entry("reloc", "sm_90", 1),)), nvcc_less)
+
+
+def test_prediction_names_the_tag(builder):
+    case = Case("t", "sass_over_ptx", (Entry("ptx", "sm_90", 1), Entry("cubin", "sm_90", 2)))
+    predicted, sel, _ = predict(case, build_case(case, builder), "9.0", 13000)
+    assert predicted == "TAG 2" and sel is not None and sel.status == "SASS exact"
+    none = Case("t", "sass_other_major", (Entry("cubin", "sm_80", 1),))
+    assert predict(none, build_case(none, builder), "9.0", 13000)[0] == "ERROR"
+
+
+@pytest.mark.parametrize(
+    ("predicted", "observed", "agree"),
+    [("TAG 1", "TAG 1", True), ("TAG 1", "TAG 2", False), ("TAG 1", "ERROR CUDA_ERROR_INVALID_SOURCE", False),
+     ("ERROR", "ERROR CUDA_ERROR_NO_BINARY_FOR_GPU", True), ("ERROR", "CRASH SIGSEGV", True), ("ERROR", "TAG 1", False),
+     ("ERROR", "TIMEOUT", False)],
+)  # fmt: skip
+def test_agreement(predicted, observed, agree):
+    assert _probe._agree(predicted, observed) is agree
+
+
+def test_child_crash_and_silence_are_outcomes(tmp_path, monkeypatch):
+    path = tmp_path / "x.fatbin"
+    path.write_bytes(b"")
+    monkeypatch.setattr(_probe, "_CHILD", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)")
+    assert _probe.run_child(path, {})[0] == f"CRASH {signal.Signals.SIGSEGV.name}"
+    monkeypatch.setattr(_probe, "_CHILD", "import sys; sys.exit(3)")
+    assert _probe.run_child(path, {})[0] == "CRASH exit"
+    monkeypatch.setattr(_probe, "_CHILD", "print('ERROR CUDA_ERROR_INVALID_IMAGE cuModuleLoadData')")
+    assert _probe.run_child(path, {}) == ("ERROR CUDA_ERROR_INVALID_IMAGE", "cuModuleLoadData")
+    monkeypatch.setattr(_probe, "_CHILD", "import time; time.sleep(30)")
+    assert _probe.run_child(path, {}, timeout=0.5)[0] == "TIMEOUT"
+
+
+def test_probe_report_and_cli(monkeypatch, capsys, builder):
+    jsonschema = pytest.importorskip("jsonschema")
+    from cuda_fatbin import _driver
+    from cuda_fatbin._cli import main
+
+    info = _driver.DeviceInfo(0, "Fake GPU", (9, 0), 13000)
+    monkeypatch.setattr(_driver, "devices", lambda *a, **k: (info,))
+    # the fake driver runs whatever the model predicts, except that it crashes on one case
+    runs: list[str] = []
+
+    def fake_observe(case, data, other, workdir, index):
+        runs.append(case.name)
+        predicted = predict(case, data, "9.0", 13000)[0]
+        if case.name.startswith("single cubin lower: sm_89 [warm]"):  # predicted ERROR: a crash agrees
+            return "CRASH SIGSEGV", ""
+        return (predicted if predicted != "ERROR" else "ERROR CUDA_ERROR_NO_BINARY_FOR_GPU"), ""
+
+    monkeypatch.setattr(_probe, "observe", fake_observe)
+    report = _probe.probe(select=["single cubin", "tie ptx lower x3"], jobs=2)
+    assert report.ok and len(report.run) == len(runs) > 10
+    doc = report.to_dict()
+    jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
+    assert doc["gpu"] == {"name": "Fake GPU", "capability": "9.0"} and doc["not_observable"] > 0
+    assert main(["probe", "--case", "single cubin exact", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["cases_run"] == 4
+    monkeypatch.setattr(_probe, "observe", lambda *a: ("TAG 7", ""))
+    assert main(["probe", "--case", "single ptx lower"]) == 1
+    out = capsys.readouterr().out
+    assert "NO" in out and "disagreement" in out
+    assert main(["probe", "--jobs", "0"]) == 2
+
+
+@pytest.mark.parametrize("path", RECORDED, ids=[p.name for p in RECORDED])
+def test_recorded_runs_replay(path, builder):
+    """Every case of a recorded GPU run, rebuilt here, is predicted as the driver behaved then.
+
+    The run's PTX came from its NVRTC (ISA ``versions.nvrtc`` - 4); the builder writes that ISA."""
+    doc = json.loads(path.read_text())
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
+    major, minor = (int(x) for x in doc["versions"]["nvrtc"].split("."))
+    replay = Builder(ptx_isa=f"{major - 4}.{minor}")
+    cuda = (doc["driver"] // 1000, doc["driver"] % 1000 // 10)
+    cases = {c.name: c for c in matrix(doc["gpu"]["capability"], doc["nvrtc_archs"], driver_cuda=cuda)}
+    wrong, checked = [], 0
+    for row in doc["cases"]:
+        if row["not_observable"] is not None or row["name"] not in cases:
+            continue
+        case = cases[row["name"]]
+        try:
+            data = build_case(case, replay)
+        except NotObservable:
+            continue
+        predicted = predict(case, data, doc["gpu"]["capability"], doc["driver"])[0]
+        checked += 1
+        if not _probe._agree(predicted, row["observed"]):
+            wrong.append(f"{row['name']}: observed {row['observed']}, predicted {predicted}")
+    assert checked > 0.9 * doc["cases_run"]
+    assert not wrong, "\n".join(wrong[:20])
+
+
+def test_every_checked_rule_that_cites_the_probe_has_agreeing_cases():
+    """A rule is *checked* by the probe only where the recorded run holds cases for it, all agreeing."""
+    from cuda_fatbin._select import PROBE_H200
+
+    doc = json.loads((ROOT / PROBE_H200).read_text())
+    ran: dict[str, list[bool]] = {}  # the rule each case is for, and the rules the model's answer rested on
+    intended: set[str] = set()
+    for row in doc["cases"]:
+        if row["not_observable"] is None:
+            intended.add(row["rule"])
+            for key in {row["rule"], *row["rules"]}:
+                ran.setdefault(key, []).append(row["agree"])
+    for key, rule in RULES.items():
+        if PROBE_H200 in rule.source and rule.status == "checked":
+            assert ran.get(key), f"{key} cites the probe run but has no case there"
+    assert all(all(v) for v in ran.values())
+    for key in ("tie_unseen", "suffix_order_f", "family", "sass_lower_minor"):  # not observable on a 9.0 GPU
+        assert RULES[key].status == "reported" and key not in intended
