@@ -18,7 +18,7 @@ from cuda_fatbin._probe import Builder, Case, Entry, NotObservable, build_case, 
 from cuda_fatbin._reader import iter_fatbins
 
 ROOT = Path(__file__).resolve().parent.parent
-SCHEMA = ROOT / "src" / "cuda_fatbin" / "schemas" / "probe.schema.json"
+SCHEMA = ROOT / "src" / "cuda_fatbin" / "schemas" / "probe.json"
 RECORDED = sorted((ROOT / "docs" / "probe").glob("*.json"))
 SMS = (75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121)
 

@@ -855,7 +855,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--case", action="append", default=[], metavar="TEXT",
                    help="run only the cases whose name contains TEXT (repeatable)")  # fmt: skip
     p.add_argument("-j", "--jobs", type=int, help="cases run at once, each in its own process (default: CPU count)")
-    p.add_argument("--json", action="store_true", help="machine-readable output (schemas/probe.schema.json)")
+    p.add_argument("--json", action="store_true", help="machine-readable output (schemas/probe.json)")
     p.set_defaults(func=cmd_probe)
     return parser
 
