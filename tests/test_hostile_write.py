@@ -762,3 +762,25 @@ def test_extract_leaves_no_part_of_a_file_when_the_disk_fills(tmp_path, monkeypa
     assert os.listdir(out) == []
     (written,) = extract_entries(data, out, source_name="k.fatbin")
     assert os.listdir(out) == [written.name]
+
+
+# -- 6. second review: what the first pass missed ------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [
+    b'"' + b'\\"' * 2_000_000,  # an unterminated string of escaped quotes: each quote started a new scan
+    b'["' + b'\\"' * 2_000_000,
+    b'"a' * 2_000_000,  # strings that close only at the very end
+    b"[" * 1_000_000 + b'"' + b"]" * 1_000_000,
+    b'{"' + b"a" * 4_000_000,
+])  # fmt: skip
+def test_loads_json_is_linear_on_hostile_strings(shape):
+    """A 4 MiB manifest or cache header of escaped quotes took hours (quadratic string scan); now milliseconds.
+
+    Linear work is about 0.1 s here; the old scan needed 4 s for 32 KiB and quadruples with each doubling,
+    so the generous 20 s bound cannot be met by a quadratic scan of 4 MiB (about 10^5 s).
+    """
+    t0 = time.perf_counter()
+    with contextlib.suppress(ValueError):
+        _files.loads_json(shape, 16)
+    assert time.perf_counter() - t0 < 20

@@ -182,7 +182,9 @@ def read_regular(path: str | os.PathLike[str], limit: int, *, follow: bool = Fal
         os.close(fd)
 
 
-_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+#: A JSON string, or an unterminated one up to the end of the text: once begun the match never fails, so
+#: the search never restarts inside a string (a failed match restarted at the next quote: quadratic work).
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL)
 _JSON_INNERMOST = re.compile(rb"\[[^\[\]{}]*\]|\{[^\[\]{}]*\}")
 _JSON_BRACKET = re.compile(rb"[\[\]{}]")
 
@@ -192,7 +194,9 @@ def loads_json(raw: bytes, max_depth: int) -> Any:
 
     The depth is checked before decoding, on the text without its strings: each of ``max_depth`` passes
     removes the innermost arrays and objects; a bracket left after them is a deeper document (or not JSON).
-    So a document of a million ``[`` is a ``ValueError``, never a ``RecursionError``.
+    So a document of a million ``[`` is a ``ValueError``, never a ``RecursionError``. Each pass is one
+    left-to-right scan (an unterminated string runs to the end of the text, and ``json.loads`` refuses
+    it), so the work is at most ``max_depth + 2`` scans of the text.
 
     Raises
     ------
