@@ -197,3 +197,41 @@ def test_every_checked_rule_that_cites_the_probe_has_agreeing_cases():
     assert all(all(v) for v in ran.values())
     for key in ("tie_unseen", "suffix_order_f", "family", "sass_lower_minor"):  # not observable on a 9.0 GPU
         assert RULES[key].status == "reported" and key not in intended
+
+
+# Header/payload mismatches as the H200 (driver 580) treated them: docs/probe/h200-driver580.json, cases "header *"
+# and "* header around *" (INVALID_SOURCE without fallback, SIGSEGV, INVALID_IMAGE, a lower .target runs,
+# a newer .target fails with INVALID_PTX).
+@pytest.mark.parametrize(
+    ("entry", "mismatch", "outcome"),
+    [
+        (Entry("cubin", "sm_89", 1, header_arch="sm_90"), "the header says sm_90, the ELF image is for sm_89",
+         "CUDA_ERROR_INVALID_SOURCE"),
+        (Entry("cubin", "sm_90", 1, header_kind="ptx"), "a PTX header (compute_90) around an ELF image", "SIGSEGV"),
+        (Entry("ptx", "sm_90", 1, header_kind="cubin"), "an ELF header (sm_90) around PTX text",
+         "CUDA_ERROR_INVALID_IMAGE"),
+        (Entry("ptx", "sm_100", 1, header_arch="sm_90"), "the header says compute_90, the PTX .target is sm_100",
+         "CUDA_ERROR_INVALID_PTX"),
+        (Entry("ptx", "sm_89", 1, header_arch="sm_90"), "the header says compute_90, the PTX .target is sm_89", None),
+        (Entry("cubin", "sm_90", 1), None, None),
+    ],
+)  # fmt: skip
+def test_header_payload_mismatch_is_flagged_and_predicted(builder, tmp_path, capsys, entry, mismatch, outcome):
+    from cuda_fatbin import select_entry
+    from cuda_fatbin._cli import main
+
+    # a valid entry that would run too, after it: the driver does not fall back to it
+    other = Entry("ptx", "sm_89", 2)
+    data = build_case(Case("t", "header_mismatch", (entry, other)), builder)
+    got = read_fatbin(data).entries[0]
+    assert got.payload_mismatch == mismatch
+    sel = select_entry(data, "9.0")
+    if outcome is None:
+        assert sel.entry is not None and sel.entry.identifier == "t1"
+    else:
+        assert sel.entry is None and outcome in sel.reason and "header_mismatch" in sel.rules
+    path = tmp_path / "m.fatbin"
+    path.write_bytes(data)
+    assert main(["inspect", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert ("warning: entry 1" in out) == (mismatch is not None)

@@ -277,6 +277,11 @@ def cmd_inspect(args: argparse.Namespace) -> int:
                  "in concat" if e.concatenated else e.compression, e.identifier or "") for fb, e in pairs]  # fmt: skip
         _table(["fatbin", "kind", "arch", "version", "size", "stored", "compression", "identifier"], rows,
                wide=args.wide)  # fmt: skip
+        for index, (_fb, entry) in enumerate(pairs, 1):
+            odd = entry.payload_mismatch
+            if odd is not None:
+                print(f"  warning: entry {index} ({entry.kind} {entry.arch}): {_shown(odd)}; the driver goes by the "
+                      "header (docs/selection.md, rule header_mismatch)")  # fmt: skip
         size = sum(e.size for _, e in pairs)
         stored = sum(fb.size for fb in fatbins)
         kinds = collections.Counter(e.kind for _, e in pairs)

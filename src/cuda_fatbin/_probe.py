@@ -560,7 +560,7 @@ class Builder:
                                     producer="opencl" if first.producer == "opencl" else None)  # fmt: skip
         try:
             whole = build_fatbin(parts, options=options)
-        except (FatbinError, FatbinLibraryError, ValueError) as e:
+        except (FatbinError, FatbinLibraryError, ValueError, AttributeError) as e:  # AttributeError: old bindings
             raise NotObservable(f"libnvfatbin cannot build {entries[0].describe()}: {e}") from None
         fb = read_fatbin(whole)
         if len(fb.entries) != 1:

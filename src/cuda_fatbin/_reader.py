@@ -287,7 +287,13 @@ class FatbinEntry:
         if self.kind not in ("elf", "ptx") or self.arch is None:
             return None
         try:
-            raw = self._decompressed() if self._parent is None else self.data()
+            raw: Buffer
+            if self._parent is None and self.compression == "none" and self._src is not None:
+                end = self._payload + self.stored_size  # read in place: inspect checks every entry
+                self._src.check(end, self.offset)
+                raw = self._src.view[self._payload : end]
+            else:
+                raw = self._decompressed() if self._parent is None else self.data()
             head = bytes(raw[:4])
             if self.kind == "ptx":
                 if head == ELF_MAGIC:
