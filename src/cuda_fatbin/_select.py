@@ -82,8 +82,7 @@ RULES: dict[str, Rule] = {
         "entries inside a concatenated entry (libnvfatbin -concat) load only on a driver that reads them: a "
         "CUDA 13.0 driver does not (CUDA_ERROR_NO_BINARY_FOR_GPU); assumed from 13.4, the release that writes them",
         "checked",
-        "docs/gpu-validation.md (H200, driver 580: rejected; the probe cannot build them with libnvfatbin 13.0); "
-        "the 13.4 threshold is an assumption",
+        _P + " (built with libnvfatbin 13.5) and docs/gpu-validation.md; the 13.4 threshold is an assumption",
     ),
     "zstd_driver": Rule(
         "zstd-compressed entries need a CUDA 12.4+ driver (R550+)",
@@ -140,10 +139,10 @@ RULES: dict[str, Rule] = {
     ),
     "reloc_ptx": Rule("relocatable PTX entries (nvFatbinAddReloc) are JIT-compiled like PTX", "checked", _P),
     "ignored_kinds": Rule(
-        "LTO-IR entries are not loaded by the driver (CUDA_ERROR_NO_BINARY_FOR_GPU when alone); Tile IR and "
-        "index entries are not either",
+        "LTO-IR and Tile IR entries are not loaded by the driver (CUDA_ERROR_NO_BINARY_FOR_GPU when alone); index "
+        "entries are not either",
         "checked",
-        _P + " (LTO-IR); Tile IR and index: docs/gpu-validation.md",
+        _P + " (LTO-IR, a header-only Tile IR payload); index entries: docs/gpu-validation.md",
     ),
     "entry_attributes": Rule(
         "compression (none, LZ4, zstd), the debug flag, the producer and the PTX ISA do not change which entry "
