@@ -308,9 +308,11 @@ class ArchList:
         return tuple(sorted({*self.sass, *self.ptx, *self.ltoir, *(v for _, v in self.virtual)}))
 
 
-_GENCODE_RE = re.compile(
-    r"(?:--generate-code|-gencode)?[ =]*arch=(?P<arch>[A-Za-z0-9_]+),code=(?P<code>\[[^\]]*\]|[A-Za-z0-9_]+)", re.ASCII
-)
+# A gencode clause is ``(?:--generate-code|-gencode)?[ =]*arch=(?P<arch>W),code=(?P<code>\[[^\]]*\]|W)`` with
+# W = ``[A-Za-z0-9_]+``; :func:`_gencode_clauses` finds them as ``re.finditer`` would with that pattern, in
+# time linear in the spec (the regex itself backtracks quadratically on e.g. ``"=" * N + "arch=x"``).
+_WORD_RE = re.compile(r"[A-Za-z0-9_]+", re.ASCII)
+_GENCODE_PREFIXES = ("--generate-code", "-gencode")
 _CMAKE_RE = re.compile(r"(?P<arch>[0-9]+[af]?)-(?P<which>real|virtual)", re.ASCII)
 _TORCH_PTX_RE = re.compile(r"(?P<arch>[0-9.]+[af]?)\+ptx", re.ASCII | re.I)
 _STYLES = ("auto", "list", "cmake", "torch", "nvcc")
@@ -410,8 +412,8 @@ def _parse_string(spec: str, style: str, supported: tuple[int, ...] | None, acc:
     text = spec.strip()
     low = text.lower()
     if style in ("auto", "nvcc") and "arch=" in low:
-        found = list(_GENCODE_RE.finditer(text))
-        items = _GENCODE_RE.sub("", text).replace(";", " ").replace(",", " ").split()
+        found, left = _gencode_clauses(text)
+        items = left.replace(";", " ").replace(",", " ").split()
         lto = [r for r in items if r.lower().startswith("lto_")]  # LTO-IR next to gencode clauses: str(ArchList)
         for item in lto:
             acc.ltoir.add(Arch.parse(item))
@@ -421,8 +423,8 @@ def _parse_string(spec: str, style: str, supported: tuple[int, ...] | None, acc:
                 f"malformed gencode spec {spec!r}; expected e.g. 'arch=compute_80,code=[sm_80,sm_86]' "
                 f"(cannot read {rest!r})"
             )
-        for m in found:
-            _add_gencode(m["arch"], [c for c in m["code"].strip("[]").split(",") if c], acc, spec)
+        for arch, code in found:
+            _add_gencode(arch, [c for c in code.strip("[]").split(",") if c], acc, spec)
         return
     if low in ("all", "all-major", "native"):
         if style not in ("auto", "cmake"):
@@ -437,6 +439,52 @@ def _parse_string(spec: str, style: str, supported: tuple[int, ...] | None, acc:
     cmake = style == "cmake" or (style == "auto" and any(_CMAKE_RE.fullmatch(i.lower()) for i in items))
     for item in items:
         _add_item(item, cmake, acc)
+
+
+def _gencode_clauses(text: str) -> tuple[list[tuple[str, str]], str]:
+    """The gencode clauses of ``text`` as ``(arch, code)`` pairs, and the text with the clauses cut out.
+
+    The same clauses, left to right and without overlap, as ``finditer`` of the pattern described at
+    :data:`_WORD_RE` (tested against it), in time linear in ``len(text)``: each ``arch=`` is found once
+    with ``str.find``; the ``[ =]`` run and prefix before it are read backwards only down to the end of
+    the previous clause; the closing ``]`` of a bracketed code list is found with one forward search
+    whose answer serves every later clause until passed.
+    """
+    found: list[tuple[str, str]] = []
+    kept: list[str] = []
+    done = 0  # end of the last clause: the next one starts at or after it
+    close = -1  # position of the next "]" at or after the last search from ``close_from``; -1: none
+    close_from = len(text) + 1
+    pos = text.find("arch=")
+    while pos >= 0:
+        word = _WORD_RE.match(text, pos + 5)
+        end = -1
+        if word is not None and text.startswith(",code=", word.end()):
+            at = word.end() + 6
+            if text.startswith("[", at):
+                if not (close_from <= at and (close < 0 or close >= at)):  # the cached answer does not serve
+                    close, close_from = text.find("]", at), at
+                end = close + 1 if close >= 0 else -1
+            else:
+                code = _WORD_RE.match(text, at)
+                end = code.end() if code is not None else -1
+        if end < 0:
+            pos = text.find("arch=", pos + 1)
+            continue
+        start = pos
+        while start > done and text[start - 1] in " =":
+            start -= 1
+        for prefix in _GENCODE_PREFIXES:
+            if start - len(prefix) >= done and text.startswith(prefix, start - len(prefix)):
+                start -= len(prefix)
+                break
+        assert word is not None  # end >= 0 only after a word matched
+        found.append((word.group(), text[word.end() + 6 : end]))
+        kept.append(text[done:start])
+        done = end
+        pos = text.find("arch=", end)
+    kept.append(text[done:])
+    return found, "".join(kept)
 
 
 def _add_item(item: str, cmake: bool, acc: _Acc) -> None:

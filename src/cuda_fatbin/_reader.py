@@ -511,6 +511,7 @@ class _Data:
         self._raw = raw if raw is not None else view
         self._mapped = mapped
         self.name = name
+        self.headers = 0  # entry and member headers parsed: the work the embedded search charges
 
     def __len__(self) -> int:
         return len(self.view)
@@ -713,11 +714,17 @@ def iter_fatbins(source: Source, *, embedded: bool = False, relocatable: bool | 
 
 
 class _Seen:
-    """The fatbins parsed so far: each is parsed once, and two may not overlap. Bounds the work on a file."""
+    """The fatbins parsed so far: each is parsed once, and two may not overlap. Bounds the work on a file.
+
+    Claims are kept in two sorted runs, one for the fatbins of registered sections and one for fatbins
+    found stored as data: each run is claimed left to right (sections in file order, then the search
+    left to right), so a claim appends to its run and costs O(log n), wherever the other run's fatbins
+    lie. (One list would shift every later fatbin on each insert: quadratic when stored fatbins lie
+    before many registered ones.) A claim out of order in its run is still correct, by a sorted insert.
+    """
 
     def __init__(self, size: int) -> None:
-        self.starts: list[int] = []
-        self.ends: list[int] = []
+        self.runs: tuple[tuple[list[int], list[int]], ...] = (([], []), ([], []))  # (starts, ends): registered, stored
         self.by_start: dict[int, int] = {}
         self.steps = 0
         self.max_steps = size // 16 + 1024  # a fatbin takes 16 bytes at least; sections may name it again
@@ -729,16 +736,26 @@ class _Seen:
 
     def inside(self, pos: int) -> int | None:
         """Start of the fatbin whose bytes hold ``pos``, if any."""
-        i = bisect.bisect_right(self.starts, pos) - 1
-        return self.starts[i] if i >= 0 and pos < self.ends[i] else None
+        for starts, ends in self.runs:
+            i = bisect.bisect_right(starts, pos) - 1
+            if i >= 0 and pos < ends[i]:
+                return starts[i]
+        return None
 
-    def claim(self, start: int, end: int) -> None:
-        i = bisect.bisect_left(self.starts, start)
-        if (i > 0 and self.ends[i - 1] > start) or (i < len(self.starts) and self.starts[i] < end):
-            other = self.starts[i - 1] if i > 0 and self.ends[i - 1] > start else self.starts[i]
-            raise FatbinFormatError(f"the fatbin at {start:#x} overlaps the one at {other:#x}", start)
-        self.starts.insert(i, start)
-        self.ends.insert(i, end)
+    def claim(self, start: int, end: int, *, stored: bool = False) -> None:
+        for starts, ends in self.runs:
+            i = bisect.bisect_left(starts, start)
+            if (i > 0 and ends[i - 1] > start) or (i < len(starts) and starts[i] < end):
+                other = starts[i - 1] if i > 0 and ends[i - 1] > start else starts[i]
+                raise FatbinFormatError(f"the fatbin at {start:#x} overlaps the one at {other:#x}", start)
+        starts, ends = self.runs[stored]
+        if not starts or starts[-1] < start:
+            starts.append(start)
+            ends.append(end)
+        else:
+            i = bisect.bisect_left(starts, start)
+            starts.insert(i, start)
+            ends.insert(i, end)
         self.by_start[start] = end
 
 
@@ -812,17 +829,19 @@ def _scan(src: _Data, ranges: Sequence[tuple[int, int, str | None]], seen: _Seen
             if owner is not None:
                 pos = seen.by_start[owner]
                 continue
+            read = src.headers
             try:
                 fatbin = _parse(src, pos, end, None, strict=True)
-            except FatbinFormatError as e:
-                budget -= max(_ENTRY_SIZE, e.offset - pos)
+            except FatbinFormatError:
+                # what the candidate read: its headers (strings are read only once a fatbin is all valid)
+                budget -= _ENTRY_SIZE * max(1, src.headers - read)
                 if budget < 0:
                     raise FatbinFormatError(
                         "too many fatbin-like headers that do not parse; the file is refused", pos
                     ) from None
                 pos += 4
                 continue
-            seen.claim(pos, pos + fatbin.size)
+            seen.claim(pos, pos + fatbin.size, stored=True)
             name = name_of(pos, pos + fatbin.size)
             yield Fatbin(fatbin.entries, fatbin.offset, fatbin.size, fatbin.version, name, embedded=True)
             pos += fatbin.size
@@ -882,19 +901,23 @@ def _parse(
             f"fatbin declares {body} bytes of entries but only {max(0, limit - start - header_size)} follow", start + 8
         )
     entries = []
+    texts: list[tuple[FatbinEntry, str, int, int]] = []  # (entry, field, offset, length): read once all is valid
     pos = start + header_size
     while pos < end:
-        entry, stride = _parse_entry(src, pos, end, strict)
+        entry, stride = _parse_entry(src, pos, end, strict, texts)
         entries.append(entry)
         pos += stride
+    for entry, field, begin, length in texts:  # strings lie in their headers, headers tile the fatbin: linear
+        entry.__dict__[field] = _text(buf, begin, length)
     return Fatbin(tuple(entries), start, end - start, version, section, relocatable=relocatable)
 
 
-def _string(buf: Buffer, entry_start: int, off: int, length: int, limit: int, what: str) -> str:
+def _string(entry_start: int, off: int, length: int, limit: int, what: str) -> int:
+    """The offset of a header string, checked to lie inside the header (read later, by :func:`_parse`)."""
     begin = entry_start + off
     if off < _ENTRY_SIZE or begin + length > limit:
         raise FatbinFormatError(f"{what} ({length} bytes at +{off:#x}) lies outside the entry header", entry_start)
-    return _text(buf, begin, length)
+    return begin
 
 
 def _text(buf: Buffer, begin: int, length: int) -> str:
@@ -920,8 +943,12 @@ def _compression(flags: int) -> str:
     return "none"
 
 
-def _parse_entry(src: _Data, pos: int, end: int, strict: bool) -> tuple[FatbinEntry, int]:
+def _parse_entry(
+    src: _Data, pos: int, end: int, strict: bool, texts: list[tuple[FatbinEntry, str, int, int]]
+) -> tuple[FatbinEntry, int]:
+    """One entry header at ``pos``; its strings are checked and appended to ``texts``, not read."""
     buf = src.view
+    src.headers += 1
     (kind, hver, hsize, psize, csize, opt_off, vminor, vmajor, sm, id_off, id_len, flags, _key, usize) = _u(
         _ENTRY.format, buf, pos, end, "entry header"
     )
@@ -932,11 +959,12 @@ def _parse_entry(src: _Data, pos: int, end: int, strict: bool) -> tuple[FatbinEn
     if strict and (kind not in KIND_NAMES or hver != _ENTRY_HEADER_VERSION):
         raise FatbinFormatError(f"unknown entry kind {kind:#x} or header version {hver:#x}", pos)
     header_end = pos + hsize
-    identifier = _string(buf, pos, id_off, id_len, header_end, "identifier") if id_off else None
-    options = None
+    strings = []
+    if id_off:
+        strings.append(("identifier", _string(pos, id_off, id_len, header_end, "identifier"), id_len))
     if kind not in (0x02, 0x100) and opt_off:  # ELF entries point there to .nv.compat attributes, not text
         s_off, s_len = _options_record(buf, pos, opt_off, header_end, "entry")  # checked to lie in the header
-        options = _text(buf, pos + s_off, s_len)
+        strings.append(("options", pos + s_off, s_len))
     compression = _compression(flags)
     if compression in ("zstd", "lz4"):
         if csize == 0 or csize > psize:
@@ -949,17 +977,23 @@ def _parse_entry(src: _Data, pos: int, end: int, strict: bool) -> tuple[FatbinEn
     else:
         size = usize if compression == "obfuscated" and usize else psize
     values = _described(kind, sm, vmajor, vminor, flags)
-    values.update(identifier=identifier, options=options, compression=compression, stored_size=psize, size=size,
+    values.update(identifier=None, options=None, compression=compression, stored_size=psize, size=size,
                   offset=pos, _src=src, _payload=header_end,
                   _compressed=csize if compression in ("zstd", "lz4") else 0)  # fmt: skip
     entry = FatbinEntry(**values)
+    texts.extend((entry, field, begin, length) for field, begin, length in strings)
     if kind == 0x100:
-        entry.__dict__["members"] = _parse_members(src, pos, opt_off, header_end, entry)
+        entry.__dict__["members"] = _parse_members(src, pos, opt_off, header_end, entry, texts)
     return entry, hsize + psize
 
 
 def _parse_members(
-    src: _Data, pos: int, table_off: int, header_end: int, parent: FatbinEntry
+    src: _Data,
+    pos: int,
+    table_off: int,
+    header_end: int,
+    parent: FatbinEntry,
+    texts: list[tuple[FatbinEntry, str, int, int]],
 ) -> tuple[FatbinEntry, ...]:
     """Members of a concatenated entry.
 
@@ -981,24 +1015,25 @@ def _parse_members(
     members = []
     m = pos + table_off + 8
     for _ in range(count):
+        src.headers += 1
         (kind, _hv, stream_off, msize, _cs, opt_off, vminor, vmajor, sm, id_off, id_len, flags, _k, _us) = _u(
             _ENTRY.format, buf, m, table_end, "member header"
         )
         extent = _ENTRY_SIZE
-        identifier = options = None
+        strings = []
         if id_off:
-            identifier = _string(buf, m, id_off, id_len, table_end, "member identifier")
+            strings.append(("identifier", _string(m, id_off, id_len, table_end, "member identifier"), id_len))
             extent = max(extent, id_off + id_len + 1)
         if opt_off:
             s_off, s_len = _options_record(buf, m, opt_off, table_end, "member")
             if kind != 0x02:
-                options = _text(buf, m + s_off, s_len)  # checked to lie in the table
+                strings.append(("options", m + s_off, s_len))  # checked to lie in the table
             extent = max(extent, opt_off + 8, s_off + s_len + 1)
         members.append(
             FatbinEntry(
                 **_described(kind, sm, vmajor, vminor, flags),
-                identifier=identifier,
-                options=options,
+                identifier=None,
+                options=None,
                 compression="none",
                 stored_size=0,
                 size=msize,
@@ -1007,6 +1042,7 @@ def _parse_members(
                 _member_offset=stream_off,
             )
         )
+        texts.extend((members[-1], field, begin, length) for field, begin, length in strings)
         m += (extent + 7) // 8 * 8
     if m != table_end:  # records are padded to 8 bytes and fill the table exactly
         raise FatbinFormatError(

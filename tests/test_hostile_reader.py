@@ -1,0 +1,188 @@
+"""The reader's bounds on hostile input, round two: each test pins one row of docs/security.md's "Bounds" table.
+
+Bounds are checked by the work done (header reads, bytes decoded, resident memory in a child process)
+where the library exposes it, and by wall time only with wide margins (each case took 10-100x longer
+before the fix it guards, on the 2-core machine the figures in docs/security.md come from).
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+import sys
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cuda_fatbin import _arch, _reader, iter_fatbins, parse_archs
+
+from elf_testing import make_elf
+
+_ENTRY = struct.Struct("<HHIQIIHHIIIQQQ")
+
+
+def _fatbin_header(body: int) -> bytes:
+    return struct.pack("<IHHQ", 0xBA55ED50, 1, 16, body)
+
+
+def tiny_fatbin() -> bytes:
+    """An 80-byte fatbin that parses strictly: version 1, a 16-byte header, one empty PTX entry."""
+    return _fatbin_header(64) + _ENTRY.pack(1, 0x101, 64, 0, 0, 0, 0, 8, 80, 0, 0, 0x11, 0, 0)
+
+
+def near_valid(size: int) -> bytes:
+    """Near-valid fatbin headers every 80 bytes, each entry's identifier running to the end of the data.
+
+    Each candidate fails only after its identifier is bounds-checked (zstd with a compressed size of 0),
+    so a reader that copies identifiers before the header is validated reads O(n) bytes per candidate.
+    """
+    count = size // 80
+    out = bytearray(b"NOTFATBN")  # not a raw fatbin: the whole file is searched
+    for i in range(count):
+        rest = (count - i) * 80 - 16  # from this entry header to the end
+        out += _fatbin_header(rest)
+        out += _ENTRY.pack(2, 0x101, rest, 0, 0, 0, 0, 1, 80, 64, rest - 64, 0x8001, 0, 0)
+    return bytes(out)
+
+
+# --- parse_archs: linear in the spec (issue 23: "=" * N + "arch=x" took 4/14/54 s for N = 25k/50k/100k) ---
+
+_OLD_GENCODE_RE = re.compile(  # the pattern parse_archs used until it was found to backtrack quadratically
+    r"(?:--generate-code|-gencode)?[ =]*arch=(?P<arch>[A-Za-z0-9_]+),code=(?P<code>\[[^\]]*\]|[A-Za-z0-9_]+)", re.ASCII
+)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    ["=" * 1_000_000 + "arch=x", "arch=x,code=[" * 200_000, "-gencode " * 200_000, "arch=" * 400_000, "a" * 10**6],
+)
+def test_parse_archs_is_linear_in_the_spec(spec):
+    start = time.perf_counter()
+    with pytest.raises(ValueError):
+        parse_archs(spec)
+    # ~0.01-0.7 s here; the old regex needed 54 s for a tenth of the first spec
+    assert time.perf_counter() - start < 10
+
+
+_PIECES = [
+    "arch=",
+    ",code=",
+    "compute_80",
+    "sm_86",
+    "[",
+    "]",
+    ",",
+    ";",
+    "=",
+    "-gencode",
+    "--generate-code",
+    "a",
+    "x",
+    "_",
+    "1",
+    "é",
+] + [" "]
+_GENCODE_TEXT = st.lists(st.sampled_from(_PIECES), max_size=40).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_GENCODE_TEXT)
+def test_gencode_clauses_equal_the_old_regex(text):
+    found, left = _arch._gencode_clauses(text)
+    assert found == [(m["arch"], m["code"]) for m in _OLD_GENCODE_RE.finditer(text)]
+    assert left == _OLD_GENCODE_RE.sub("", text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_GENCODE_TEXT)
+def test_parse_archs_accepts_and_refuses_as_before(text):
+    """Same result or the same refusal as a parse through the old regex (spellings accepted stay identical)."""
+
+    def outcome(fn):
+        try:
+            return fn()
+        except (ValueError, TypeError) as e:
+            return type(e)
+
+    new = outcome(lambda: parse_archs(text, supported=(80, 86, 90)))
+    saved = _arch._gencode_clauses
+    _arch._gencode_clauses = lambda t: (
+        [(m["arch"], m["code"]) for m in _OLD_GENCODE_RE.finditer(t)],
+        _OLD_GENCODE_RE.sub("", t),
+    )
+    try:
+        old = outcome(lambda: parse_archs(text, supported=(80, 86, 90)))
+    finally:
+        _arch._gencode_clauses = saved
+    assert new == old
+
+
+# --- embedded search: a failed candidate costs what it reads ---
+
+
+def test_near_valid_headers_cost_what_they_read(monkeypatch):
+    """Issue 23: 0.5/1/2 MB of near-valid headers took 1.6/6.2/24 s; identifiers were copied per candidate."""
+    decoded = []
+    text = _reader._text
+    monkeypatch.setattr(_reader, "_text", lambda buf, begin, length: decoded.append(length) or text(buf, begin, length))
+    data = near_valid(2 << 20)
+    start = time.perf_counter()
+    assert list(iter_fatbins(data, embedded=True)) == []
+    elapsed = time.perf_counter() - start
+    assert decoded == []  # no identifier of a candidate that failed was read
+    assert elapsed < 5  # 0.07 s here, 24 s before
+
+
+def test_failed_candidates_are_charged_their_header_reads():
+    """The refusal budget counts headers read: 64 bytes each, at most n + 256 KiB in all."""
+    data = near_valid(1 << 20)
+    src = _reader._open(data)
+    assert list(_reader._scan(src, [(0, len(src), None)], _reader._Seen(len(src)))) == []
+    assert src.headers * 64 <= len(data) + 4096 * 64
+
+
+def test_a_found_fatbin_has_its_identifier():
+    """Strings are read once the fatbin is valid: a real fatbin still shows them (and its options)."""
+    ident, opts = b"kernel.cu", b"-O3"
+    hsize = 64 + 16 + 8 + 8
+    entry = _ENTRY.pack(1, 0x101, hsize, 0, 0, 80, 0, 8, 80, 64, len(ident), 0x11, 0, 0)
+    entry += ident.ljust(16, b"\0") + struct.pack("<II", 88, len(opts)) + opts.ljust(8, b"\0")
+    data = b"junk" * 3 + _fatbin_header(len(entry)) + entry
+    (fb,) = iter_fatbins(data, embedded=True)
+    assert (fb.entries[0].identifier, fb.entries[0].options) == ("kernel.cu", "-O3")
+
+
+def test_claims_before_registered_fatbins_are_not_quadratic():
+    """Issue 23: stored fatbins found before registered ones made list.insert shift every later claim."""
+    k = 100_000
+
+    def claim_all(stored_first: bool) -> float:
+        seen = _reader._Seen(200 * k)
+        low = [(80 * i, 80 * i + 80) for i in range(k)]
+        high = [(80 * (k + i), 80 * (k + i) + 80) for i in range(k)]
+        registered, stored = (high, low) if stored_first else (low, high)
+        start = time.perf_counter()
+        for s, e in registered:  # the sections are walked first, in file order
+            seen.claim(s, e)
+        for s, e in stored:  # then the search, left to right
+            seen.claim(s, e, stored=True)
+        assert seen.inside(80 * k + 5) == 80 * k and seen.inside(80 * 2 * k) is None
+        return time.perf_counter() - start
+
+    control = claim_all(stored_first=False)
+    seen_time = claim_all(stored_first=True)
+    assert seen_time < 5 * control + 1  # one list: ~10 s for k = 100k (a memmove of the registered run each)
+
+
+def test_stored_fatbins_before_registered_ones_in_an_elf_file():
+    k = 20_000
+    data = make_elf([(".rodata", 1, tiny_fatbin() * k), (".nv_fatbin", 1, tiny_fatbin() * k)])
+    found = list(iter_fatbins(data, embedded=True))
+    assert [fb.embedded for fb in found] == [False] * k + [True] * k
+    assert [fb.section for fb in found[-2:]] == [".rodata", ".rodata"]
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(pytest.main([__file__, "-q"]))
