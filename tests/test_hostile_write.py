@@ -784,3 +784,69 @@ def test_loads_json_is_linear_on_hostile_strings(shape):
     with contextlib.suppress(ValueError):
         _files.loads_json(shape, 16)
     assert time.perf_counter() - t0 < 20
+
+
+@pytest.mark.parametrize("args, words", [
+    (["compile", "kk", "--lang", "c++", "--arch", "80", "-o", "kk"], "-o kk is the source"),
+    (["compile", "kk", "--lang", "c++", "--arch", "80", "-o", "./sub/../kk"], "is the source"),
+    (["compile", "kk", "--lang", "c++", "--arch", "80", "-o", "hard"], "is the source"),  # a hard link to it
+    (["compile", "kk", "--lang", "c++", "--arch", "80", "-o", "out", "--symbols", "out"], "--symbols out is the -o"),
+    (["compile", "kk", "--lang", "c++", "--arch", "80", "-o", "out", "--symbols", "./out"], "is the -o output"),
+    (["build", "-o", "part", "part"], "-o part is an input"),  # a cubin without a suffix
+    (["build", "-o", "part", "--part", "kind=elf,arch=sm_80,file=./part"], "is an input"),
+])  # fmt: skip
+def test_an_output_that_is_an_input_or_the_other_output_is_a_usage_error(source, tmp_path, args, words):
+    """``compile kk -o kk`` replaced the source with its fatbin; ``-o out --symbols out`` the fatbin with JSON."""
+    shutil.copy(source, tmp_path / "kk")
+    (tmp_path / "sub").mkdir()
+    os.link(tmp_path / "kk", tmp_path / "hard")
+    (tmp_path / "out").write_bytes(b"the user's file")
+    fatbin = bytes(Program(SRC.format(7), "c++").compile("fatbin", archs=["sm_80"], ptx_for=()).code)
+    (tmp_path / "part").write_bytes(_files_of(fatbin)[0])
+    before = state(tmp_path)
+    res = cli(*args, cwd=tmp_path, check=2)
+    assert words in res.stderr.decode() and b"Traceback" not in res.stderr
+    assert state(tmp_path) == before  # nothing compiled over anything
+
+
+def _files_of(fatbin: bytes) -> list[bytes]:
+    from cuda_fatbin import read_fatbin
+
+    return [e.data() for e in read_fatbin(fatbin).iter_entries()]
+
+
+def test_extract_never_replaces_the_file_it_reads(tmp_path):
+    """An entry named ``k.x`` extracts to ``k.sm_80.cubin``: the name of the file read, in its own folder."""
+    from cuda_fatbin import ExtractError, extract_entries
+
+    program = Program(SRC.format(7), "c++", ProgramOptions(name="k.x"))
+    data = bytes(program.compile("fatbin", archs=["sm_80"], ptx_for=()).code)
+    read = tmp_path / "k.sm_80.cubin"
+    read.write_bytes(data)
+    os.link(read, tmp_path / "hard.fatbin")
+    for source in (read, tmp_path / "hard.fatbin"):
+        with pytest.raises(ExtractError, match="is the file being read"):
+            extract_entries(source, tmp_path, force=True)
+        assert read.read_bytes() == data and sorted(os.listdir(tmp_path)) == ["hard.fatbin", "k.sm_80.cubin"]
+    res = cli("extract", "k.sm_80.cubin", "-o", ".", "--force", cwd=tmp_path, check=1)
+    assert b"is the file being read" in res.stderr and read.read_bytes() == data
+    (written,) = extract_entries(read, tmp_path / "elsewhere", force=True)  # elsewhere: the same name is fine
+    assert written.name == "k.sm_80.cubin"
+
+
+def test_output_names_are_shown_escaped(source, tmp_path):
+    """A control character or a byte that is not UTF-8 in an output name reached the terminal raw."""
+    name = b"\xff\x1b[31m.fatbin"
+    for args, code in (
+        ([b"compile", bytes(source), b"--arch", b"80", b"-o", name], 0),
+        ([b"compile", bytes(source), b"--arch", b"80", b"-o", b"no\x1b[2J/k.fatbin"], 2),
+        ([b"compile", bytes(source), b"--arch", b"80", b"-o", b"/proc/\x1b[2J.fatbin"], 1),
+        ([b"extract", name, b"-o", b"out\x1b[2J"], 0),
+        ([b"extract", name, b"-o", b"out\x1b[2J"], 1),  # the files exist now
+    ):
+        res = subprocess.run([sys.executable.encode(), b"-m", b"cuda_fatbin", *args], capture_output=True,
+                             cwd=tmp_path, timeout=300)  # fmt: skip
+        assert res.returncode == code, res.stderr
+        assert b"\x1b" not in res.stdout + res.stderr and b"\xff" not in res.stdout + res.stderr, res
+        assert b"\\x1b" in res.stdout + res.stderr
+    assert (tmp_path / os.fsdecode(name)).exists()

@@ -140,11 +140,32 @@ _SUFFIX_HOLDS = {".fatbin": "a fatbin", ".cubin": "a cubin", ".ptx": "PTX", ".lt
 _SUFFIX_FOR = {"a fatbin": ".fatbin", "JSON": ".json"}
 
 
-def _check_output(path: str, writes: str, flag: str) -> None:
+def _same_file(a: str, b: str) -> bool:
+    """Whether two paths name one directory entry (a rename onto ``a`` would replace ``b``) or one inode.
+
+    The folders are resolved, the last component is not: a symlink at ``a`` is replaced by an output,
+    never written through, so a link to the same target is another file. A hard link (or another case on
+    a case-insensitive file system) is the same inode, by ``lstat``.
+    """
+
+    def entry(p: str) -> str:
+        return os.path.join(os.path.realpath(os.path.dirname(p) or "."), os.path.basename(p))
+
+    if entry(a) == entry(b):
+        return True
+    try:
+        sa, sb = os.lstat(a), os.lstat(b)
+    except (OSError, ValueError):  # one of them does not exist (yet): not the same file
+        return False
+    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
+
+
+def _check_output(path: str, writes: str, flag: str, inputs: Sequence[tuple[str, str]] = ()) -> None:
     """Refuse, as a usage error and before any work, an output the command could not or should not write.
 
     ``-`` is standard output (a binary one is refused on a terminal); otherwise a suffix that names another
-    format, a folder that does not exist and an existing directory are refused.
+    format, a folder that does not exist, an existing directory, and a path that names one of ``inputs``
+    (``(what, path)`` pairs: the source, another output) are refused.
     """
     if path == "-":
         if writes != "JSON" and sys.stdout.isatty():
@@ -157,13 +178,18 @@ def _check_output(path: str, writes: str, flag: str) -> None:
         hint = ""
         if holds in ("a cubin", "PTX", "LTO-IR"):
             hint = "; to get single entries, run cuda-fatbin extract on the fatbin (--kind elf|ptx|ltoir)"
-        raise UsageError(f"{flag} {path}: a {suffix} file holds {holds}, but this writes {writes}; name it "
-                         f"{stem}{_SUFFIX_FOR[writes]}{hint}")  # fmt: skip
+        raise UsageError(f"{flag} {_shown(path)}: a {suffix} file holds {holds}, but this writes {writes}; "
+                         f"name it {_shown(stem)}{_SUFFIX_FOR[writes]}{hint}")  # fmt: skip
     folder = os.path.dirname(path) or "."
     if not os.path.isdir(folder):
-        raise UsageError(f"{flag} {path}: there is no folder {folder}; create it first (mkdir -p {folder})")
+        raise UsageError(f"{flag} {_shown(path)}: there is no folder {_shown(folder)}; create it first "
+                         f"(mkdir -p {_shown(folder)})")  # fmt: skip
     if os.path.isdir(path):
-        raise UsageError(f"{flag} {path} is a directory; name a file in it")
+        raise UsageError(f"{flag} {_shown(path)} is a directory; name a file in it")
+    for what, other in inputs:
+        if other != "-" and _same_file(path, other):
+            raise UsageError(f"{flag} {_shown(path)} is {what} ({_shown(other)}): writing it would replace what "
+                             "this reads; name another file")  # fmt: skip
 
 
 def _write_output(path: str, data: bytes) -> None:
@@ -178,7 +204,9 @@ def _write_output(path: str, data: bytes) -> None:
     try:
         write_atomic(path, data)
     except OSError as e:
-        raise Failure(f"cannot write {path}: {e.strerror or e}; a file there before is left as it was") from None
+        raise Failure(
+            f"cannot write {_shown(path)}: {e.strerror or e}; a file there before is left as it was"
+        ) from None
 
 
 # -- subcommands ---------------------------------------------------------------------------------------
@@ -374,12 +402,12 @@ def cmd_extract(args: argparse.Namespace) -> int:
             relocatable=_relocatable_flag(args), on_error=lambda e, name, exc: failed.append(f"{name}: {exc}"),
         )  # fmt: skip
     except ExtractError as e:
-        raise Failure(str(e)) from None
+        raise Failure(_shown(e)) from None
     if not args.quiet:
         for path in written:
-            print(path)
+            print(_shown(path))
     for f in failed:
-        print(f"cuda-fatbin extract: cannot extract {f}", file=sys.stderr)
+        print(f"cuda-fatbin extract: cannot extract {_shown(f)}", file=sys.stderr)
     if not written and not failed:
         raise Failure("no entry matches --kind/--arch")
     return 1 if failed else 0
@@ -509,7 +537,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     from ._detect import detect
     from ._fatbin import build_fatbin
 
-    _check_output(args.output, "a fatbin", "-o")
+    named = [item.partition("=")[2] for p in args.part for item in p.split(",") if item.startswith("file=")]
+    _check_output(args.output, "a fatbin", "-o", [("an input", p) for p in [*args.parts, *named]])
     files = []
     for path in args.parts:  # a missing or unrecognised input is a failed build (exit 1), not a bad command line
         try:
@@ -528,7 +557,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     _write_output(args.output, data)
     if not args.quiet:
         info = sys.stderr if args.output == "-" else sys.stdout  # standard output carries the fatbin
-        print(f"{args.output}: {len(data)} bytes, {len(parts)} part(s)", file=info)
+        print(f"{_shown(args.output)}: {len(data)} bytes, {len(parts)} part(s)", file=info)
     return 0
 
 
@@ -550,9 +579,10 @@ def cmd_compile(args: argparse.Namespace) -> int:
     if not args.dry_run:
         if args.output == "-" and args.symbols == "-":
             raise UsageError("-o - and --symbols - both write to standard output; send one of them to a file")
-        _check_output(args.output, "a fatbin", "-o")
+        _check_output(args.output, "a fatbin", "-o", [("the source", args.source)])
         if args.symbols:
-            _check_output(args.symbols, "JSON", "--symbols")
+            inputs = [("the source", args.source), ("the -o output", args.output)]
+            _check_output(args.symbols, "JSON", "--symbols", inputs)
     defines = []
     for d in args.define:
         name, sep, value = d.partition("=")
@@ -603,7 +633,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
         info = sys.stderr if "-" in (args.output, args.symbols) else sys.stdout  # standard output carries data
         entries = ", ".join(f"{e.kind} {e.arch}" for e in read_fatbin(data).iter_entries())
-        print(f"{args.output}: {len(data)} bytes: {entries}", file=info)
+        print(f"{_shown(args.output)}: {len(data)} bytes: {entries}", file=info)
         for k, v in mapping.items():
             print(f"  {k} -> {v}", file=info)
     return 0

@@ -182,7 +182,8 @@ def extract_entries(
     Raises
     ------
     ExtractError
-        A target exists (without ``force``) or is a directory; nothing has been written in that case.
+        A target exists (without ``force``), is a directory, or is the file being read (even with
+        ``force``); nothing has been written in that case.
     FatbinFormatError
         The source is malformed, an entry cannot be decoded (without ``on_error``), or the output would
         exceed ``MAX_EXPANSION`` times the input size.
@@ -220,6 +221,15 @@ def extract_entries(
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     out = out.resolve()
+    if isinstance(source, (str, os.PathLike)) and source != "-":
+        read = os.stat(source)
+        for _, name in plan:  # even with force: replacing the file being read loses it (a hard link too)
+            try:
+                st = os.lstat(out / name)
+            except OSError:
+                continue
+            if (st.st_dev, st.st_ino) == (read.st_dev, read.st_ino):
+                raise ExtractError(f"{out / name} is the file being read; extract into another directory")
     if not force:
         clash = [name for _, name in plan if os.path.lexists(out / name)]
         if clash:
