@@ -1,17 +1,29 @@
 #!/usr/bin/env bash
-# Mutation testing of the modules users trust most: _select, _reader, _detect, _arch, _multiarch, _elf.
-# mutmut (configured in pyproject.toml, [tool.mutmut]) runs the CPU suite against each mutant; then the
-# score per module is printed, less the equivalent mutants of tests/mutation/equivalent.toml.
-# Slow (about an hour and a half on 2 cores): not part of CI. docs/testing.md records the last run.
+# Mutation testing of every module of src/cuda_fatbin (__init__ and __main__ aside), or of the ones named.
+# mutmut (configured in pyproject.toml, [tool.mutmut]) runs the CPU tests that reach each mutated function
+# against it; then the score per module is printed, less the equivalent mutants of
+# tests/mutation/equivalent.toml. Slow (hours for the whole package on 2 cores): not part of CI.
+# docs/testing.md records the runs.
 #
-#   bash scripts/mutation.sh            # resume (mutmut keeps results for unchanged functions)
-#   FRESH=1 bash scripts/mutation.sh    # start over
-#   bash scripts/mutation.sh 'cuda_fatbin._arch*'   # only some mutants
+#   bash scripts/mutation.sh                          # every module; resumes (mutmut keeps verdicts)
+#   MODULES="_driver _term" bash scripts/mutation.sh  # only these modules; their mutants are run again
+#   FRESH=1 bash scripts/mutation.sh                  # start over (drops every kept verdict)
+#   JOBS=1 bash scripts/mutation.sh                   # mutants run at once (default: every core)
+#   bash scripts/mutation.sh 'cuda_fatbin._arch.x_parse*'   # only the mutants named (mutmut's globs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python -m pip install -q "mutmut==3.8.1"
 # compiled test inputs (NVRTC artifacts, nvcc programs) kept across the forked runs: tests/fatbin_testing.py
 export CUDA_FATBIN_TEST_CACHE="${CUDA_FATBIN_TEST_CACHE:-$PWD/.mutation-cache}"
 if [ "${FRESH:-0}" = 1 ]; then rm -rf mutants "$CUDA_FATBIN_TEST_CACHE"; fi
-mutmut run --max-children "${JOBS:-$(nproc)}" "$@" || true
-python scripts/mutation_score.py --min 90
+names=("$@")
+score=()
+for module in ${MODULES:-}; do
+    names+=("cuda_fatbin.${module}.*")
+    score+=(--module "$module")
+done
+jobs="${JOBS:-$(python -c 'import os; print(len(os.sched_getaffinity(0)))')}"
+start=$(date +%s)
+mutmut run --max-children "$jobs" "${names[@]}" || true
+echo "mutmut run took $(( $(date +%s) - start )) s with --max-children $jobs"
+python scripts/mutation_score.py --min 90 "${score[@]}"

@@ -1,6 +1,6 @@
 """Mutation score per module from mutmut's results, less the mutants recorded as equivalent.
 
-    python scripts/mutation_score.py [--min 90] [--survivors]
+    python scripts/mutation_score.py [--min 90] [--survivors] [--module _driver ...]
 
 Equivalent mutants (a change no test can observe) are listed in ``tests/mutation/equivalent.toml`` by
 function and mutated line, with the reason; an entry that matches no surviving mutant is reported as
@@ -23,7 +23,8 @@ except ImportError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 ROOT = Path(__file__).resolve().parent.parent
-MODULES = ["_select", "_reader", "_detect", "_arch", "_multiarch", "_elf"]
+# every module mutmut mutates (pyproject.toml, [tool.mutmut]): the package's private modules
+MODULES = sorted(p.stem for p in (ROOT / "src" / "cuda_fatbin").glob("_*.py") if not p.stem.startswith("__"))
 
 
 def results() -> dict[str, str]:
@@ -54,7 +55,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--min", type=float, default=None, help="exit 1 if a module scores below this")
     parser.add_argument("--survivors", action="store_true", help="list the surviving mutants")
+    parser.add_argument("--module", action="append", choices=MODULES, default=[],
+                        help="only this module (repeatable; default: every module)")  # fmt: skip
     args = parser.parse_args()
+    modules = args.module or MODULES
     status = results()
     listed = tomllib.loads((ROOT / "tests" / "mutation" / "equivalent.toml").read_text()).get("equivalent", [])
     equivalent, stale = set(), []
@@ -63,14 +67,14 @@ def main() -> int:
         function, line = item["function"], item["line"]
         matches = [n for n in sorted(left) if n.startswith(function + "__mutmut_") and line in added(n)]
         pending = any(n.startswith(function + "__mutmut_") and st == "not checked" for n, st in status.items())
-        if not matches and not pending:
+        if not matches and not pending and function.split(".")[1] in modules:
             stale.append(f"{function}: no surviving mutant adds {line!r} (killed, or the code changed)")
         equivalent.update(matches)
-    counts: dict[str, collections.Counter[str]] = {m: collections.Counter() for m in MODULES}
+    counts: dict[str, collections.Counter[str]] = {m: collections.Counter() for m in modules}
     survivors = []
     for name, st in status.items():
         module = name.split(".")[1]
-        if module not in counts:
+        if module not in modules:
             continue
         if name in equivalent:
             st = "equivalent"
@@ -79,9 +83,13 @@ def main() -> int:
             survivors.append(f"{name}: {st}")
     print(f"{'module':12} {'mutants':>8} {'killed':>7} {'survived':>9} {'no tests':>9} {'equivalent':>11} {'score':>7}")
     low = []
-    for module in MODULES:
+    for module in modules:
         c = counts[module]
         total = sum(c.values())
+        if not total:
+            print(f"{module:12} {'-':>8}  (no mutants: not run yet)")
+            low.append(module)
+            continue
         killed = c["killed"] + c["timeout"] + c["suspicious"]
         judged = total - c["equivalent"]
         score = 100.0 * killed / judged if judged else 100.0
