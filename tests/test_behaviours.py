@@ -9,9 +9,8 @@ import os
 
 import pytest
 
-from cuda_fatbin import ExtractError, build_fatbin, extract_entries, read_fatbin
-
 from cli_testing import cli_main
+from cuda_fatbin import ExtractError, build_fatbin, extract_entries, read_fatbin
 
 # ---------------------------------------------------------------------------------------------------- extract
 
