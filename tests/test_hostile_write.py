@@ -850,3 +850,32 @@ def test_output_names_are_shown_escaped(source, tmp_path):
         assert b"\x1b" not in res.stdout + res.stderr and b"\xff" not in res.stdout + res.stderr, res
         assert b"\\x1b" in res.stdout + res.stderr
     assert (tmp_path / os.fsdecode(name)).exists()
+
+
+def test_a_bundle_in_a_namespace_package_is_read_as_files_on_disk(tmp_path, job_cache, monkeypatch):
+    """``importlib.resources.files`` of a folder without ``__init__.py`` is a ``MultiplexedPath``, not a Path:
+    its manifest and fatbins were read through ``open()``, which waited forever on a FIFO and followed links."""
+    import importlib
+    import importlib.resources
+
+    root = tmp_path / "site" / "nspkg" / "kernels"  # no __init__.py anywhere: namespace packages
+    build(root, job_cache, k=SRC.format(1))
+    expected = kernels(root)
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    importlib.invalidate_caches()
+    files = importlib.resources.files("nspkg.kernels")
+    assert not isinstance(files, Path)
+    assert bytes(KernelBundle.open(files).load("k", gpu="8.0", driver="13.0").code) == expected["k"]
+    name = file_of(root)
+    outside = tmp_path / "outside.fatbin"
+    os.replace(root / name, outside)
+    (root / name).symlink_to(outside)
+    with pytest.raises(BundleError, match="a symlink, not followed"):
+        KernelBundle.open(files).fatbin("k")
+    os.replace(outside, root / name)
+    os.replace(root / "manifest.json", tmp_path / "manifest.json")
+    os.mkfifo(root / "manifest.json")
+    t0 = time.perf_counter()
+    with fifo_watchdog(root / "manifest.json") as fired, pytest.raises(BundleError, match="a FIFO"):
+        KernelBundle.open(files)
+    assert not fired and time.perf_counter() - t0 < 5

@@ -338,8 +338,9 @@ class KernelBundle:
         root = Path(root) if isinstance(root, (str, os.PathLike)) else root
         where = f"{root}/{MANIFEST}"
         try:
-            if isinstance(root, Path):  # a symlink, a FIFO, a device or a folder there is refused, never read
-                raw = read_regular(root / MANIFEST, MAX_MANIFEST_BYTES)
+            target = _on_disk(root, MANIFEST)
+            if target is not None:  # a symlink, a FIFO, a device or a folder there is refused, never read
+                raw = read_regular(target, MAX_MANIFEST_BYTES)
             else:  # package data inside a zip: no links nor devices there; the read is bounded all the same
                 with root.joinpath(MANIFEST).open("rb") as f:
                     raw = f.read(MAX_MANIFEST_BYTES + 1)
@@ -379,11 +380,12 @@ class KernelBundle:
             raise BundleError("the record was edited after the bundle was built (record_sha256); rebuild", field)
         name, size = record["file"], record["size"]
         root = self._root
-        if isinstance(root, Path):  # a plain name (checked by open): directly inside the bundle
+        path = _on_disk(root, name)
+        if path is not None:  # a plain name (checked by open): directly inside the bundle
             try:
-                data = read_regular(root / name, size)
+                data = read_regular(path, size)
             except FileNotFoundError:
-                if _manifest_names(root, suite) not in (name, None):
+                if _manifest_names(path.parent, suite) not in (name, None):
                     raise BundleError(f"the bundle in {root} was rebuilt after it was opened: open it again "
                                       "(KernelBundle.open)", f"{field}.file") from None  # fmt: skip
                 raise BundleError(f"{name} is missing from {root}; rebuild the bundle", f"{field}.file") from None
@@ -536,6 +538,22 @@ def _publish(root: Path, files: Mapping[str, bytes], manifest: bytes) -> None:
             _remove_stage(stage)
         if locked:  # without a lock another build may be between its renames: leave its files alone
             _clean(root, set(files))
+
+
+def _on_disk(root: Path | Traversable, name: str) -> Path | None:
+    """The file system path of ``name`` in the bundle, or None where it lives in no folder (a zip).
+
+    A plain folder, and also package data that ``importlib.resources`` gives as another traversable whose
+    children are paths (a namespace package: ``MultiplexedPath``): those are read as files on disk are,
+    never through ``open()``, which follows links and waits on a FIFO.
+    """
+    if isinstance(root, Path):
+        return root / name
+    try:
+        child = root.joinpath(name)
+    except Exception:  # a traversable of another kind that cannot name the child: read through it
+        return None
+    return child if isinstance(child, Path) else None
 
 
 def _manifest_names(root: Path, suite: str) -> str | None:
