@@ -879,3 +879,15 @@ def test_a_bundle_in_a_namespace_package_is_read_as_files_on_disk(tmp_path, job_
     with fifo_watchdog(root / "manifest.json") as fired, pytest.raises(BundleError, match="a FIFO"):
         KernelBundle.open(files)
     assert not fired and time.perf_counter() - t0 < 5
+
+
+def test_a_target_name_of_255_bytes_can_be_written(tmp_path):
+    """The temporary name ``.<name>.<random>.tmp`` of a long name was over NAME_MAX: ``ENAMETOOLONG``."""
+    for name in ("a" * 255, "é" * 127 + "x"):  # 255 bytes of UTF-8 each
+        target = tmp_path / name
+        _files.write_atomic(target, b"x")
+        _files.write_atomic(target, b"y", replace=True)
+        assert target.read_bytes() == b"y" and os.listdir(tmp_path) == [name]
+        target.unlink()
+        tmp = _files.temp_name(target)
+        assert len(os.fsencode(os.path.basename(tmp))) <= 255 and os.path.dirname(tmp) == str(tmp_path)

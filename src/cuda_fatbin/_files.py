@@ -224,9 +224,21 @@ def loads_json(raw: bytes, max_depth: int) -> Any:
 
 
 def temp_name(target: str | os.PathLike[str], kind: str = "tmp") -> str:
-    """A fresh hidden name beside ``target``: ``<dir>/.<name>.<random>.<kind>``."""
+    """A fresh hidden name beside ``target``: ``<dir>/.<name>.<random>.<kind>``, at most 255 bytes.
+
+    ``<name>`` is cut short (by whole characters) where the target's own name leaves no room for the
+    rest, so every name a file system takes has a temporary name it takes too.
+
+    Examples
+    --------
+    >>> len(os.path.basename(temp_name("/tmp/" + "a" * 255)))
+    255
+    """
     head, tail = os.path.split(os.fspath(target))
-    return os.path.join(head, f".{tail}.{secrets.token_hex(6)}.{kind}")
+    rest = f".{secrets.token_hex(6)}.{kind}"
+    while len(os.fsencode(f".{tail}{rest}")) > 255 and tail:
+        tail = tail[:-1]
+    return os.path.join(head, f".{tail}{rest}")
 
 
 def write_atomic(
