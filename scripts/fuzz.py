@@ -3,8 +3,11 @@
 
     python scripts/fuzz.py [--seconds 300] [--seed 0]
 
-Mutates fatbins (plain, LZ4, zstd, concatenated), host ELF files and bundle manifests, and checks for
-every example: only documented exceptions, at most 2 s, nothing written outside a temporary directory.
+Mutates fatbins (plain, LZ4, zstd, concatenated), host ELF files, bundle manifests and wheels, and
+builds random folders (names with control characters and bytes that are not UTF-8, symlinks in and out,
+FIFOs, mutated binaries) for ``scan``; checks for every example: only documented exceptions (``scan``:
+none at all, an unreadable input is a row that makes ``covered`` false), at most 2 s, nothing written
+outside a temporary directory, nothing read outside a scanned folder.
 Prints the statistics that docs/security.md records. Needs the test extra (NVRTC and libnvfatbin build
 the seeds).
 """
@@ -14,12 +17,15 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import io
 import json
+import os
 import random
 import shutil
 import sys
 import tempfile
 import time
+import zipfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
@@ -34,7 +40,9 @@ from cuda_fatbin import (
     build_fatbin,
     extract_entries,
     iter_fatbins,
+    scan,
 )
+from cuda_fatbin._archive import list_members, read_member
 from test_hostile import concat_fatbin, elf_with_sections
 
 from fatbin_testing import KERNEL_SRC, nvrtc_compile
@@ -54,7 +62,75 @@ def seeds() -> dict[str, bytes]:
     return out
 
 
-def mutate(rng: random.Random, data: bytes) -> bytes:
+def wheel_seed(fat: bytes, elf: bytes) -> bytes:
+    """A small wheel: a deflated and a stored binary, METADATA and RECORD."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("w/k.fatbin", fat)
+        zf.writestr(zipfile.ZipInfo("w/lib.so"), elf, zipfile.ZIP_STORED)
+        zf.writestr("w-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: w\nVersion: 1.0\n")
+        zf.writestr("w-1.0.dist-info/RECORD", "w/k.fatbin,,\nw/lib.so,,\n")
+    return buf.getvalue()
+
+
+def check_scan(paths: list[Path], outside: Path | None = None) -> str:
+    """scan raises nothing, counts every unreadable input as not covered, reads nothing outside."""
+    report = scan(paths, gpus="80;90", max_workers=1)
+    if report.unreadable and report.covered:
+        raise AssertionError("an unreadable input and covered")
+    if outside is not None and any(os.fsdecode(outside) in b.path for b in report.binaries):
+        raise AssertionError("read a file outside the scanned folder")
+    return f"unreadable {min(len(report.unreadable), 3)}{'+' if len(report.unreadable) > 3 else ''}"
+
+
+def archive_example(rng: random.Random, root: Path, seed: bytes) -> str:
+    path = root / "w-1.0-py3-none-any.whl"
+    path.write_bytes(mutate(rng, seed, cut=rng.random() < 0.2))  # a cut wheel has no directory: few of those
+    try:
+        members = list_members(str(path), head=4)
+    except OSError:
+        members = []
+    for m in members:
+        with contextlib.suppress(OSError):
+            read_member(str(path), m)
+    return "archive: " + check_scan([path])
+
+
+_NAMES = ["k.fatbin", "lib.so", "a\x1b[31m.so", "[link=x]b.so", "new\nline.so", "x!y", "d::e", "w.whl"]
+
+
+def tree_example(rng: random.Random, root: Path, blobs: list[bytes], seed_wheel: bytes) -> str:
+    outside = root / "outside"
+    outside.mkdir()
+    (outside / "secret.fatbin").write_bytes(blobs[0])
+    tree = root / "tree"
+    folders = [tree]
+    tree.mkdir()
+    for i in range(rng.randint(1, 12)):
+        parent = rng.choice(folders)
+        name = rng.choice(_NAMES) + str(i)
+        path = os.path.join(os.fsencode(parent), os.fsencode(name) + (b"\xff" if rng.random() < 0.2 else b""))
+        how = rng.random()
+        if how < 0.25:
+            os.mkdir(path)
+            folders.append(Path(os.fsdecode(path)))
+        elif how < 0.55:
+            with open(path, "wb") as f:
+                f.write(mutate(rng, rng.choice(blobs)))
+        elif how < 0.65:
+            with open(path, "wb") as f:
+                f.write(mutate(rng, seed_wheel) if rng.random() < 0.5 else seed_wheel)
+        elif how < 0.8:
+            os.symlink(rng.choice([outside, outside / "secret.fatbin", tree, "/dev/zero"]), path)
+        elif how < 0.9:
+            os.mkfifo(path)
+        else:
+            with open(path, "wb") as f:
+                f.write(rng.choice(blobs))
+    return "tree: " + check_scan([tree], outside)
+
+
+def mutate(rng: random.Random, data: bytes, cut: bool = True) -> bytes:
     blob = bytearray(data)
     for _ in range(rng.randint(1, 8)):
         how = rng.random()
@@ -65,7 +141,7 @@ def mutate(rng: random.Random, data: bytes) -> bytes:
             blob[pos : pos + 8] = rng.randbytes(8)
         else:  # a plausible large or small integer where a size or offset may be
             blob[pos : pos + 4] = rng.choice([0, 1, 0xFFFFFFFF, 0x7FFFFFFF, len(blob), 64]).to_bytes(4, "little")
-    return bytes(blob[: rng.randint(16, len(blob))])
+    return bytes(blob[: rng.randint(16, len(blob))] if cut else blob)
 
 
 def main() -> int:
@@ -75,6 +151,7 @@ def main() -> int:
     args = ap.parse_args()
     rng = random.Random(args.seed)
     base = seeds()
+    seed_wheel = wheel_seed(base["plain"], base["elf"])
     outcomes: collections.Counter = collections.Counter()
     slowest, examples, bad = 0.0, 0, []
     with tempfile.TemporaryDirectory() as tmp:
@@ -86,8 +163,13 @@ def main() -> int:
             examples += 1
             root = Path(tempfile.mkdtemp(dir=tmp))
             t0 = time.perf_counter()
+            pick = rng.random()
             try:
-                if rng.random() < 0.8:
+                if pick < 0.15:
+                    outcomes[archive_example(rng, root, seed_wheel)] += 1
+                elif pick < 0.3:
+                    outcomes[tree_example(rng, root, list(base.values()), seed_wheel)] += 1
+                elif pick < 0.85:
                     blob = mutate(rng, base[rng.choice(list(base))])
                     n = 0
                     for fb in iter_fatbins(blob, embedded=True, relocatable=True):
