@@ -502,3 +502,69 @@ def test_scan_which_agree_script(fatbin, tmp_path):
                           "--driver", "13.0"], capture_output=True, text=True, timeout=300)  # fmt: skip
     assert res.returncode == 0, res.stdout + res.stderr
     assert "driver 12.3: 2 binaries with device code, 0 disagree" in res.stdout and "scan and which agree" in res.stdout
+
+
+def test_bombs_stay_within_memory_and_time(fatbin, tmp_path):
+    """No archive of the issue takes more than 256 MB resident or 5 s (measured in a child process)."""
+    paths = [bz2_bomb(tmp_path / "a-1.0-py3-none-any.whl"), deflate_liar(tmp_path / "b-1.0-py3-none-any.whl", 1 << 30),
+             deflate_liar(tmp_path / "c-1.0-py3-none-any.whl", 1 << 20),
+             many_records_one_member(tmp_path / "d-1.0-py3-none-any.whl", fatbin, 5000)]  # fmt: skip
+    code = ("import resource, sys, time; from cuda_fatbin import scan\n"
+            "for p in sys.argv[1:]:\n"
+            "    t = time.perf_counter(); r = scan([p], gpus='80', max_workers=1)\n"
+            "    assert r.unreadable and not r.covered\n"
+            "    print(time.perf_counter() - t)\n"
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")  # fmt: skip
+    res = subprocess.run([sys.executable, "-c", code, *map(str, paths)], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    *times, rss_kib = res.stdout.split()
+    assert max(map(float, times)) < 5 and int(rss_kib) < 256 * 1024, res.stdout
+
+
+def _dies_on_b(item, *args):
+    if item.path.endswith("b.fatbin"):
+        os._exit(7)  # as a worker killed by SIGBUS on a file that shrank under its map
+    return _real_scan_item(item, *args)
+
+
+def test_a_dying_worker_costs_only_its_file(fatbin, tmp_path, monkeypatch):
+    """With -j 2 a worker's death ended the scan in BrokenProcessPool: now that file is an error row."""
+    import multiprocessing
+
+    import cuda_fatbin._scan as scan_module
+
+    if multiprocessing.get_start_method() != "fork":
+        pytest.skip("the dying worker is planted by fork")
+    for name in ("a", "b", "c"):
+        (tmp_path / f"{name}.fatbin").write_bytes(fatbin)
+    global _real_scan_item
+    _real_scan_item = scan_module._scan_item
+    _dies_on_b.__module__, _dies_on_b.__qualname__ = "cuda_fatbin._scan", "_scan_item"  # pickled by name
+    monkeypatch.setattr(scan_module, "_scan_item", _dies_on_b)
+    report = scan([tmp_path], gpus="80", max_workers=2)
+    assert [(Path(b.path).name, b.error is not None) for b in report.binaries] == [
+        ("a.fatbin", False), ("b.fatbin", True), ("c.fatbin", False)]  # fmt: skip
+    assert "died" in report.unreadable[0].error and not report.covered
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.text(st.characters(blacklist_characters="\0/", blacklist_categories=("Cs",)), min_size=1,
+                        max_size=12), min_size=1, max_size=3, unique=True))  # fmt: skip
+def test_any_name_is_shown_escaped(fatbin, tmp_path_factory, names):
+    """File, folder and member names with any characters: the text output holds no control character."""
+    from cuda_fatbin._cli import main
+
+    root = tmp_path_factory.mktemp("names")
+    for i, n in enumerate(names):
+        folder = root / f"{i}{n}"
+        try:
+            folder.mkdir()
+            (folder / f"{n}.fatbin").write_bytes(fatbin[: 40 if i % 2 else len(fatbin)])  # half of them unreadable
+        except OSError:  # a name the file system refuses (too long in bytes)
+            continue
+    wheel(root / "w-1.0-py3-none-any.whl", {f"w/{n}": fatbin for n in names}, name=names[0].replace("\n", ""))
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        main(["scan", str(root), "--gpu", "80"])
+    text = out.getvalue() + err.getvalue()
+    assert all(ch.isprintable() or ch == "\n" for ch in text), repr(text)
