@@ -505,16 +505,21 @@ def test_scan_which_agree_script(fatbin, tmp_path):
 
 
 def test_bombs_stay_within_memory_and_time(fatbin, tmp_path):
-    """No archive of the issue takes more than 256 MB resident or 5 s (measured in a child process)."""
+    """No archive of the issue takes more than 256 MB resident or 5 s of CPU (measured in a child process).
+
+    CPU time, not wall time: the machine is shared; each takes well under 1 s alone.
+    """
     paths = [bz2_bomb(tmp_path / "a-1.0-py3-none-any.whl"), deflate_liar(tmp_path / "b-1.0-py3-none-any.whl", 1 << 30),
              deflate_liar(tmp_path / "c-1.0-py3-none-any.whl", 1 << 20),
              many_records_one_member(tmp_path / "d-1.0-py3-none-any.whl", fatbin, 5000)]  # fmt: skip
-    code = ("import resource, sys, time; from cuda_fatbin import scan\n"
+    if not os.path.exists("/proc/self/status"):
+        pytest.skip("peak resident size read from /proc (ru_maxrss survives exec: it would be the parent's)")
+    code = ("import sys, time; from cuda_fatbin import scan\n"
             "for p in sys.argv[1:]:\n"
-            "    t = time.perf_counter(); r = scan([p], gpus='80', max_workers=1)\n"
+            "    t = time.process_time(); r = scan([p], gpus='80', max_workers=1)\n"
             "    assert r.unreadable and not r.covered\n"
-            "    print(time.perf_counter() - t)\n"
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")  # fmt: skip
+            "    print(time.process_time() - t)\n"
+            "print(open('/proc/self/status').read().split('VmHWM:')[1].split()[0])")  # fmt: skip
     res = subprocess.run([sys.executable, "-c", code, *map(str, paths)], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     *times, rss_kib = res.stdout.split()
