@@ -22,6 +22,7 @@ from __future__ import annotations
 import bisect
 import collections
 import contextlib
+import errno
 import functools
 import mmap
 import os
@@ -29,6 +30,7 @@ import re
 import stat
 import struct
 import sys
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 
 from ._arch import Arch
@@ -502,24 +504,98 @@ class Fatbin:
 
 
 class _Data:
-    """The bytes of a source and how to read them safely: a view, a fast find, a guard against shrinking."""
+    """The bytes of a source and how to read them safely: a view, a fast find, a guard against shrinking.
+
+    A mapped file also keeps a descriptor (``fd``): the long reads (the embedded search, the PTX test)
+    go through ``os.pread`` in windows of at most 32 MiB that skip holes (``SEEK_DATA``), never through
+    the map, so they hold one window in memory and a file that shrinks meanwhile gives a short read
+    (an error), not SIGBUS.
+    """
 
     def __init__(
-        self, view: memoryview, raw: Buffer | None = None, mapped: mmap.mmap | None = None, name: str = "the data"
+        self,
+        view: memoryview,
+        raw: Buffer | None = None,
+        mapped: mmap.mmap | None = None,
+        name: str = "the data",
+        fd: int | None = None,
     ) -> None:
         self.view = view
         self._raw = raw if raw is not None else view
         self._mapped = mapped
         self.name = name
         self.headers = 0  # entry and member headers parsed: the work the embedded search charges
+        self.fd = fd
+        self._win = b""  # the window read last, and its file offset
+        self._win_at = 0
+        self._win_data_end = 0  # where the data run holding the window ends (a hole or the end of the file)
+        if fd is not None:
+            weakref.finalize(self, os.close, fd)
 
     def __len__(self) -> int:
         return len(self.view)
 
     def find(self, sub: bytes, start: int, end: int) -> int:
+        """The first offset of ``sub`` (no zero byte in it) in [start, end), or -1."""
+        if self.fd is not None:
+            return self._find_read(sub, start, end)
         if isinstance(self._raw, memoryview):  # a caller's view of unknown origin: copy once
             self._raw = bytes(self._raw)
         return self._raw.find(sub, start, end)
+
+    def _find_read(self, sub: bytes, start: int, end: int) -> int:
+        pos = start
+        while pos < end:
+            if not self._win_at <= pos < self._win_at + len(self._win):
+                pos = self._load(pos, end)
+                if pos < 0:
+                    return -1
+            win_end = self._win_at + len(self._win)
+            i = self._win.find(sub, pos - self._win_at, min(end, win_end) - self._win_at)
+            if i >= 0:
+                return self._win_at + i
+            # the data run goes on: search again from where ``sub`` may straddle the window's end; a hole
+            # follows: it reads as zeros, which ``sub`` holds none of
+            pos = win_end - len(sub) + 1 if win_end < self._win_data_end else win_end
+            if win_end >= end:
+                return -1
+            pos = self._load(max(pos, self._win_at + 1), end)  # a new window even where pos is in this one
+            if pos < 0:
+                return -1
+        return -1
+
+    def _load(self, pos: int, end: int) -> int:
+        """Read the window at the first data at or after ``pos`` (below ``end``); its offset, or -1."""
+        assert self.fd is not None
+        data_end = end
+        try:
+            pos = os.lseek(self.fd, pos, os.SEEK_DATA)
+            data_end = os.lseek(self.fd, pos, os.SEEK_HOLE)
+        except AttributeError:  # no SEEK_DATA on this platform: all is data
+            pass
+        except OSError as e:  # ENXIO: no data at or after pos (or the file is now shorter); EINVAL: unsupported
+            if e.errno == errno.ENXIO:
+                self.check(end, pos)
+                return -1
+        if pos >= end:
+            return -1
+        want = min(_WINDOW, max(data_end, pos + 1) - pos, end - pos)
+        self._win = b""
+        self._win = os.pread(self.fd, want, pos)
+        self._win_at, self._win_data_end = pos, data_end
+        if len(self._win) < want:
+            self.check(pos + want, pos)
+            raise FatbinFormatError(f"{self.name} shrank while it was being read", pos + len(self._win))
+        return pos
+
+    def read(self, start: int, end: int) -> bytes:
+        """The bytes [start, end), read with ``os.pread`` from a mapped file (no SIGBUS), else sliced."""
+        if self.fd is None:
+            return bytes(self.view[start:end])
+        out = os.pread(self.fd, end - start, start)
+        if len(out) < end - start:
+            raise FatbinFormatError(f"{self.name} shrank while it was being read", start + len(out))
+        return out
 
     def release(self, start: int, end: int) -> None:
         """Drop the pages of [start, end) of a mapped file from this process (they stay in the page cache)."""
@@ -570,7 +646,7 @@ def _open_path(path: str | bytes) -> _Data:
             data = f.read(_SMALL_FILE + 1)
             return _Data(memoryview(data), data, name=repr(shown))
         mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        return _Data(memoryview(mapped), mapped, mapped, repr(shown))
+        return _Data(memoryview(mapped), mapped, mapped, repr(shown), os.dup(f.fileno()))
 
 
 def _read_stream(stream: BinaryIO, name: str) -> _Data:
@@ -1080,10 +1156,16 @@ def _standalone(src: _Data) -> Fatbin | None:
             arch, kind, bits = None, 0x80, 64
             version = ((view[8] << 8) | view[9], 0) if size >= 10 else (0, 0)
         else:
-            arch = ptx_target(view)
+            text: Buffer = view
+            if src.fd is not None:  # a mapped file: read only the two directive lines, through pread
+                target, declared = _ptx_line(src, b".target", _IDENT), _ptx_line(src, b".version", b"0123456789.")
+                if target is None or declared is None:
+                    return None
+                text = target + b"\n" + declared
+            arch = ptx_target(text)
             if arch is None:
                 return None
-            kind, version, bits = 0x01, ptx_version(view) or (0, 0), 64
+            kind, version, bits = 0x01, ptx_version(text) or (0, 0), 64
     except (ValueError, ElfFormatError) as e:
         raise FatbinFormatError(f"malformed device-code file: {e}", 0) from None
     suffix = {"a": FLAG_ARCH_SPECIFIC, "f": FLAG_FAMILY}.get(arch.suffix, 0) if arch is not None else 0
@@ -1102,3 +1184,47 @@ def _standalone(src: _Data) -> Fatbin | None:
         _exact=True,
     )
     return Fatbin((entry,), 0, size, 0, None, standalone=True)
+
+
+_IDENT = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"
+_BLANK = b" \t"
+_CHUNK = 4096
+
+
+def _run(src: _Data, pos: int, chars: bytes, backwards: bool = False) -> int:
+    """Where the run of bytes from ``chars`` that starts (or, ``backwards``, ends) at ``pos`` stops."""
+    limit = 0 if backwards else len(src)
+    while pos != limit:
+        lo, hi = (max(limit, pos - _CHUNK), pos) if backwards else (pos, min(limit, pos + _CHUNK))
+        chunk = src.read(lo, hi)
+        rest = chunk.rstrip(chars) if backwards else chunk.lstrip(chars)
+        if rest:
+            return lo + len(rest) if backwards else hi - len(rest)
+        pos = lo if backwards else hi
+    return pos
+
+
+def _ptx_line(src: _Data, directive: bytes, tail: bytes) -> bytes | None:
+    """The first line of a mapped file that is blanks, ``directive``, blanks and a run of ``tail`` bytes.
+
+    Returned without its leading blanks (a line as ``_detect``'s PTX patterns read it), or ``None``.
+    Each occurrence of ``directive`` is found by the windowed search; the blanks before it and the
+    blanks and ``tail`` run after it are read in 4 KiB chunks. Those runs of different occurrences do
+    not overlap (by more than a byte), so the work is linear in the file and no run is held whole
+    unless it is the answer.
+    """
+    pos = 0
+    while True:
+        at = src.find(directive, pos, len(src))
+        if at < 0:
+            return None
+        pos = at + 1
+        line_start = _run(src, at, _BLANK, backwards=True)
+        if line_start and src.read(line_start - 1, line_start) != b"\n":
+            continue
+        blanks_end = _run(src, at + len(directive), _BLANK)
+        if blanks_end == at + len(directive):
+            continue
+        end = _run(src, blanks_end, tail)
+        if end > blanks_end:
+            return src.read(at, end)
