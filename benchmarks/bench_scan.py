@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 
-from cuda_fatbin._scan import _candidates, default_paths
+from cuda_fatbin._scan import _list_inputs, default_paths
 
 
 def run_scan(paths, gpus, driver, jobs) -> tuple[float, float, str]:
@@ -52,7 +52,7 @@ def main() -> None:
     ap.add_argument("--cuobjdump", default=shutil.which("cuobjdump") or "cuobjdump")
     args = ap.parse_args()
     paths = args.paths or default_paths()
-    files = sorted({p for p, member, _ in _candidates(paths) if member is None})
+    files = sorted({i.path for i in _list_inputs(paths).items if i.member is None and i.error is None})
     size = sum(os.path.getsize(f) for f in files)
     print(f"{len(files)} binaries, {size / 2**30:.2f} GiB, {args.jobs} workers; cuobjdump: {args.cuobjdump}")
     scan_wall = peak = 0.0
