@@ -891,3 +891,61 @@ def test_a_target_name_of_255_bytes_can_be_written(tmp_path):
         target.unlink()
         tmp = _files.temp_name(target)
         assert len(os.fsencode(os.path.basename(tmp))) <= 255 and os.path.dirname(tmp) == str(tmp_path)
+
+
+def test_a_rebuild_failing_while_renaming_its_fatbins_in_leaves_the_old_bundle(tmp_path, job_cache, monkeypatch):
+    """The manifest is the last rename: a failure renaming a fatbin in (EXDEV, EACCES...) switches nothing."""
+    root = tmp_path / "b"
+    build(root, job_cache, k=SRC.format(1), m=SRC.format(2))
+    old = kernels(root)
+    real, renamed = os.replace, []
+
+    def failing(src, dst):
+        if str(dst).endswith(".fatbin") and renamed:
+            raise OSError(errno.EACCES, "Permission denied")
+        renamed.append(dst)
+        return real(src, dst)
+
+    monkeypatch.setattr(os, "replace", failing)
+    with pytest.raises(OSError, match="Permission denied"):
+        build(root, job_cache, k=SRC.format(3), m=SRC.format(4))
+    monkeypatch.undo()
+    assert kernels(root) == old
+
+
+def test_extract_without_force_never_replaces_a_file_that_appeared_after_its_check(tmp_path, monkeypatch):
+    """The up-front ``exists`` check races with other writers; the hard-link publish is what never clobbers."""
+    from cuda_fatbin import ExtractError, _extract, extract_entries
+
+    data = bytes(Program(SRC.format(7), "c++").compile("fatbin", archs=["sm_80"], ptx_for=()).code)
+    real = _extract.write_atomic
+
+    def racing(target, payload, *, replace):
+        Path(target).write_bytes(b"theirs")  # another process wins the race for the name
+        return real(target, payload, replace=replace)
+
+    monkeypatch.setattr(_extract, "write_atomic", racing)
+    with pytest.raises(ExtractError, match="exists"):
+        extract_entries(data, tmp_path, source_name="k.fatbin")
+    assert [p.read_bytes() for p in tmp_path.iterdir()] == [b"theirs"]
+
+
+def test_cleaning_does_not_read_a_huge_file_named_like_an_output(tmp_path, job_cache, monkeypatch):
+    """A sparse 64 GiB ``x.<16 hex>.fatbin`` in the bundle was hashed whole by the next build's clean-up."""
+    root = tmp_path / "b"
+    build(root, job_cache, k=SRC.format(1))
+    planted = root / "x.0123456789abcdef.fatbin"
+    with open(planted, "wb") as f:
+        f.truncate(64 << 30)
+    real, read = os.read, [0]
+
+    def counting(fd, n):
+        data = real(fd, n)
+        if os.readlink(f"/proc/self/fd/{fd}") == str(planted):
+            read[0] += len(data)
+        return data
+
+    monkeypatch.setattr(os, "read", counting)
+    build(root, job_cache, k=SRC.format(2))
+    monkeypatch.undo()
+    assert read[0] <= 1 << 16 and planted.stat().st_size == 64 << 30  # looked at, not read through; kept

@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import re
+import struct
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -57,6 +58,9 @@ _FILE_RE = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_.-]{0,99})\.([0-9a-f]{16})\.fatb
 #: The staging folders a build makes (``tempfile.mkdtemp(prefix=...)`` inside the bundle).
 _STAGE_PREFIX = ".cuda-fatbin-build-"
 _HEX64_RE = re.compile(r"[0-9a-f]{64}")
+#: A fatbin's header: magic, version, header size, size of what follows (docs/formats.md).
+_FATBIN_HEADER = struct.Struct("<IHHQ")
+_FATBIN_MAGIC = 0xBA55ED50
 _VERSION_RE = re.compile(r"[0-9]{1,3}\.[0-9]{1,3}")
 
 
@@ -606,14 +610,25 @@ def _clean(root: Path, keep: set[str]) -> None:
 
 
 def _content_prefix(path: Path) -> str | None:
-    """The first 16 hex digits of the SHA-256 of a regular file (read in chunks), or None if it is not one."""
+    """The first 16 hex digits of the SHA-256 of a file a build could have written, else None.
+
+    That is a regular file holding one fatbin: its header (read first, 16 bytes) has the fatbin magic
+    and gives the file's size. Anything else is not read further, so a huge or sparse file planted under
+    an output's name costs 16 bytes of reading, not its size.
+    """
     try:
         fd, st = open_input(path, follow=False)
     except OSError:
         return None
     try:
         check_regular(st, st.st_size)
-        h = hashlib.sha256()
+        head = os.read(fd, _FATBIN_HEADER.size)
+        if len(head) < _FATBIN_HEADER.size:
+            return None
+        magic, _version, header_size, body_size = _FATBIN_HEADER.unpack(head)
+        if magic != _FATBIN_MAGIC or header_size + body_size != st.st_size:
+            return None
+        h = hashlib.sha256(head)
         while chunk := os.read(fd, 1 << 20):
             h.update(chunk)
         return h.hexdigest()[:16]
