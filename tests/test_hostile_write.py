@@ -949,3 +949,29 @@ def test_cleaning_does_not_read_a_huge_file_named_like_an_output(tmp_path, job_c
     build(root, job_cache, k=SRC.format(2))
     monkeypatch.undo()
     assert read[0] <= 1 << 16 and planted.stat().st_size == 64 << 30  # looked at, not read through; kept
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+def test_written_files_take_the_umask_and_ctrl_c_leaves_nothing(tmp_path, job_cache, umask):
+    """Outputs, bundle files and extracted files are ``0o666`` less the umask: never world-writable by us."""
+    from cuda_fatbin import extract_entries
+
+    old = os.umask(umask)
+    try:
+        build(tmp_path / "b", job_cache, k=SRC.format(1))
+        _files.write_atomic(tmp_path / "out.fatbin", b"x")
+        written = extract_entries(kernels(tmp_path / "b")["k"], tmp_path / "x", source_name="k.fatbin")
+        (tmp_path / "c").mkdir()
+        _files.create_new(tmp_path / "c" / "new", b"x")
+    finally:
+        os.umask(old)
+    files = [tmp_path / "out.fatbin", tmp_path / "c" / "new", *written, *(tmp_path / "b").iterdir()]
+    assert {oct(stat.S_IMODE(p.stat().st_mode)) for p in files} == {oct(0o666 & ~umask)}
+
+    def interrupted(f):
+        f.write(b"part")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        _files.write_atomic(tmp_path / "out.fatbin", interrupted)
+    assert (tmp_path / "out.fatbin").read_bytes() == b"x" and not [n for n in os.listdir(tmp_path) if ".tmp" in n]
