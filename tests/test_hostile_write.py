@@ -792,6 +792,7 @@ def test_loads_json_is_linear_on_hostile_strings(shape):
     (["compile", "kk", "--lang", "c++", "--arch", "80", "-o", "hard"], "is the source"),  # a hard link to it
     (["compile", "kk", "--lang", "c++", "--arch", "80", "-o", "out", "--symbols", "out"], "--symbols out is the -o"),
     (["compile", "kk", "--lang", "c++", "--arch", "80", "-o", "out", "--symbols", "./out"], "is the -o output"),
+    (["compile", "kk", "--lang", "c++", "--arch", "80", "-o", "c", "--cache", "c"], "-o c is the --cache folder"),
     (["build", "-o", "part", "part"], "-o part is an input"),  # a cubin without a suffix
     (["build", "-o", "part", "--part", "kind=elf,arch=sm_80,file=./part"], "is an input"),
 ])  # fmt: skip

@@ -579,10 +579,10 @@ def cmd_compile(args: argparse.Namespace) -> int:
     if not args.dry_run:
         if args.output == "-" and args.symbols == "-":
             raise UsageError("-o - and --symbols - both write to standard output; send one of them to a file")
-        _check_output(args.output, "a fatbin", "-o", [("the source", args.source)])
+        inputs = [("the source", args.source)] + ([("the --cache folder", cache_dir)] if cache_dir else [])
+        _check_output(args.output, "a fatbin", "-o", inputs)
         if args.symbols:
-            inputs = [("the source", args.source), ("the -o output", args.output)]
-            _check_output(args.symbols, "JSON", "--symbols", inputs)
+            _check_output(args.symbols, "JSON", "--symbols", [*inputs, ("the -o output", args.output)])
     defines = []
     for d in args.define:
         name, sep, value = d.partition("=")
