@@ -27,6 +27,45 @@ echo "== GPU tests"
 $PY -m pytest -m gpu -p no:cacheprovider -q -rs tests 2>&1 | tee "$OUT/pytest.log"
 rc=${PIPESTATUS[0]}
 
+echo "== CUDA headers without -I: compile for all-major, launch on this GPU"
+$PY - <<'PY' || rc=1
+# cuda_fp16.h (runtime), cuda/std/complex (CCCL) and cooperative_groups.h, with no include path
+import numpy as np
+from cuda.bindings import driver
+from cuda.core import Device, LaunchConfig, launch
+from cuda_fatbin import Program
+from cuda_fatbin._headers import cuda_header_dirs
+
+SRC = r"""
+#include <cuda_fp16.h>
+#include <cuda/std/complex>
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void h(float* out) {
+    cuda::std::complex<float> c(3.0f, 4.0f);
+    cg::thread_block block = cg::this_thread_block();
+    __half v = __float2half(cuda::std::abs(c));  // 5
+    out[block.thread_rank()] = __half2float(v) + (float)block.thread_rank();
+}
+"""
+print("header folders:", [d.label for d in cuda_header_dirs()])
+obj = Program(SRC, "c++").compile("fatbin", archs="all-major")
+dev = Device()
+dev.set_current()
+stream = dev.create_stream()
+buf = dev.allocate(32 * 4, stream=stream)
+launch(stream, LaunchConfig(grid=1, block=32), obj.get_kernel("h"), buf)
+stream.sync()
+out = np.empty(32, dtype=np.float32)
+(err,) = driver.cuMemcpyDtoH(out.ctypes.data, int(buf.handle), out.nbytes)
+assert int(err) == 0, err
+buf.close(stream)
+stream.sync()
+expected = 5.0 + np.arange(32, dtype=np.float32)
+print(f"{dev.name} (cc {dev.compute_capability}): {'ok' if np.array_equal(out, expected) else f'WRONG {out}'}")
+assert np.array_equal(out, expected)
+PY
+
 echo "== examples on the GPU"
 for ex in examples/saxpy_multiarch.py examples/templated_kernel.py; do
   $PY "$ex" 2>&1 | tail -3 | sed "s|^|  $ex: |" || rc=1

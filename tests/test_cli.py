@@ -64,7 +64,7 @@ def test_compile_options(source, tmp_path):
         ("elf", "sm_80", "lz4"),
         ("elf", "sm_86", "lz4"),
     ]
-    assert {e.identifier for e in fb.entries} == {"kern"}
+    assert {e.identifier for e in fb.entries} == {"kern.cu"}  # the default --name: the source file's name
 
 
 def test_compile_dry_run_prints_the_plan(source, tmp_path):

@@ -588,9 +588,10 @@ def cmd_compile(args: argparse.Namespace) -> int:
         name, sep, value = d.partition("=")
         defines.append((name, value) if sep else name)
     includes = [*args.include, str(src.resolve().parent)]  # quoted includes next to the source, as nvcc finds them
-    opts = ProgramOptions(name=args.name or src.stem, std=args.std, include_path=includes,
+    # named after the file: NVRTC's diagnostics then read "k.cu(3): error ...", which editors jump to
+    opts = ProgramOptions(name=args.name or src.name, std=args.std, include_path=includes,
                           define_macro=defines or None)  # fmt: skip
-    program = Program(code.decode() if lang != "nvvm" else code, lang, opts)
+    program = Program(code, lang, opts, cuda_headers=args.cuda_headers)
     ptx_for = _spec_list(args.ptx_for)
     ltoir_for = _spec_list(args.ltoir_for) or ()
     archs = args.arch[0] if len(args.arch) == 1 else list(args.arch)
@@ -800,9 +801,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, metavar="FILE",
                    help="the fatbin to write, whole or not at all ('-': standard output, not a terminal)")  # fmt: skip
     p.add_argument("-I", "--include", action="append", default=[], metavar="DIR")
+    p.add_argument(
+        "--no-cuda-headers",
+        dest="cuda_headers",
+        action="store_false",
+        help="do not add the CUDA runtime and CCCL header folders (found by cuda.pathfinder) after -I",
+    )
     p.add_argument("-D", "--define", action="append", default=[], metavar="NAME[=VALUE]")
     p.add_argument("--std", help="C++ dialect, e.g. c++17")
-    p.add_argument("--name", help="program name (default: the source file's stem)")
+    p.add_argument(
+        "--name",
+        help="program name: the entries' identifier and the file name in compiler messages "
+        "(default: the source file's name, so that messages read 'k.cu(3): error ...')",
+    )
     p.add_argument("--lang", choices=["c++", "ptx", "nvvm"], help="source language (default: from the extension)")
     p.add_argument("--name-expression", action="append", default=[], metavar="EXPR",
                    help="a kernel name expression to resolve, e.g. 'scale<float>' (repeatable)")  # fmt: skip

@@ -265,25 +265,38 @@ class JobResult:
 class FatbinCompileError(RuntimeError):
     """One or more per-arch compile jobs failed.
 
+    The message shows each distinct error and compiler log once, headed by every job that gave it: a
+    syntax error in a 14-arch compile reads once, not 14 times.
+
     Attributes
     ----------
     failures : list of (str, str)
         ``(job description, error and compiler log)`` for every job that failed.
+    hint : str
+        What to do, when the logs show it (a CUDA header that could not be opened); ``""`` otherwise.
 
     Examples
     --------
-    >>> from cuda_fatbin import FatbinCompileError, Program
+    >>> from cuda_fatbin import FatbinCompileError, Program, ProgramOptions
     >>> try:
-    ...     Program("not C++", "c++").compile("fatbin", archs=["sm_80", "sm_90"], ptx_for="none")
+    ...     Program("not C++", "c++", ProgramOptions(name="k.cu")).compile(
+    ...         "fatbin", archs=["sm_80", "sm_90"], ptx_for="none")
     ... except FatbinCompileError as e:
-    ...     print(len(e.failures), "jobs failed;", "expected a declaration" in e.failures[0][1])
-    2 jobs failed; True
+    ...     print(len(e.failures), "jobs failed;", str(e).count("k.cu(1): error: expected a declaration"))
+    2 jobs failed; 1
     """
 
-    def __init__(self, failures: list[tuple[str, str]]) -> None:
-        text = "\n".join(f"--- {job} ---\n{log.strip()}" for job, log in failures)
-        super().__init__(f"{len(failures)} compile job(s) failed:\n{text}")
+    def __init__(self, failures: list[tuple[str, str]], hint: str = "") -> None:
+        groups: dict[str, list[str]] = {}
+        for job, log in failures:
+            groups.setdefault(log.strip(), []).append(job)
+        text = "\n".join(f"--- {', '.join(jobs)} ---\n{log}" for log, jobs in groups.items())
+        super().__init__(f"{len(failures)} compile job(s) failed:\n{text}" + (f"\n{hint}" if hint else ""))
         self.failures = failures
+        self.hint = hint
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickles with its arguments (process pools, dask)
+        return (type(self), (self.failures, self.hint))
 
 
 class _JobFailed(Exception):

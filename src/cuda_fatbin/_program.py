@@ -32,17 +32,21 @@ from ._cache import (
 )
 from ._detect import ptx_target
 from ._fatbin import FatbinBuilder, FatbinOptions, merge_symbol_mappings
-from ._multiarch import JobResult, Plan, plan_fatbin, run_plan
+from ._headers import cuda_header_dirs, missing_header_hint
+from ._multiarch import FatbinCompileError, JobResult, Plan, plan_fatbin, run_plan
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import concurrent.futures as cf
     from collections.abc import Callable, Iterable
-    from typing import Any
+    from typing import Any, TypeVar
 
     from ._arch import ArchSpec
     from ._multiarch import Job, LogSink
     from ._select import DriverSpec, Selection
+
+    _T = TypeVar("_T")
+    _OptionsT = TypeVar("_OptionsT", bound=_CoreProgramOptions)
 
 __all__ = ["DriverCompatibilityError", "Program", "ProgramOptions"]
 
@@ -127,27 +131,63 @@ class Program(_CoreProgram):
     options : ProgramOptions, optional
         cuda.core's or this package's :class:`ProgramOptions`. Default: None (this package's, without
         an arch: no driver needed).
+    cuda_headers : bool, optional
+        For C++: add the CUDA runtime and CCCL header folders that ``cuda.pathfinder`` finds
+        (``cuda_fp16.h``, ``cuda/std/...``, ``cooperative_groups.h``), after ``options.include_path``, as
+        nvcc adds its toolkit's. Install them with ``pip install "cuda-toolkit[cudart,cccl]==13.*"``.
+        ``False`` adds none. The cache keys of ``compile("fatbin", cache=...)`` hash these folders by
+        their location and declared version. A single-arch compile with cuda.core's ``cache=`` gets
+        none (cuda.core's cache refuses ``include_path``). Default: True.
 
     Examples
     --------
     >>> obj = Program(src, "c++").compile("fatbin", archs=["sm_80", "sm_90", "sm_100"])  # doctest: +SKIP
     >>> kernel = obj.get_kernel("saxpy")  # doctest: +SKIP
+
+    CUDA headers need no include path, and a single-arch compile needs no driver:
+
+    >>> from cuda_fatbin import Program, ProgramOptions
+    >>> half = '#include <cuda_fp16.h>\\nextern "C" __global__ void h(__half* p) { p[0] = __float2half(1.f); }'
+    >>> Program(half, "c++", ProgramOptions(arch="sm_90")).compile("ptx").code_type
+    'ptx'
     """
 
-    def __init__(self, code: str | bytes, code_type: str, options: _CoreProgramOptions | None = None) -> None:
+    def __init__(
+        self,
+        code: str | bytes,
+        code_type: str,
+        options: _CoreProgramOptions | None = None,
+        *,
+        cuda_headers: bool = True,
+    ) -> None:
         if options is None:
             options = ProgramOptions()
         elif not isinstance(options, _CoreProgramOptions):
             raise TypeError(f"options must be a ProgramOptions; got {type(options).__name__}")
+        if not isinstance(cuda_headers, bool):
+            raise TypeError(f"cuda_headers must be True or False; got {cuda_headers!r}")
+        kind = code_type.lower() if isinstance(code_type, str) else code_type
+        text: object = code
+        if kind in ("c++", "ptx") and isinstance(code, (bytes, bytearray)):  # upstream takes str only for these
+            try:
+                text = bytes(code).decode()
+            except UnicodeDecodeError as e:
+                raise ValueError(
+                    f"{kind} source given as bytes must be UTF-8 ({e}); decode it and pass a str"
+                ) from None
         placeholder = _PLACEHOLDER_ARCH
-        if isinstance(code_type, str) and code_type.lower() == "ptx" and isinstance(code, (str, bytes, bytearray)):
+        if kind == "ptx" and isinstance(code, (str, bytes, bytearray)):
             target = ptx_target(code)  # upstream links PTX at construction: the placeholder must not be below it
             placeholder = str(target) if target is not None else placeholder
-        upstream = options if options.arch is not None else dataclasses.replace(options, arch=placeholder)
-        super().__init__(code, code_type, _CoreProgramOptions(**_fields(upstream)))
+        self._fb_headers = cuda_header_dirs() if cuda_headers and kind == "c++" else ()
+        effective = _with_include_dirs(options, [d.path for d in self._fb_headers])
+        upstream = effective if options.arch is not None else dataclasses.replace(effective, arch=placeholder)
+        super().__init__(text, code_type, _CoreProgramOptions(**_fields(upstream)))
         self._fb_code = code
-        self._fb_code_type = code_type.lower() if isinstance(code_type, str) else code_type
+        self._fb_code_type = kind
         self._fb_options = options
+        self._fb_effective = effective  # with the CUDA header folders: what the compilers get
+        self._fb_cuda_headers = cuda_headers
 
     @property
     def options(self) -> _CoreProgramOptions:
@@ -256,12 +296,17 @@ class Program(_CoreProgram):
                 raise ValueError(
                     f"archs, ptx_for, ltoir_for, fatbin_options, group and min_driver apply to 'fatbin', not {target!r}"
                 )
-            if self._fb_options.arch is not None:
-                return super().compile(target_type, _name_tuple(name_expressions), logs, **kwargs)
-            resolved = dataclasses.replace(self._fb_options, arch=_device_arch())
-            program = _CoreProgram(self._fb_code, self._fb_code_type, _CoreProgramOptions(**_fields(resolved)))
+            names = _name_tuple(name_expressions)
+            base = self._fb_options if "cache" in kwargs else self._fb_effective  # upstream's cache refuses -I
+            if self._fb_options.arch is not None and base is self._fb_effective:
+                if target == "ptx" and self._fb_code_type in ("c++", "nvvm") and not kwargs and not _driver_loads():
+                    return self._compile_ptx_here(names, logs)  # upstream asks the driver's version after NVRTC
+                return self._with_hint(lambda: super(Program, self).compile(target_type, names, logs, **kwargs))
+            arch = self._fb_options.arch if self._fb_options.arch is not None else _device_arch()
+            resolved = dataclasses.replace(base, arch=arch)
+            program = _CoreProgram(self._upstream_code(), self._fb_code_type, _CoreProgramOptions(**_fields(resolved)))
             try:
-                return program.compile(target_type, _name_tuple(name_expressions), logs, **kwargs)
+                return self._with_hint(lambda: program.compile(target_type, names, logs, **kwargs))
             finally:
                 program.close()
         if kwargs:
@@ -295,15 +340,57 @@ class Program(_CoreProgram):
             max_workers=max_workers, executor=executor, logs=logs, progress=progress, threads_per_job=threads
         )
         if cache is None:
-            results = run_plan(plan, job_args, **run)
+            results = self._with_hint(lambda: run_plan(plan, job_args, **run))
         else:
             excluded = (cache_exclude,) if isinstance(cache_exclude, (str, os.PathLike)) else tuple(cache_exclude)
             digest = (cache_extra_digest, excluded, cache_max_files)
-            results = self._run_cached(plan, job_args, names, extra, cache, digest, run)
+            results = self._with_hint(lambda: self._run_cached(plan, job_args, names, extra, cache, digest, run))
         data, mapping = _assemble(results, fatbin_options, self._fb_options.name)
         if min_driver is not None:
             check_min_driver(data, plan, min_driver, min_driver_action)
         return ObjectCode.from_fatbin(data, name=self._fb_options.name or "", symbol_mapping=mapping)
+
+    def _upstream_code(self) -> str | bytes:
+        """The source as upstream's constructor takes it (``str`` for C++ and PTX)."""
+        code = self._fb_code
+        if self._fb_code_type in ("c++", "ptx") and isinstance(code, (bytes, bytearray)):
+            return bytes(code).decode()
+        return code
+
+    def _with_hint(self, compile_: Callable[[], _T]) -> _T:
+        """Run ``compile_``; a failure that could not open a CUDA header gets a note on what to install."""
+        try:
+            return compile_()
+        except Exception as e:
+            hint = missing_header_hint(str(e), self._fb_cuda_headers) if self._fb_code_type == "c++" else ""
+            if hint:
+                if isinstance(e, FatbinCompileError):
+                    raise FatbinCompileError(e.failures, hint=hint) from None
+                if hasattr(e, "add_note"):  # Python >= 3.11; the compiler log above still names the header
+                    e.add_note(hint)
+            raise
+
+    def _compile_ptx_here(self, names: tuple[str, ...], logs: LogSink | None) -> ObjectCode:
+        """PTX from C++ or NVVM IR with our own NVRTC/libNVVM call: no driver asked (upstream asks its version)."""
+        from ._multiarch import _JobFailed, _nvrtc, _nvvm
+
+        options = _CoreProgramOptions(**_fields(self._fb_effective))
+        backend = "nvvm" if self._fb_code_type == "nvvm" else "nvrtc"
+        name = options.name or "default_program"
+        front = tuple(options.as_bytes(backend))
+        mapping: dict[str, bytes] = {}
+        try:
+            if backend == "nvrtc":
+                data, mapping, log = _nvrtc(self._fb_code, name, front, "ptx", names)
+            else:
+                data, log = _nvvm(self._fb_code, name, front, "ptx")
+        except _JobFailed as e:
+            hint = missing_header_hint(e.log, self._fb_cuda_headers) if backend == "nvrtc" else ""
+            raise FatbinCompileError([(f"{backend.upper()} {options.arch} -> ptx", f"{e.message}\n{e.log}")],
+                                     hint=hint) from None  # fmt: skip
+        if logs is not None and log.strip():
+            logs.write(log)
+        return ObjectCode.from_ptx(data, name=options.name or "", symbol_mapping=mapping or None)
 
     @property
     def last_cache_report(self) -> CacheReport | None:
@@ -327,9 +414,11 @@ class Program(_CoreProgram):
             raise TypeError("cache_extra_digest must be bytes")
         own = cache_root(cache)  # the cache's entries are no headers, and change with every store
         exclude = (*exclude, own) if own is not None else exclude
-        digest = (include_digest(self._fb_options, exclude=exclude, max_files=max_files)
+        # the CUDA header folders are hashed by their label (version), not by their ~5000 files
+        labels: dict[str | os.PathLike[str], str] = {d.path: d.label for d in self._fb_headers}
+        digest = (include_digest(self._fb_effective, exclude=exclude, max_files=max_files, labels=labels)
                   + bytes(extra_digest or b"") + "\0".join(extra).encode())  # fmt: skip
-        code = self._fb_code
+        code = self._upstream_code()  # cuda.core's key takes C++ and PTX as str only
         keys = {job: job_key(job, code, self._fb_code_type, self._job_options(job), names, job_args(job), digest)
                 for job in plan.jobs}  # fmt: skip
         found: dict[Job, JobResult] = {}
@@ -393,7 +482,7 @@ class Program(_CoreProgram):
 
     def _job_options(self, job: Job) -> _CoreProgramOptions:
         """The single-arch options of a job's front end (for PTX source: of the first arch it links)."""
-        fields = _fields(self._fb_options)
+        fields = _fields(self._fb_effective)
         if job.front == "none":
             fields["arch"] = str(job.link[0]) if job.link else str(job.arch)
         else:
@@ -416,6 +505,23 @@ class Program(_CoreProgram):
             return (source, name, front, link, names if job.front == "nvrtc" else ())
 
         return args
+
+
+def _with_include_dirs(options: _OptionsT, dirs: Sequence[str]) -> _OptionsT:
+    """``options`` with ``dirs`` appended to ``include_path`` (those it does not name already)."""
+    if not dirs:
+        return options
+    given = options.include_path
+    mine = [] if given is None else [given] if isinstance(given, (str, os.PathLike)) else list(given)
+    have = {os.path.abspath(os.fspath(d)) for d in mine}
+    added = [d for d in dirs if os.path.abspath(d) not in have]
+    return dataclasses.replace(options, include_path=[*mine, *added]) if added else options
+
+
+def _driver_loads() -> bool:
+    from ._driver import driver_available
+
+    return driver_available()
 
 
 def _fields(options: _CoreProgramOptions) -> dict[str, Any]:

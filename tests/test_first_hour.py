@@ -1,0 +1,151 @@
+"""The first hour of a user (issue #26): CUDA headers without -I, single-arch compiles without a driver,
+bytes sources, compiler messages named after the file and shown once, a note on what to install."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from cuda.core.utils import InMemoryProgramCache
+
+from cuda_fatbin import FatbinCompileError, Program, ProgramOptions, _program, read_fatbin
+from cuda_fatbin._headers import CUDA_HEADERS_INSTALL, HeaderDir, cuda_header_dirs, missing_header_hint
+
+from fatbin_testing import KERNEL_SRC
+
+# The three headers of the issue: the runtime's half type, CCCL's libcu++, and cooperative groups.
+HEADERS_SRC = r"""
+#include <cuda_fp16.h>
+#include <cuda/std/complex>
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void h(__half* out) {
+    cuda::std::complex<float> c(1.0f, 2.0f);
+    cg::thread_block block = cg::this_thread_block();
+    out[block.thread_rank()] = __float2half(cuda::std::abs(c));
+}
+"""
+FP16_SRC = '#include <cuda_fp16.h>\nextern "C" __global__ void h(__half* p) { p[0] = __float2half(1.f); }\n'
+
+
+def test_cuda_headers_found_without_include_path():
+    dirs = cuda_header_dirs()
+    assert [d.library for d in dirs] == ["cudart", "cccl"], f"install the headers: {CUDA_HEADERS_INSTALL}"
+    assert all("VERSION=" in d.label and "=?" not in d.label for d in dirs), dirs
+
+
+def test_cuda_headers_compile_for_all_major_with_no_include_path():
+    obj = Program(HEADERS_SRC, "c++").compile("fatbin", archs="all-major")
+    kinds = {e.kind for e in read_fatbin(bytes(obj.code)).iter_entries()}
+    assert kinds == {"elf", "ptx"}
+
+
+def test_user_include_paths_come_first_and_are_not_repeated(tmp_path):
+    dirs = [d.path for d in cuda_header_dirs()]
+    program = Program(KERNEL_SRC, "c++", ProgramOptions(include_path=[str(tmp_path), dirs[0]]))
+    assert program._fb_effective.include_path == [str(tmp_path), *dirs]
+    assert program.options.include_path == [str(tmp_path), dirs[0]]  # what the user gave, unchanged
+    assert Program(KERNEL_SRC, "c++", cuda_headers=False)._fb_effective.include_path is None
+
+
+def test_opting_out_says_what_to_do():
+    with pytest.raises(FatbinCompileError) as info:
+        Program(FP16_SRC, "c++", cuda_headers=False).compile("fatbin", archs="80")
+    assert "cuda_fp16.h is a CUDA header: drop cuda_headers=False" in str(info.value)
+    with pytest.raises(TypeError, match="cuda_headers must be True or False"):
+        Program(FP16_SRC, "c++", cuda_headers="no")  # type: ignore[arg-type]
+
+
+def test_missing_headers_name_the_wheel_to_install(monkeypatch):
+    monkeypatch.setattr(_program, "cuda_header_dirs", lambda: ())
+    monkeypatch.setattr("cuda_fatbin._headers.cuda_header_dirs", lambda: ())
+    with pytest.raises(FatbinCompileError) as info:
+        Program(FP16_SRC, "c++").compile("fatbin", archs="80")
+    assert info.value.hint == (
+        f"cuda_fp16.h is a CUDA header and no CUDA headers are installed: {CUDA_HEADERS_INSTALL}, "
+        "or pass their folder in include_path (-I)"
+    )
+    assert str(info.value).endswith(info.value.hint)
+
+
+@pytest.mark.parametrize(
+    ("log", "hinted"),
+    [('k.cu(1): catastrophic error: could not open source file "cuda/std/complex"', True),
+     ('k.cu(1): catastrophic error: cannot open source file "cooperative_groups.h"', True),
+     ('k.cu(1): catastrophic error: could not open source file "mine.h"', False),
+     ("k.cu(1): error: expected a declaration", False)],
+)  # fmt: skip
+def test_only_cuda_headers_get_the_note(log, hinted):
+    assert bool(missing_header_hint(log, True)) is hinted
+
+
+def test_cache_keys_follow_the_header_folders_label_not_their_files(monkeypatch):
+    real = cuda_header_dirs()
+    cache = InMemoryProgramCache()
+
+    def compile_with(label: str) -> tuple[str, ...]:
+        monkeypatch.setattr(
+            _program, "cuda_header_dirs", lambda: tuple(HeaderDir(d.library, d.path, label) for d in real)
+        )
+        program = Program(KERNEL_SRC, "c++")
+        program.compile("fatbin", archs="80", ptx_for="none", cache=cache)
+        assert program.last_cache_report is not None
+        return program.last_cache_report.misses
+
+    assert compile_with("cudart wheel 13.0") == ("NVRTC sm_80 -> cubin",)
+    assert compile_with("cudart wheel 13.0") == ()  # same headers: a hit
+    assert compile_with("cudart wheel 13.1") == ("NVRTC sm_80 -> cubin",)  # other headers: a new key
+
+
+def test_single_arch_compiles_need_no_driver():
+    """Issue #26: PTX with an explicit arch raised DynamicLibNotFoundError on a machine without a driver."""
+    for target in ("ptx", "cubin", "ltoir"):
+        options = ProgramOptions(arch="sm_90", link_time_optimization=target == "ltoir")
+        obj = Program(FP16_SRC, "c++", options).compile(target)
+        assert obj.code_type == target and len(bytes(obj.code)) > 0
+    ptx = Program(KERNEL_SRC, "c++", ProgramOptions(arch="sm_90")).compile("ptx", ["scale<float>"])
+    assert b".target sm_90" in bytes(ptx.code) and ptx.symbol_mapping == {"scale<float>": b"_Z5scaleIfEvPT_S0_i"}
+
+
+def test_single_arch_ptx_errors_carry_the_log_and_the_note():
+    with pytest.raises(FatbinCompileError, match=r"(?s)k\.cu\(2\): error.*") as info:
+        Program('extern "C" __global__ void k() {}\nnot C++', "c++", ProgramOptions(arch="sm_90", name="k.cu")
+                ).compile("ptx")  # fmt: skip
+    assert "k.cu" in str(info.value)
+
+
+def test_bytes_sources_are_accepted_as_documented():
+    """Issue #26: Program(bytes, "ptx") and Program(bytes, "c++") failed in cuda.core's constructor."""
+    ptx = bytes(Program(KERNEL_SRC, "c++", ProgramOptions(arch="sm_80")).compile("ptx").code)
+    for code, kind in ((KERNEL_SRC.encode(), "c++"), (ptx, "ptx"), (bytearray(ptx), "ptx")):
+        obj = Program(code, kind).compile("fatbin", archs="80")
+        assert [e.kind for e in read_fatbin(bytes(obj.code)).iter_entries()] == ["elf", "ptx"]
+    with pytest.raises(ValueError, match="must be UTF-8"):
+        Program(b"\xff\xfe not text", "c++")
+
+
+def test_compiler_messages_are_named_after_the_file_and_shown_once():
+    bad = 'extern "C" __global__ void k(int* p) {\n  p[0] = 1\n}\n'
+    with pytest.raises(FatbinCompileError) as info:
+        Program(bad, "c++", ProgramOptions(name="bad.cu")).compile("fatbin", archs="75;80;90", ptx_for="none")
+    text, failed = str(info.value), [job for job, _ in info.value.failures]
+    assert len(failed) >= 2  # the first failure cancels jobs not started yet
+    assert text.count('bad.cu(3): error: expected a ";"') == 1, text
+    assert text.splitlines()[1] == f"--- {', '.join(failed)} ---"  # one header names every job that said it
+
+
+def test_cli_names_the_file_and_finds_the_headers(tmp_path):
+    bad = tmp_path / "bad.cu"
+    bad.write_text('extern "C" __global__ void k(int* p) {\n  p[0] = 1\n}\n')
+    run = [sys.executable, "-m", "cuda_fatbin", "compile"]
+    res = subprocess.run([*run, bad, "--arch", "75;80", "-o", tmp_path / "b.fatbin"], capture_output=True, text=True)
+    assert res.returncode == 1 and res.stderr.count('bad.cu(3): error: expected a ";"') == 1, res.stderr
+    good = tmp_path / "h.cu"
+    good.write_text(FP16_SRC)
+    out = tmp_path / "h.fatbin"
+    res = subprocess.run([*run, good, "--arch", "80", "-o", out, "-q"], capture_output=True, text=True)
+    assert res.returncode == 0 and out.exists(), res.stderr
+    res = subprocess.run([*run, good, "--arch", "80", "-o", tmp_path / "n.fatbin", "--no-cuda-headers"],
+                         capture_output=True, text=True)  # fmt: skip
+    assert res.returncode == 1 and "--no-cuda-headers" in res.stderr and not (tmp_path / "n.fatbin").exists()
