@@ -442,7 +442,8 @@ def _key_of(cache, entry: Path) -> tuple[bytes, Job]:
     program = Program(SRC.format(5), "c++")
     plan = program.plan(["sm_80"], ptx_for=())
     (job,) = plan.jobs
-    digest = _cache.include_digest(program.options) + b""
+    labels = {d.path: d.label for d in program._fb_headers}  # the CUDA header folders Program adds
+    digest = _cache.include_digest(program._fb_effective, labels=labels) + b""
     key = _cache.job_key(job, program._fb_code, "c++", program._job_options(job), (), program._job_args(())(job),
                          digest)  # fmt: skip
     assert Path(cache._path_for_key(key)) == entry
