@@ -977,3 +977,26 @@ def test_written_files_take_the_umask_and_ctrl_c_leaves_nothing(tmp_path, job_ca
     with pytest.raises(KeyboardInterrupt):
         _files.write_atomic(tmp_path / "out.fatbin", interrupted)
     assert (tmp_path / "out.fatbin").read_bytes() == b"x" and not [n for n in os.listdir(tmp_path) if ".tmp" in n]
+
+
+def test_without_hard_links_a_failed_publish_leaves_no_part_at_the_target(tmp_path, monkeypatch):
+    """Where ``link`` fails (FAT, some network file systems) the no-clobber publish copies into a new file:
+    a full disk during that copy left a part of the file at the target (``extract`` promises nothing written)."""
+
+    def no_links(*args, **kwargs):
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_links)
+    _files.write_atomic(tmp_path / "a", b"abc", replace=False)
+    assert (tmp_path / "a").read_bytes() == b"abc" and os.listdir(tmp_path) == ["a"]
+    real = os.fsync
+
+    def full(fd):  # the copy's data reached the file; the disk fills when it is flushed
+        if os.readlink(f"/proc/self/fd/{fd}").endswith("/b"):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd)
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError, match="No space left"):
+        _files.write_atomic(tmp_path / "b", b"abcdef" * 1000, replace=False)
+    assert os.listdir(tmp_path) == ["a"]

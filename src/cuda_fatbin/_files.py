@@ -322,8 +322,8 @@ def create_new(
     """Create ``target``, which must not exist (``O_CREAT | O_EXCL | O_NOFOLLOW``), write ``data`` and fsync it.
 
     Meant for a fresh directory of our own (a build's staging folder): there the name cannot have been
-    planted, and a failure leaves a file that the folder's owner removes. Anywhere else use
-    :func:`write_atomic`. The bytes go through ``os.write``, so a full disk fails here, not later.
+    planted. Anywhere else use :func:`write_atomic`. The bytes go through ``os.write``, so a full disk
+    fails here, not later; a failure after the file was created (a full disk, Ctrl-C) removes it.
 
     Raises
     ------
@@ -344,15 +344,20 @@ def create_new(
     b'abc'
     """
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_BINARY, 0o666)
-    with os.fdopen(fd, "wb") as f:
-        if callable(data):
-            data(f)
-            f.flush()
-        else:
-            view = memoryview(data).cast("B")
-            while view:
-                view = view[os.write(fd, view) :]
-        os.fsync(fd)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            if callable(data):
+                data(f)
+                f.flush()
+            else:
+                view = memoryview(data).cast("B")
+                while view:
+                    view = view[os.write(fd, view) :]
+            os.fsync(fd)
+    except BaseException:  # the file is ours (O_EXCL made it): no part of it is left
+        with contextlib.suppress(OSError):
+            os.unlink(target)
+        raise
 
 
 def fsync_dir(path: str | os.PathLike[str]) -> None:
