@@ -561,6 +561,42 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _interruptible(command: str) -> None:
+    """First Ctrl-C: stop (queued jobs dropped, the running ones awaited, said so); second: exit 130 at once.
+
+    The second exits with ``os._exit``: no interpreter teardown while NVRTC threads still run (that teardown
+    was seen to abort with ``free(): invalid pointer``). Outputs are written only after a compile, whole
+    (``_files.write_atomic``), so either way no partial file is left.
+    """
+    import signal
+    import threading
+
+    from . import _multiarch
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    presses = [0]
+
+    def handler(signum: int, frame: object) -> None:
+        presses[0] += 1
+        if presses[0] > 1:
+            try:
+                sys.stderr.write(f"cuda-fatbin {command}: interrupted\n")
+                sys.stderr.flush()
+            finally:
+                os._exit(130)
+        raise KeyboardInterrupt
+
+    def waiting(running: int) -> None:
+        if running:
+            noun = "compile" if running == 1 else "compiles"
+            print(f"cuda-fatbin {command}: interrupted; waiting for {running} running {noun}; Ctrl-C again to quit now",
+                  file=sys.stderr, flush=True)  # fmt: skip
+
+    signal.signal(signal.SIGINT, handler)
+    _multiarch._on_interrupt = waiting
+
+
 def cmd_compile(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
@@ -598,6 +634,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(program.plan(archs, ptx_for=ptx_for, ltoir_for=ltoir_for, group=args.group))
         return 0
+    _interruptible("compile")
     progress = _Progress(not args.quiet)
     logs = sys.stderr if args.verbose else (None if args.quiet else _Warnings(sys.stderr))
     cache = cache_options = None

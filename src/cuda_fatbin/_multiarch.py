@@ -428,6 +428,11 @@ def _nvjitlink(ptx: bytes, options: Iterable[bytes | str]) -> tuple[bytes, str]:
         nvjitlink.destroy(handle)
 
 
+# Called (in the waiting thread) with the number of jobs still running when Ctrl-C stops run_plan; the
+# command line sets it to say what it waits for. None: nothing said.
+_on_interrupt: Callable[[int], None] | None = None
+
+
 def run_plan(
     plan: Plan,
     submit_args: Callable[[Job], tuple[Any, ...]],
@@ -478,10 +483,17 @@ def run_plan(
         for f in futures:
             f.add_done_callback(cancel_rest)
         finished = 0
-        for f in cf.as_completed(futures):
-            if progress is not None and not f.cancelled() and f.exception() is None:
-                finished += 1
-                progress(finished, len(jobs), futures[f])
+        try:
+            for f in cf.as_completed(futures):
+                if progress is not None and not f.cancelled() and f.exception() is None:
+                    finished += 1
+                    progress(finished, len(jobs), futures[f])
+        except KeyboardInterrupt:  # Ctrl-C: drop the queued jobs now; say what is still running
+            for f in futures:
+                f.cancel()
+            if _on_interrupt is not None:
+                _on_interrupt(sum(1 for f in futures if f.running()))
+            raise
         done = {f for f in futures if not f.cancelled()}
         failures = []
         for f in futures:
