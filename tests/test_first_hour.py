@@ -149,3 +149,36 @@ def test_cli_names_the_file_and_finds_the_headers(tmp_path):
     res = subprocess.run([*run, good, "--arch", "80", "-o", tmp_path / "n.fatbin", "--no-cuda-headers"],
                          capture_output=True, text=True)  # fmt: skip
     assert res.returncode == 1 and "--no-cuda-headers" in res.stderr and not (tmp_path / "n.fatbin").exists()
+
+
+@pytest.mark.parametrize("none", ["none", (), []])
+def test_ptx_for_none_wins_over_ptx_the_spec_names(none):
+    """Issue #26: all-major with --ptx-for none still gave PTX for sm_120."""
+    from cuda_fatbin import plan_fatbin
+
+    assert any(kind == "ptx" for kind, _ in plan_fatbin("all-major").entries)  # nvcc's all-major names PTX
+    assert {kind for kind, _ in plan_fatbin("all-major", ptx_for=none).entries} == {"cubin"}
+    assert not [k for k, _ in plan_fatbin("80;90+PTX", ptx_for=none).entries if k == "ptx"]
+
+
+def test_an_unknown_target_is_named():
+    with pytest.raises(ValueError, match=r"unknown target_type 'fatbinn'; did you mean 'fatbin'\?"):
+        Program(KERNEL_SRC, "c++").compile("fatbinn", archs="80")
+
+
+def test_command_typos_get_a_suggestion_and_help_texts_exist():
+    run = [sys.executable, "-m", "cuda_fatbin"]
+    res = subprocess.run([*run, "compil", "k.cu"], capture_output=True, text=True)
+    assert res.returncode == 2 and "unknown command 'compil'; did you mean 'compile'?" in res.stderr, res.stderr
+    res = subprocess.run([*run, "--debug", "inspekt", "x"], capture_output=True, text=True)
+    assert res.returncode == 2 and "did you mean 'inspect'?" in res.stderr
+    which = subprocess.run([*run, "which", "--help"], capture_output=True, text=True).stdout
+    assert "a fatbin, cubin, PTX, object" in which and "machine-readable output" in which
+    extract = subprocess.run([*run, "extract", "--help"], capture_output=True, text=True).stdout
+    assert "the folder to write into" in extract
+
+
+def test_parse_archs_documents_the_error_of_native_without_a_driver():
+    from cuda_fatbin import parse_archs
+
+    assert "NoDriverError\n        ``native``" in (parse_archs.__doc__ or "")

@@ -345,9 +345,11 @@ def parse_archs(spec: ArchSpec, *, style: str = "auto", supported: tuple[int, ..
     Raises
     ------
     ValueError
-        A malformed item (the message quotes it), an empty spec, or ``native`` without a GPU.
+        A malformed item (the message quotes it), or an empty spec.
     TypeError
         A spec of another type.
+    NoDriverError
+        ``native`` on a machine without a usable driver or GPU (a ``RuntimeError``; raised at once).
 
     Examples
     --------

@@ -898,7 +898,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_inspect)
 
     p = sub.add_parser("which", help="which entry each GPU would load; exit 1 if some GPU is not covered")
-    p.add_argument("file")
+    p.add_argument("file", metavar="FILE", help="a fatbin, cubin, PTX, object, shared library or executable")
     p.add_argument("--gpu", required=True, action="append", metavar="SPEC",
                    help="compute capabilities, e.g. '75;80;86;89;90;100;120' (repeatable)")  # fmt: skip
     p.add_argument("--embedded", action="store_true", help="also check fatbins stored as data")
@@ -924,8 +924,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_scan)
 
     p = sub.add_parser("extract", help="write entries out as files, named like cuobjdump does")
-    p.add_argument("file")
-    p.add_argument("-o", "--output", required=True, metavar="DIR")
+    p.add_argument("file", metavar="FILE", help="a fatbin, object, shared library or executable to take entries from")
+    p.add_argument("-o", "--output", required=True, metavar="DIR",
+                   help="the folder to write into (created if missing); nothing is written outside it")  # fmt: skip
     p.add_argument("--kind", action="append", default=[], metavar="KIND",
                    help="kinds to write: elf (or cubin), ptx, ltoir, reloc, tile_ir, index (repeatable)")  # fmt: skip
     p.add_argument("--arch", action="append", default=[], metavar="SPEC", help="only these archs (repeatable)")
@@ -955,11 +956,26 @@ def _join_option_values(argv: list[str]) -> list[str]:
     return out
 
 
+def _suggest_command(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """An unknown command is a usage error that names the closest one (``compil`` -> ``compile``)."""
+    first = next((a for a in argv if not a.startswith("-")), None)
+    commands = ("compile", "build", "inspect", "which", "scan", "extract")
+    if first is None or first in commands:
+        return
+    import difflib
+
+    close = difflib.get_close_matches(first, commands, n=1, cutoff=0.5)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    parser.error(f"unknown command {first!r}{hint} (commands: {', '.join(commands)})")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit code (0 success, 1 failure, 2 usage error)."""
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    _suggest_command(parser, argv)
     try:  # --version and --help print while parsing: into `head`, too
-        args = parser.parse_args(_join_option_values(sys.argv[1:] if argv is None else list(argv)))
+        args = parser.parse_args(_join_option_values(argv))
     except BrokenPipeError:
         return _quiet_pipe()
     try:

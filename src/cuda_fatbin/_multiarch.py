@@ -120,6 +120,11 @@ def _is_none(spec: object) -> bool:
     return isinstance(spec, str) and spec.strip().lower() in ("", "none")
 
 
+def _names_none(spec: object) -> bool:
+    """``()``, ``[]``, ``"none"`` or ``""``: explicitly no entries."""
+    return (isinstance(spec, (list, tuple)) and not spec) or _is_none(spec)
+
+
 def _subset(name: str, spec: ArchSpec | None, al: ArchList) -> tuple[Arch, ...]:
     """Archs named by ``ptx_for`` / ``ltoir_for``; each must be one of ``archs``. ``"none"`` names none."""
     if spec is None or (isinstance(spec, (list, tuple)) and not spec) or _is_none(spec):
@@ -151,7 +156,7 @@ def plan_fatbin(
     ptx_for : spec, optional
         Archs (from ``archs``) to embed PTX for. Default: None — the PTX the spec names, or, when it names
         none, PTX for the newest arch (the forward-compatibility entry ``nvcc -arch=sm_XX`` embeds).
-        ``()`` adds none.
+        ``()`` or ``"none"``: no PTX at all, not even PTX the spec names (``all-major`` names some).
     ltoir_for : spec, optional
         Archs (from ``archs``) to embed LTO-IR for. Default: ().
     code_type : {"c++", "ptx", "nvvm"}, optional
@@ -192,7 +197,8 @@ def plan_fatbin(
         raise ValueError(f"code_type must be 'c++', 'ptx' or 'nvvm' for a fatbin; got {code_type!r}")
     al = parse_archs(archs)
     sass = set(al.sass)
-    ptx = set(al.ptx) | set(_subset("ptx_for", ptx_for, al))
+    # an explicit "none" wins over PTX the spec names (all-major names PTX of its newest arch)
+    ptx = set() if _names_none(ptx_for) else set(al.ptx) | set(_subset("ptx_for", ptx_for, al))
     ltoir = set(al.ltoir) | set(_subset("ltoir_for", ltoir_for, al))
     if ptx_for is None and not al.explicit_ptx and sass:
         # the forward-compatibility entry: PTX of the newest arch (for PTX source: the source itself)

@@ -231,7 +231,7 @@ class Program(_CoreProgram):
             ``"80-real;90"`` (CMake), ``"arch=compute_80,code=[sm_80,sm_86]"`` (nvcc), ``"all-major"``.
         ptx_for : arch spec, optional
             Archs of ``archs`` to embed PTX for. Default: None (what the spec says, else the newest arch);
-            ``()`` for none.
+            ``()`` or ``"none"`` for none, even where the spec names PTX.
         ltoir_for : arch spec, optional
             Archs of ``archs`` to embed LTO-IR for. Default: ().
         fatbin_options : FatbinOptions, optional
@@ -290,6 +290,12 @@ class Program(_CoreProgram):
             A job failed; the message names every failing job with its compiler log.
         """
         target = target_type.lower() if isinstance(target_type, str) else target_type
+        if target not in ("ptx", "cubin", "ltoir", "fatbin"):
+            import difflib
+
+            close = difflib.get_close_matches(str(target), ["ptx", "cubin", "ltoir", "fatbin"], n=1)
+            raise ValueError(f"unknown target_type {target_type!r}" + (f"; did you mean {close[0]!r}?" if close else "")
+                             + "; choose 'ptx', 'cubin', 'ltoir' or 'fatbin'")  # fmt: skip
         if target != "fatbin":
             if (archs is not None or ptx_for is not None or ltoir_for or fatbin_options is not None or group
                     or min_driver is not None):  # fmt: skip
