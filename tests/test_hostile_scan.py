@@ -573,3 +573,10 @@ def test_any_name_is_shown_escaped(fatbin, tmp_path_factory, names):
         main(["scan", str(root), "--gpu", "80"])
     text = out.getvalue() + err.getvalue()
     assert all(ch.isprintable() or ch == "\n" for ch in text), repr(text)
+
+
+def test_a_malformed_binary_is_named_by_its_path(tmp_path):
+    """The reader reads the descriptor scan judged (/proc/self/fd/N); the error names the file the user knows."""
+    (tmp_path / "bad.so").write_bytes(b"\x7fELF\x02\x01\x01" + b"junk" * 5)
+    [b] = scan([tmp_path], gpus="80", max_workers=1).binaries
+    assert b.error.startswith("FatbinFormatError: malformed ELF") and "/proc/self" not in b.error

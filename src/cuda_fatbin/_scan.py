@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures as cf
+import contextlib
 import errno
 import mmap
 import os
@@ -21,7 +22,7 @@ import re
 import site
 import stat
 import sysconfig
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ._arch import Arch, split_arch_list
@@ -311,18 +312,27 @@ def _visit_archive(path: str, follow: bool, out: _Listing) -> None:
             out.items.append(_Item(path, m, m.size))
 
 
-def _read_file(path: str, identity: tuple[int, int], follow: bool) -> bytes | mmap.mmap:
+@contextlib.contextmanager
+def _opened(path: str, identity: tuple[int, int], follow: bool) -> Iterator[str | bytes | mmap.mmap]:
     """The file as listed: opened without following a symlink (unless the user named it), never blocking,
-    refused unless it is the regular file that was listed (same device and inode)."""
+    refused unless it is the regular file that was listed (same device and inode).
+
+    Yields what the reader should read: where ``/proc/self/fd`` exists, the open descriptor's name there,
+    so the reader opens exactly the file judged here and reads it its own way (windows that skip holes,
+    no SIGBUS on a file cut short); elsewhere its bytes (files up to 1 MiB are read, larger ones mapped).
+    """
     fd, st = open_input(path, follow=follow)
     try:
         if not is_regular(st):
             raise OSError(errno.EINVAL, f"{describe(st)} now, not a regular file (changed since listed)", path)
         if identity != (0, 0) and (st.st_dev, st.st_ino) != identity:
             raise OSError(errno.EIO, "another file now (changed since listed)", path)
-        if st.st_size <= _SMALL:
-            return read_exact(fd, st.st_size, path)
-        return mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        if os.path.isdir("/proc/self/fd"):
+            yield f"/proc/self/fd/{fd}"
+        elif st.st_size <= _SMALL:
+            yield read_exact(fd, st.st_size, path)
+        else:
+            yield mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
     finally:
         os.close(fd)
 
@@ -339,10 +349,13 @@ def scan_binary(
     report = BinaryReport(f"{path}{SEPARATOR}{member.name}" if member else path, archive=archive,
                           member=member.name if member else None)  # fmt: skip
     try:
-        source = read_member(path, member, follow=follow) if member else _read_file(path, identity, follow)
-        fatbins = list(iter_fatbins(source, embedded=embedded, relocatable=True))
+        if member:
+            fatbins = list(iter_fatbins(read_member(path, member, follow=follow), embedded=embedded, relocatable=True))
+        else:
+            with _opened(path, identity, follow) as source:
+                fatbins = list(iter_fatbins(source, embedded=embedded, relocatable=True))
     except (OSError, ValueError, MemoryError, RecursionError) as exc:  # FatbinFormatError is a ValueError
-        report.error = _error(exc)
+        report.error = re.sub(r"/proc/self/fd/\d+", lambda _m: path, _error(exc))  # the name the user knows
         return report
     kinds: collections.Counter[str] = collections.Counter()
     isa: set[str] = set()
