@@ -271,3 +271,169 @@ def test_a_magic_across_two_windows_is_found(tmp_path, shift):
     with open(path, "wb") as f:
         f.write(b"\x01" * at + tiny_fatbin() + b"\x01" * 64)
     assert [fb.offset for fb in iter_fatbins(path, embedded=True)] == [at]
+
+
+_NAMES_CHILD = r"""
+import resource, struct, sys
+from cuda_fatbin import iter_fatbins
+k = (16 << 20) // 40  # a 16 MB 32-bit ELF file: one 40-byte section header after another
+strtab = b"\0" + b"n" * 4095 + b"\0"  # every section named by the same 4 KiB name
+shoff = 52 + len(strtab)
+rows = bytearray(40) + struct.pack("<10I", 0, 3, 0, 0, 52, len(strtab), 0, 0, 1, 0)
+rows += struct.pack("<10I", 1, 1, 0, 0, 52, 8, 0, 0, 1, 0) * k
+fields = (1, 62, 1, 0, 0, shoff, 0, 52, 0, 0, 40, 0, 1)
+head = b"\x7fELF" + bytes([1, 1, 1]) + bytes(9) + struct.pack("<HHIIIIIHHHHHH", *fields)
+data = bytearray(head + strtab + rows)
+struct.pack_into("<I", data, shoff + 20, k + 2)  # extended numbering: the count in section 0's size
+print(len(list(iter_fatbins(bytes(data), embedded=True))), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+"""
+
+
+def test_section_names_are_read_when_used_not_kept():
+    """Issue 23: every section name was copied (4 KiB at most) and kept: 1.8 GB for a 16 MB 32-bit ELF file."""
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", _NAMES_CHILD], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    found, rss_mb = map(int, out.stdout.split())
+    assert found == 0
+    assert rss_mb < 256  # 166 MB here: the section table as integers, no names
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(pytest.main([__file__, "-q"]))
+
+
+# --- sparse files, and files that shrink during the long reads (run in a child: SIGBUS would kill it) ---
+
+_CHILD = r"""
+import os, resource, sys, time
+from cuda_fatbin import FatbinFormatError, iter_fatbins, _reader
+path, mode = sys.argv[1], sys.argv[2]
+if mode != "sparse":  # cut the file to 1 MiB + 4 KiB as the search reads its second window
+    load = _reader._Data._load
+    def cut(self, pos, end):
+        if pos > 0:
+            os.truncate(path, (1 << 20) + 4096)
+        return load(self, pos, end)
+    _reader._Data._load = cut
+start = time.perf_counter()
+try:
+    found = [hex(fb.offset) for fb in iter_fatbins(path, embedded=True)]
+except FatbinFormatError as e:
+    found = "FatbinFormatError: " + e.message
+print(found, time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+"""
+
+
+def _child(path, mode):
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", _CHILD, str(path), mode], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, (out.returncode, out.stderr[-2000:])  # -7: SIGBUS
+    found, seconds, rss_mb = out.stdout.rsplit(maxsplit=2)
+    return found, float(seconds), int(rss_mb)
+
+
+def test_a_sparse_file_is_searched_without_reading_its_holes(tmp_path):
+    """Issue 23: 12 KB on disk, 4 GiB apparent, a fatbin at its end: 29 s and 4.1 GB resident before."""
+    path = tmp_path / "sparse.bin"
+    with open(path, "wb") as f:
+        f.write(b"NOTFATBN")
+        f.truncate(4 << 30)
+        f.seek((4 << 30) - 4096)
+        f.write(tiny_fatbin())
+    found, seconds, rss_mb = _child(path, "sparse")
+    assert found == "['0xfffff000']"
+    assert seconds < 2 and rss_mb < 256  # 0.02 s and 12 MB here (holes are skipped with SEEK_DATA)
+
+
+def test_a_dense_file_is_searched_in_bounded_memory(tmp_path):
+    """The search holds one 32 MiB window, whatever the file's size (the map is not read)."""
+    path = tmp_path / "dense.bin"
+    with open(path, "wb") as f:
+        for _ in range(12):
+            f.write(b"\x01" * (16 << 20))
+        f.write(tiny_fatbin())
+    found, _seconds, rss_mb = _child(path, "sparse")
+    assert found == "['0xc000000']"
+    assert rss_mb < 128  # the file is 192 MiB
+
+
+@pytest.mark.parametrize("content", ["data", "ptx"])
+def test_a_file_that_shrinks_during_the_search_is_an_error_not_sigbus(tmp_path, content):
+    """Issue 23: the size was checked only before the long mmap.find / PTX regex; a cut file killed the process."""
+    path = tmp_path / "shrinks.bin"
+    head = b".version 8.0\n" if content == "ptx" else b"NOTFATBN"  # PTX: the .target search reads on
+    with open(path, "wb") as f:
+        f.write(head + b"\x01" * (64 << 20))
+    found, _seconds, _rss = _child(path, "cut")
+    assert found.startswith("FatbinFormatError:") and "shrank" in found
+
+
+def test_ptx_in_a_mapped_file_reads_as_in_memory(tmp_path):
+    """Files over 1 MiB are tested for PTX through pread windows: same arch and version as the regex on bytes."""
+    body = b"// " + b"x" * (2 << 20) + b"\n"
+    cases = [
+        b".version 8.5\n.target sm_90a\n",
+        b"  \t.version 9.0\n\t.target   sm_100f, debug\n",
+        b"x.version 8.0\n.target sm_80\n",  # not at a line start: no .version
+        b".version 8.0\nx .target sm_80\n.target sm_86\n",
+        b".version8.0\n.target sm_80\n",  # no blank after the directive
+    ]
+    for i, ptx in enumerate(cases):
+        data = body + ptx + body
+        path = tmp_path / f"big{i}.ptx"
+        path.write_bytes(data)
+
+        def outcome(source):
+            try:
+                (fb,) = iter_fatbins(source)
+            except Exception as e:
+                return type(e).__name__
+            return str(fb.entries[0].arch), fb.entries[0].version
+
+        assert outcome(path) == outcome(data), ptx
+
+
+@pytest.mark.parametrize("shift", [-3, -2, -1, 0])
+def test_a_magic_across_two_windows_is_found(tmp_path, shift):
+    path = tmp_path / "across.bin"
+    at = _reader._WINDOW + shift  # the first window starts at 0 (the file has no hole)
+    with open(path, "wb") as f:
+        f.write(b"\x01" * at + tiny_fatbin() + b"\x01" * 64)
+    assert [fb.offset for fb in iter_fatbins(path, embedded=True)] == [at]
+
+
+_NAMES_CHILD = r"""
+import resource, struct, sys
+from cuda_fatbin import iter_fatbins
+k = (16 << 20) // 40  # a 16 MB 32-bit ELF file: one 40-byte section header after another
+strtab = b"\0" + b"n" * 4095 + b"\0"  # every section named by the same 4 KiB name
+shoff = 52 + len(strtab)
+rows = bytearray(40) + struct.pack("<10I", 0, 3, 0, 0, 52, len(strtab), 0, 0, 1, 0)
+rows += struct.pack("<10I", 1, 1, 0, 0, 52, 8, 0, 0, 1, 0) * k
+fields = (1, 62, 1, 0, 0, shoff, 0, 52, 0, 0, 40, 0, 1)
+head = b"\x7fELF" + bytes([1, 1, 1]) + bytes(9) + struct.pack("<HHIIIIIHHHHHH", *fields)
+data = bytearray(head + strtab + rows)
+struct.pack_into("<I", data, shoff + 20, k + 2)  # extended numbering: the count in section 0's size
+print(len(list(iter_fatbins(bytes(data), embedded=True))), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+"""
+
+
+def test_section_names_are_read_when_used_not_kept():
+    """Issue 23: every section name was copied (4 KiB at most) and kept: 1.8 GB for a 16 MB 32-bit ELF file."""
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", _NAMES_CHILD], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    found, rss_mb = map(int, out.stdout.split())
+    assert found == 0
+    assert rss_mb < 256  # 166 MB here: the section table as integers, no names
+
+
+def test_section_names_are_cut_at_max_name():
+    from cuda_fatbin._elf import MAX_NAME, iter_sections
+
+    data = make_elf([("x" * 1000, 1, b"abc")])
+    assert [s.name for s in iter_sections(data)][1] == "x" * MAX_NAME

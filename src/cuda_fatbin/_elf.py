@@ -13,7 +13,7 @@ import operator
 import struct
 import sys
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 __all__ = [
     "ET_REL",
@@ -28,7 +28,9 @@ __all__ = [
 
 ELF_MAGIC = b"\x7fELF"
 EM_CUDA = 190
-_MAX_NAME = 4096
+#: Section names are read up to this many bytes (a longer name is cut): real names are under 100 bytes,
+#: and a section table can hold a name for every 40 bytes of the file.
+MAX_NAME = 256
 
 
 class ElfFormatError(ValueError):
@@ -232,6 +234,22 @@ def iter_sections(buf: Buffer, header: ElfHeader | None = None) -> Iterator[ElfS
     rows = section_headers(buf, header)
     if not rows:
         return
+    name_of = section_namer(buf, header, rows)
+    for name_off, typ, offset, size in rows:
+        yield ElfSection(name_of(name_off), typ, offset, size)
+
+
+def section_namer(buf: Buffer, header: ElfHeader, rows: list[tuple[int, int, int, int]]) -> Callable[[int], str]:
+    """A function from a section's name offset to its name (at most :data:`MAX_NAME` bytes, Latin-1).
+
+    ``rows`` are :func:`section_headers`' (not empty). Names are read when asked for, so a caller that
+    needs few of them keeps none of the others.
+
+    Raises
+    ------
+    ElfFormatError
+        If the section-name table index or the table is out of bounds.
+    """
     shstrndx = header.shstrndx
     if shstrndx == 0xFFFF:  # extended numbering: the real index lives in section 0's sh_link
         shstrndx = _unpack("<I", buf, header.shoff + (40 if header.bits == 64 else 24))[0]
@@ -240,15 +258,14 @@ def iter_sections(buf: Buffer, header: ElfHeader | None = None) -> Iterator[ElfS
     _n, _t, str_off, str_size = rows[shstrndx]
     if str_off + str_size > len(buf):
         raise ElfFormatError("section-name table runs past the end of the data", str_off)
-    for name_off, typ, offset, size in rows:
-        yield ElfSection(_read_name(buf, str_off, str_size, name_off), typ, offset, size)
+    return lambda name_off: _read_name(buf, str_off, str_size, name_off)
 
 
 def _read_name(buf: Buffer, table_off: int, table_size: int, name_off: int) -> str:
     if name_off >= table_size:
         return ""
     start = table_off + name_off
-    end = min(table_off + table_size, start + _MAX_NAME)
+    end = min(table_off + table_size, start + MAX_NAME)
     raw = bytes(buf[start:end])
     nul = raw.find(b"\0")
     return (raw if nul < 0 else raw[:nul]).decode("latin-1")

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from ._arch import Arch
 from ._detect import FATBIN_MAGIC, LTOIR_MAGIC, TILE_IR_MAGIC, cubin_arch, ltoir_arch, ptx_target, ptx_version
-from ._elf import ELF_MAGIC, EM_CUDA, ElfFormatError, iter_sections, read_header, section_headers
+from ._elf import ELF_MAGIC, EM_CUDA, ElfFormatError, read_header, section_headers, section_namer
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time: benchmarks/bench_cli.py)
 if TYPE_CHECKING:
@@ -769,24 +769,29 @@ def iter_fatbins(source: Source, *, embedded: bool = False, relocatable: bool | 
             if standalone is not None:
                 yield standalone
             return
-        sections = list(iter_sections(src.view, header))
+        rows = section_headers(src.view, header)
+        names = section_namer(src.view, header, rows) if rows else str
+        # names are read when used, not kept: a section table may hold one for every 40 bytes of the file
+        sections = [(offset, size, typ, name_off) for name_off, typ, offset, size in rows]
     except ElfFormatError as e:
         raise FatbinFormatError(f"malformed ELF file: {e.message}", e.offset) from None
     if relocatable is None:
-        relocatable = not any(s.name == ".nv_fatbin" for s in sections)  # cuobjdump's rule (docs/formats.md §3)
+        relocatable = not any(names(s[3]) == ".nv_fatbin" for s in sections)  # cuobjdump's rule (docs/formats.md §3)
     seen = _Seen(len(src))
     done: set[tuple[int, int]] = set()
-    for s in sorted(sections, key=lambda s: (s.offset, s.size)):  # file order: each claim appends
-        if s.name not in _SECTIONS or s.type == _SHT_NOBITS or (s.offset, s.size) in done:
+    for offset, size, typ, name_off in sorted(sections):  # file order: each claim appends
+        name = names(name_off)
+        if name not in _SECTIONS or typ == _SHT_NOBITS or (offset, size) in done:
             continue
-        done.add((s.offset, s.size))
-        if s.name == _RELOCATABLE_SECTION and not relocatable:
-            seen.claim(s.offset, s.offset + s.size)  # never searched as data either
+        done.add((offset, size))
+        if name == _RELOCATABLE_SECTION and not relocatable:
+            seen.claim(offset, offset + size)  # never searched as data either
             continue
-        yield from _walk(src, s.offset, s.offset + s.size, s.name, seen)
+        yield from _walk(src, offset, offset + size, name, seen)
     if embedded:
-        ranges = [(s.offset, s.offset + s.size, s.name) for s in sections if s.type != _SHT_NOBITS and s.size]
-        yield from _scan(src, ranges, seen)
+        ranges = [(offset, offset + size, name_off) for offset, size, typ, name_off in sections
+                  if typ != _SHT_NOBITS and size]  # fmt: skip
+        yield from _scan(src, ranges, seen, names)
 
 
 class _Seen:
@@ -875,8 +880,13 @@ def _walk(src: _Data, start: int, end: int, section: str | None, seen: _Seen) ->
         pos = after + fatbin.size
 
 
-def _scan(src: _Data, ranges: Sequence[tuple[int, int, str | None]], seen: _Seen) -> Iterator[Fatbin]:
-    """Fatbins stored as data in ``ranges`` (start, end, section name): each range searched once.
+def _scan(
+    src: _Data,
+    ranges: Sequence[tuple[int, int, int | None]],
+    seen: _Seen,
+    names: Callable[[int], str] | None = None,
+) -> Iterator[Fatbin]:
+    """Fatbins stored as data in ``ranges`` (start, end, section name offset for ``names``): each searched once.
 
     A candidate counts only if it parses completely and strictly (see :func:`iter_fatbins`). The entry
     headers read for candidates that fail are bounded by the data size; past that the file is refused.
@@ -918,12 +928,13 @@ def _scan(src: _Data, ranges: Sequence[tuple[int, int, str | None]], seen: _Seen
                 pos += 4
                 continue
             seen.claim(pos, pos + fatbin.size, stored=True)
-            name = name_of(pos, pos + fatbin.size)
+            label = name_of(pos, pos + fatbin.size)
+            name = names(label) if names is not None and label is not None else None
             yield Fatbin(fatbin.entries, fatbin.offset, fatbin.size, fatbin.version, name, embedded=True)
             pos += fatbin.size
 
 
-def _namer(parts: list[tuple[int, int, str | None]]) -> Callable[[int, int], str | None]:
+def _namer(parts: list[tuple[int, int, int | None]]) -> Callable[[int, int], int | None]:
     """Name the fatbins found left to right in one run of overlapping sections (``parts``, sorted).
 
     A fatbin [start, end) takes the name of the first part that holds all of it, else of the first that
@@ -933,9 +944,9 @@ def _namer(parts: list[tuple[int, int, str | None]]) -> Callable[[int, int], str
     """
     waiting = iter(parts)
     upcoming = next(waiting, None)
-    live: collections.deque[tuple[int, int, str | None]] = collections.deque()
+    live: collections.deque[tuple[int, int, int | None]] = collections.deque()
 
-    def name_of(start: int, end: int) -> str | None:
+    def name_of(start: int, end: int) -> int | None:
         nonlocal upcoming
         while upcoming is not None and upcoming[0] <= start:
             live.append(upcoming)
