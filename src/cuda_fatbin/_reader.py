@@ -646,7 +646,8 @@ def _open_path(path: str | bytes) -> _Data:
             data = f.read(_SMALL_FILE + 1)
             return _Data(memoryview(data), data, name=repr(shown))
         mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        return _Data(memoryview(mapped), mapped, mapped, repr(shown), os.dup(f.fileno()))
+        fd = os.dup(f.fileno()) if hasattr(os, "pread") else None  # Windows has no pread: the map is searched
+        return _Data(memoryview(mapped), mapped, mapped, repr(shown), fd)
 
 
 def _read_stream(stream: BinaryIO, name: str) -> _Data:
