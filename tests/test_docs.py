@@ -52,8 +52,10 @@ def test_docstring_examples_run_as_written(module):
 
 
 def test_the_api_reference_names_every_public_name():
-    page = (ROOT / "docs" / "reference" / "index.rst").read_text()
-    named = set(re.findall(r"^\.\. auto(?:class|function|data):: (\w+)", page, re.M))
+    pages = "\n".join(p.read_text() for p in sorted((ROOT / "docs" / "reference").glob("*.rst")))
+    named = re.findall(r"^\.\. auto(?:class|function|data):: (\w+)", pages, re.M)
+    assert len(named) == len(set(named)), "a name documented twice"
+    named = set(named)
     assert named == set(cuda_fatbin.__all__) - {"__version__"}
 
 
@@ -78,3 +80,11 @@ def test_no_file_refers_to_a_path_outside_the_repository():
         if OUTSIDE.search(text):
             bad.append(f)
     assert not bad, f"these files cite paths outside the repository: {bad}"
+
+
+def test_the_docs_site_has_a_page_per_guide():
+    """docs/index.md lists every guide in docs/ (the site is built with -W by .ci/run)."""
+    index = (ROOT / "docs" / "index.md").read_text()
+    listed = set(re.findall(r"^([\w-]+)$", index, re.M))
+    guides = {p.stem for p in (ROOT / "docs").glob("*.md")} - {"index"}
+    assert guides <= listed, guides - listed
