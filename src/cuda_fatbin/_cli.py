@@ -959,7 +959,10 @@ def _join_option_values(argv: list[str]) -> list[str]:
 def _suggest_command(parser: argparse.ArgumentParser, argv: list[str]) -> None:
     """An unknown command is a usage error that names the closest one (``compil`` -> ``compile``)."""
     first = next((a for a in argv if not a.startswith("-")), None)
-    commands = ("compile", "build", "inspect", "which", "scan", "extract")
+    commands: list[str] = []
+    for action in parser._actions:  # the subcommands the parser knows, however many there are
+        if isinstance(action, argparse._SubParsersAction):
+            commands.extend(action.choices)
     if first is None or first in commands:
         return
     import difflib
