@@ -182,3 +182,38 @@ def test_parse_archs_documents_the_error_of_native_without_a_driver():
     from cuda_fatbin import parse_archs
 
     assert "NoDriverError\n        ``native``" in (parse_archs.__doc__ or "")
+
+
+def test_compile_build_and_extract_print_json_that_meets_their_schemas(tmp_path):
+    """Issue #26: compile, build and extract had no --json."""
+    import json
+    from importlib import resources
+
+    jsonschema = pytest.importorskip("jsonschema")
+
+    def schema(name: str) -> dict:
+        return json.loads(resources.files("cuda_fatbin").joinpath("schemas", f"{name}.json").read_text())
+
+    run = [sys.executable, "-m", "cuda_fatbin"]
+    src = tmp_path / "k.cu"
+    src.write_text(KERNEL_SRC)
+    fatbin = tmp_path / "k.fatbin"
+    res = subprocess.run([*run, "compile", src, "--arch", "80;90", "-o", fatbin, "--json", "--name-expression",
+                          "scale<float>", "--cache", tmp_path / "cache"], capture_output=True, text=True)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    jsonschema.validate(doc, schema("compile"))
+    assert [(e["kind"], e["arch"]) for e in doc["entries"]] == [("elf", "sm_80"), ("elf", "sm_90"), ("ptx", "sm_90")]
+    assert doc["symbols"] == {"scale<float>": "_Z5scaleIfEvPT_S0_i"} and len(doc["cache"]["misses"]) == 3
+    out = tmp_path / "x"
+    res = subprocess.run([*run, "extract", fatbin, "-o", out, "--json"], capture_output=True, text=True)
+    doc = json.loads(res.stdout)
+    jsonschema.validate(doc, schema("extract"))
+    assert res.returncode == 0 and len(doc["written"]) == 3 and doc["failed"] == []
+    cubin = next(p for p in doc["written"] if p.endswith(".cubin"))
+    res = subprocess.run([*run, "build", "-o", tmp_path / "b.fatbin", cubin, "--json"], capture_output=True, text=True)
+    doc = json.loads(res.stdout)
+    jsonschema.validate(doc, schema("build"))
+    assert res.returncode == 0 and doc["parts"] == 1 and doc["entries"][0]["kind"] == "elf"
+    res = subprocess.run([*run, "build", "-o", "-", cubin, "--json"], capture_output=True, text=True)
+    assert res.returncode == 2 and "--json writes to standard output" in res.stderr

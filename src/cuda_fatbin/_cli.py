@@ -403,7 +403,10 @@ def cmd_extract(args: argparse.Namespace) -> int:
         )  # fmt: skip
     except ExtractError as e:
         raise Failure(_shown(e)) from None
-    if not args.quiet:
+    if args.json:  # schemas/extract.json
+        _print_json({"schema": JSON_SCHEMA, "file": args.file, "output": args.output,
+                     "written": [os.fspath(p) for p in written], "failed": failed})  # fmt: skip
+    elif not args.quiet:
         for path in written:
             print(_shown(path))
     for f in failed:
@@ -539,6 +542,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     named = [item.partition("=")[2] for p in args.part for item in p.split(",") if item.startswith("file=")]
     _check_output(args.output, "a fatbin", "-o", [("an input", p) for p in [*args.parts, *named]])
+    _check_json_output(args)
     files = []
     for path in args.parts:  # a missing or unrecognised input is a failed build (exit 1), not a bad command line
         try:
@@ -555,10 +559,32 @@ def cmd_build(args: argparse.Namespace) -> int:
         raise UsageError("build needs at least one part (a file, or --part kind=...,file=...)")
     data = build_fatbin(parts, options=_fatbin_options(args), allow_duplicates=args.allow_duplicates)
     _write_output(args.output, data)
-    if not args.quiet:
+    if args.json:  # schemas/build.json
+        _print_json({"schema": JSON_SCHEMA, "output": args.output, "bytes": len(data), "parts": len(parts),
+                     "entries": _entries_json(data)})  # fmt: skip
+    elif not args.quiet:
         info = sys.stderr if args.output == "-" else sys.stdout  # standard output carries the fatbin
         print(f"{_shown(args.output)}: {len(data)} bytes, {len(parts)} part(s)", file=info)
     return 0
+
+
+def _print_json(doc: dict[str, Any]) -> None:
+    import json
+
+    json.dump(doc, sys.stdout, indent=1)
+    print()
+
+
+def _entries_json(data: bytes) -> list[dict[str, Any]]:
+    from ._reader import read_fatbin
+
+    return [{"kind": e.kind, "arch": None if e.arch is None else str(e.arch), "size": e.size,
+             "compression": e.compression} for e in read_fatbin(data).iter_entries()]  # fmt: skip
+
+
+def _check_json_output(args: argparse.Namespace) -> None:
+    if getattr(args, "json", False) and "-" in (args.output, getattr(args, "symbols", None)):
+        raise UsageError("--json writes to standard output; send -o (and --symbols) to a file")
 
 
 def _interruptible(command: str) -> None:
@@ -617,6 +643,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
             raise UsageError("-o - and --symbols - both write to standard output; send one of them to a file")
         inputs = [("the source", args.source)] + ([("the --cache folder", cache_dir)] if cache_dir else [])
         _check_output(args.output, "a fatbin", "-o", inputs)
+        _check_json_output(args)
         if args.symbols:
             _check_output(args.symbols, "JSON", "--symbols", [*inputs, ("the -o output", args.output)])
     defines = []
@@ -659,14 +686,20 @@ def cmd_compile(args: argparse.Namespace) -> int:
         progress.close()
         if cache is not None:
             cache.close()
-    if cache is not None and not args.quiet:
+    if cache is not None and not args.quiet and not args.json:
         print(program.last_cache_report, file=sys.stderr)
     data = bytes(obj.code)
     _write_output(args.output, data)
     mapping = {k: v.decode() if isinstance(v, bytes) else v for k, v in obj.symbol_mapping.items()}
     if args.symbols:
         _write_output(args.symbols, (json.dumps(mapping, indent=1) + "\n").encode())
-    if not args.quiet:
+    if args.json:  # schemas/compile.json
+        report = program.last_cache_report if cache is not None else None
+        cached = None if report is None else {"hits": list(report.hits), "misses": list(report.misses),
+                                              "corrupt": list(report.corrupt)}  # fmt: skip
+        _print_json({"schema": JSON_SCHEMA, "source": args.source, "output": args.output, "bytes": len(data),
+                     "entries": _entries_json(data), "symbols": mapping, "cache": cached})  # fmt: skip
+    elif not args.quiet:
         from ._reader import read_fatbin
 
         info = sys.stderr if "-" in (args.output, args.symbols) else sys.stdout  # standard output carries data
@@ -877,6 +910,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="print the plan and compile nothing")
     p.add_argument("-v", "--verbose", action="store_true", help="print the whole compiler logs (warnings show anyway)")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors (no warnings, no summary)")
+    p.add_argument("--json", action="store_true",
+                   help="print what was written as JSON on standard output (schemas/compile.json)")  # fmt: skip
     _add_fatbin_options(p)
     p.set_defaults(func=cmd_compile)
 
@@ -887,6 +922,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--part", action="append", default=[], metavar="kind=K,arch=A,file=F[,identifier=I][,options=O]")
     p.add_argument("--allow-duplicates", action="store_true", help="allow the same kind, arch and identifier twice")
     p.add_argument("-q", "--quiet", action="store_true")
+    p.add_argument("--json", action="store_true",
+                   help="print what was written as JSON on standard output (schemas/build.json)")  # fmt: skip
     _add_fatbin_options(p)
     p.set_defaults(func=cmd_build)
 
@@ -932,6 +969,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--arch", action="append", default=[], metavar="SPEC", help="only these archs (repeatable)")
     p.add_argument("--force", action="store_true", help="replace existing files (symlinks are never followed)")
     p.add_argument("-q", "--quiet", action="store_true")
+    p.add_argument("--json", action="store_true",
+                   help="print the files written as JSON on standard output (schemas/extract.json)")  # fmt: skip
     _add_reading_options(p)
     p.set_defaults(func=cmd_extract)
 
