@@ -21,7 +21,7 @@ def _sections(doc: str) -> set[str]:
     return set(re.findall(r"^(\w+)\n-{3,}$", inspect.cleandoc(doc), re.M))
 
 
-# data, not code: RULES is a dict, documented in docs/reference/index.rst and docs/selection.md
+# data, not code: RULES is a dict, documented in docs/reference/predicting-the-load.rst and docs/selection.md
 _DATA = {"__version__", "RULES"}
 
 
