@@ -88,3 +88,39 @@ def test_one_ctrl_c_waits_for_the_running_jobs_and_exits_130(tmp_path):
     assert proc.returncode == 130, err
     assert "waiting for" in err and "Traceback" not in err, err
     assert not out.exists()
+
+
+POOL_SCRIPT = """
+import concurrent.futures as cf, sys
+from cuda_fatbin import Program
+src = open(sys.argv[1]).read()
+def progress(done, total, job):
+    print("progress", flush=True)
+try:
+    with cf.ProcessPoolExecutor(2) as pool:
+        Program(src, "c++").compile("fatbin", archs="all", executor=pool, progress=progress)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    sys.exit(130)
+"""
+
+
+def test_ctrl_c_terminates_the_running_jobs_of_a_process_pool(tmp_path):
+    src = tmp_path / "k.cu"
+    src.write_text(SRC)
+    proc = subprocess.Popen([sys.executable, "-c", POOL_SCRIPT, str(src)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "progress"  # one job done: the others are running
+        proc.send_signal(signal.SIGINT)  # to the parent only, as a terminal's Ctrl-C is not (the workers live on)
+        t0 = time.monotonic()
+        rc = proc.wait(timeout=60)
+        elapsed = time.monotonic() - t0
+        out = proc.stdout.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert rc == 130 and "interrupted" in out, (rc, out, proc.stderr.read() if proc.stderr else "")
+    assert elapsed < 2.0, elapsed  # not the 14 jobs' compile time: the running ones were terminated

@@ -11,6 +11,7 @@ needs the CUDA driver.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -434,6 +435,18 @@ def _nvjitlink(ptx: bytes, options: Iterable[bytes | str]) -> tuple[bytes, str]:
         nvjitlink.destroy(handle)
 
 
+def _terminate_workers(pool: cf.ProcessPoolExecutor) -> None:
+    """Kill a process pool's workers (their running compiles) and shut it down without waiting."""
+    terminate = getattr(pool, "terminate_workers", None)  # Python >= 3.14
+    if callable(terminate):
+        terminate()
+        return
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        with contextlib.suppress(OSError, AttributeError):  # already gone
+            process.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
 # Called (in the waiting thread) with the number of jobs still running when Ctrl-C stops run_plan; the
 # command line sets it to say what it waits for. None: nothing said.
 _on_interrupt: Callable[[int], None] | None = None
@@ -494,10 +507,12 @@ def run_plan(
                 if progress is not None and not f.cancelled() and f.exception() is None:
                     finished += 1
                     progress(finished, len(jobs), futures[f])
-        except KeyboardInterrupt:  # Ctrl-C: drop the queued jobs now; say what is still running
+        except KeyboardInterrupt:  # Ctrl-C: drop the queued jobs now; end or await the running ones
             for f in futures:
                 f.cancel()
-            if _on_interrupt is not None:
+            if isinstance(pool, cf.ProcessPoolExecutor):  # a process's compile can be stopped: stop it
+                _terminate_workers(pool)
+            elif _on_interrupt is not None:  # a thread's cannot: say what is awaited
                 _on_interrupt(sum(1 for f in futures if f.running()))
             raise
         done = {f for f in futures if not f.cancelled()}
