@@ -1,0 +1,81 @@
+"""Terminal text (cuda_fatbin._term): what reaches a terminal from input is escaped, tables never read markup.
+
+The promise is docs/security.md's: no raw control character on the terminal. The escapes are Python's own
+spellings (``\\n``, ``\\x1b``, ``\\u202e``, ``\\U000e0001``), so that a name shown can be typed back.
+"""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from cuda_fatbin._term import shown, table
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("sm_90 café 内核", "sm_90 café 内核"),  # printable, non-ASCII letters included: unchanged
+        ("a\nb\rc\td", "a\\nb\\rc\\td"),
+        ("\x00\x1b[31m\x7f", "\\x00\\x1b[31m\\x7f"),
+        ("\x85\x9f\xa0\xad", "\\x85\\x9f\\xa0\\xad"),  # C1 controls, no-break space, soft hyphen
+        ("\u202eevil\u200b", "\\u202eevil\\u200b"),  # bidi override, zero-width space
+        ("\u2028\u2029\ue000", "\\u2028\\u2029\\ue000"),  # line/paragraph separators, private use
+        ("\U000e0001\U0010ffff", "\\U000e0001\\U0010ffff"),  # a tag character, a non-character
+        ("x\udcff\udc80y", "x\\xff\\x80y"),  # bytes that were not UTF-8 in a file name
+        ("\ud800", "\\ud800"),  # a lone surrogate that is not surrogateescape's
+        (b"caf\xc3\xa9 \xff.so", "café \\xff.so"),
+        (bytearray(b"\x1b"), "\\x1b"),
+        (42, "42"),
+        (None, "None"),
+    ],
+)
+def test_shown_escapes_exactly_what_is_not_printable(text, expected):
+    assert shown(text) == expected
+    assert shown(text).isprintable()
+
+
+class Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_plain_table_is_aligned_and_one_row_a_line():
+    out = io.StringIO()
+    table(["name", "n"], [["a\nb", 1], ["long name here", None]], out)
+    assert out.getvalue() == (
+        "name            n\n"
+        "--------------  -\n"
+        "a\\nb            1\n"
+        "long name here\n"
+    )  # fmt: skip
+
+
+def test_plain_table_without_rows_has_its_headers():
+    out = io.StringIO()
+    table(["kind", "arch"], [], out)
+    assert out.getvalue() == "kind  arch\n----  ----\n"
+
+
+def test_plain_table_goes_to_stdout_by_default(capsys):
+    table(["h"], [["v"]])
+    assert capsys.readouterr().out == "h\n-\nv\n"
+
+
+def test_a_terminal_gets_rich_text_with_markup_and_escapes_shown_as_written():
+    pytest.importorskip("rich")
+    out = Tty()
+    table(["name [s]"], [["[bold]x[/bold] :smile: \x1b[2J"]], out)
+    text = out.getvalue()
+    assert "[bold]x[/bold] :smile: \\x1b[2J" in text
+    assert "name [s]" in text  # headers are not markup either
+    row = next(line for line in text.splitlines() if "smile" in line)
+    assert "\x1b" not in row  # the cell's escape is shown, and rich styled nothing in it (no markup, emoji)
+    assert "─" in text or "━" in text  # rich's box, not the plain layout's dashes
+
+
+def test_wide_keeps_the_plain_layout_on_a_terminal():
+    out = Tty()
+    table(["name"], [["x" * 300]], out, wide=True)
+    assert out.getvalue() == f"{'name'.ljust(300)}".rstrip() + "\n" + "-" * 300 + "\n" + "x" * 300 + "\n"
