@@ -6,11 +6,12 @@ mutation testing's mutants.
 from __future__ import annotations
 
 import os
+import struct
 
 import pytest
 
 from cli_testing import cli_main
-from cuda_fatbin import ExtractError, build_fatbin, extract_entries, read_fatbin
+from cuda_fatbin import ExtractError, FatbinFormatError, build_fatbin, extract_entries, iter_fatbins, read_fatbin
 
 # ---------------------------------------------------------------------------------------------------- extract
 
@@ -90,3 +91,40 @@ def test_nothing_is_written_when_one_name_clashes(suffixed, tmp_path, clash, pos
     res = cli_main("extract", src, "-o", out)
     assert res.returncode == 1 and "exists" in res.stderr
     assert os.listdir(out) == [names[position]]
+
+
+# ----------------------------------------------------------------------------------------------------- reader
+
+
+@pytest.mark.parametrize("psize", [1 << 63, (1 << 64) - 1, (1 << 63) + 64])
+def test_an_entry_payload_size_of_2_63_or_more_is_refused_at_its_field(cubin80, psize):
+    """The payload size is an unsigned 64-bit field (docs/formats.md): read signed, it would go backwards."""
+    data = bytearray(build_fatbin([cubin80]))
+    entry = 16  # the first entry header follows the 16-byte fatbin header
+    struct.pack_into("<Q", data, entry + 8, psize)
+    with pytest.raises(FatbinFormatError) as info:
+        read_fatbin(bytes(data))
+    assert (info.value.offset, info.value.message) == (
+        entry + 8,
+        f"entry payload of {psize} bytes runs past the end of the fatbin",
+    )
+    # stored as data in a larger file, the same header is skipped, never followed
+    assert list(iter_fatbins(b"\0" * 64 + bytes(data) + b"\0" * 64, embedded=True)) == []
+
+
+# -------------------------------------------------------------------------------------------------------- CLI
+
+
+@pytest.mark.parametrize("command", [["inspect"], ["inspect", "--json"], ["which", "--gpu", "80"],
+                                     ["extract", "-o", "OUT"]])  # fmt: skip
+def test_malformed_data_is_exit_1_with_the_reason(cubin80, tmp_path, command):
+    """docs/cli.md: exit 1 when the input is unreadable, 2 only for a bad command line."""
+    data = bytearray(build_fatbin([cubin80]))
+    struct.pack_into("<Q", data, 16 + 8, 1 << 63)
+    bad = tmp_path / "bad.fatbin"
+    bad.write_bytes(data)
+    args = [str(tmp_path / "out") if a == "OUT" else a for a in command]
+    res = cli_main(command[0], bad, *args[1:])
+    assert res.returncode == 1, res
+    assert "runs past the end of the fatbin (at offset 0x18)" in (res.stdout if "--json" in command else res.stderr)
+    assert not (tmp_path / "out").exists() or not os.listdir(tmp_path / "out")
