@@ -5,13 +5,26 @@ mutation testing's mutants.
 
 from __future__ import annotations
 
+import json
 import os
 import struct
+from pathlib import Path
 
 import pytest
 
 from cli_testing import cli_main
-from cuda_fatbin import ExtractError, FatbinFormatError, build_fatbin, extract_entries, iter_fatbins, read_fatbin
+from cuda_fatbin import (
+    ExtractError,
+    FatbinFormatError,
+    build_fatbin,
+    extract_entries,
+    iter_fatbins,
+    read_fatbin,
+    scan,
+)
+from cuda_fatbin._scan import BinaryReport, ScanReport
+
+from elf_testing import make_elf
 
 # ---------------------------------------------------------------------------------------------------- extract
 
@@ -128,3 +141,92 @@ def test_malformed_data_is_exit_1_with_the_reason(cubin80, tmp_path, command):
     assert res.returncode == 1, res
     assert "runs past the end of the fatbin (at offset 0x18)" in (res.stdout if "--json" in command else res.stderr)
     assert not (tmp_path / "out").exists() or not os.listdir(tmp_path / "out")
+
+
+# ------------------------------------------------------------------------------------------------------- scan
+
+
+@pytest.fixture(scope="module")
+def per_gpu(artifacts) -> tuple[bytes, bytes]:
+    """Two fatbins: SASS for sm_80 only, and SASS for sm_90 only."""
+    return build_fatbin([artifacts[("cubin", "sm_80")]]), build_fatbin([artifacts[("cubin", "sm_90")]])
+
+
+def _statuses(report) -> dict[str, dict[str, str]]:
+    return {Path(b.path).name: {g: v["status"] for g, v in b.coverage.items()} for b in report.binaries}
+
+
+def test_scan_partial_and_stored_fatbins(per_gpu, tmp_path):
+    """docs/scan.md: registered fatbins must all load (``partial`` when some have code for the GPU and others
+    none); fatbins stored as data decide, the best of them, only for a binary with no registered fatbin."""
+    a, b = per_gpu
+    (tmp_path / "registered.so").write_bytes(make_elf([(".nv_fatbin", 1, a + b)], e_type=3))
+    (tmp_path / "stored.so").write_bytes(make_elf([(".rodata", 1, b"x" * 40 + a + b"y" * 24 + b + b"z" * 8)], e_type=3))
+    (tmp_path / "both.so").write_bytes(
+        make_elf([(".nv_fatbin", 1, a), (".rodata", 1, b"x" * 40 + b + b"z" * 8)], e_type=3)
+    )
+    report = scan([tmp_path], gpus="80;90;100", max_workers=1)
+    assert _statuses(report) == {
+        "registered.so": {"8.0": "partial", "9.0": "partial", "10.0": "no entry"},
+        "stored.so": {"8.0": "SASS exact", "9.0": "SASS exact", "10.0": "no entry"},
+        "both.so": {"8.0": "SASS exact", "9.0": "no entry", "10.0": "no entry"},
+    }
+    counts = {Path(r.path).name: r.fatbins for r in report.binaries}
+    assert counts["stored.so"] == {"registered": 0, "relocatable": 0, "embedded": 2}
+    assert counts["registered.so"] == {"registered": 2, "relocatable": 0, "embedded": 0}
+    assert report.uncovered("9.0") and not report.covered
+    # without the search for stored fatbins, stored.so holds no device code; the others read the same
+    plain = scan([tmp_path], gpus="80;90;100", embedded=False, max_workers=1)
+    assert set(_statuses(plain)) == {"registered.so", "both.so"}
+    assert _statuses(plain)["registered.so"] == _statuses(report)["registered.so"]
+    # the command: --no-embedded is embedded=False
+    for extra, names in (
+        ([], {"registered.so", "stored.so", "both.so"}),
+        (["--no-embedded"], {"registered.so", "both.so"}),
+    ):
+        res = cli_main("scan", tmp_path, "--gpu", "80;90", "-j", "1", "--json", *extra)
+        assert res.returncode == 1  # partial is not covered
+        assert {Path(b["path"]).name for b in json.loads(res.stdout)["binaries"]} == names
+
+
+def test_distribution_status_is_its_worst_binary():
+    """docs/scan.md: ``ScanReport.distributions()`` gives each distribution the worst status of its binaries."""
+
+    def binary(path, dist, status, error=None):
+        cov = {} if error else {"9.0": {"status": status, "reason": ""}}
+        return BinaryReport(path, dist, entries={} if error else {"elf sm_90": 1}, coverage=cov, error=error)
+
+    report = ScanReport(["9.0"], None, [
+        binary("a.so", "pkg 1.0", "SASS exact"), binary("b.so", "pkg 1.0", "no entry"),
+        binary("c.so", "pkg 1.0", "PTX JIT"), binary("d.so", "other 2.0", "SASS exact"),
+        binary("e.so", "other 2.0", "SASS compatible"), binary("f.so", "bad 1", None, error="boom"),
+        binary("g.so", "bad 1", "SASS exact"), binary("h.so", None, "partial"),
+    ])  # fmt: skip
+    rows = {d["distribution"]: (d["binaries"], d["unreadable"], d["coverage"]["9.0"]) for d in report.distributions()}
+    assert rows == {
+        "pkg 1.0": (3, 0, "no entry"),
+        "other 2.0": (2, 0, "SASS compatible"),
+        "bad 1": (2, 1, "unreadable"),
+        "(no distribution)": (1, 0, "partial"),
+    }
+    assert [d["distribution"] for d in report.distributions()] == sorted(rows)
+
+
+def test_a_symlink_out_of_the_scanned_tree_is_not_followed(per_gpu, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "k.fatbin").write_bytes(per_gpu[0])
+    (outside / "dir").mkdir()
+    (outside / "dir" / "k2.fatbin").write_bytes(per_gpu[0])
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "link.fatbin").symlink_to(outside / "k.fatbin")
+    (tree / "linkdir").symlink_to(outside / "dir")
+    (tree / "own.fatbin").write_bytes(per_gpu[1])
+    report = scan([tree], gpus="80", max_workers=1)
+    assert [Path(b.path).name for b in report.binaries] == ["own.fatbin"]
+    assert report.skipped == {"symlink": 2} and report.files_read == 1
+    # a symlink named on the command line is the user's choice: it is read
+    assert [Path(b.path).name for b in scan([tree / "link.fatbin"], gpus="80", max_workers=1).binaries] == [
+        "link.fatbin"
+    ]
