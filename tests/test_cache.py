@@ -269,3 +269,33 @@ def test_default_cache_folder_follows_xdg(monkeypatch, tmp_path):
     assert default_cache_dir() == tmp_path / "home" / ".cache" / "cuda-fatbin"
     monkeypatch.delenv("XDG_CACHE_HOME")
     assert default_cache_dir() == tmp_path / "home" / ".cache" / "cuda-fatbin"
+
+
+def test_keys_cover_pre_include_content_subfolder_headers_and_name_expressions(tmp_path):
+    """A hit must give what a fresh compile gives: every input that changes the output is in the key."""
+    inc = tmp_path / "inc"
+    (inc / "sub").mkdir(parents=True)
+    (inc / "sub" / "deep.cuh").write_text("#define DEEP 1\n")
+    pre = tmp_path / "pre.cuh"
+    pre.write_text("#define PRE 1\n")
+    src = '#include "sub/deep.cuh"\n' + SRC.replace('#include "consts.cuh"\n', "").replace("FACTOR", "(DEEP * PRE)")
+    cache = InMemoryProgramCache()
+
+    def go(*names):
+        program = Program(src, "c++", ProgramOptions(include_path=[str(inc)], pre_include=[str(pre)]))
+        obj = program.compile("fatbin", list(names), archs=["sm_80"], ptx_for=(), cache=cache)
+        fresh = Program(src, "c++", ProgramOptions(include_path=[str(inc)], pre_include=[str(pre)])).compile(
+            "fatbin", list(names), archs=["sm_80"], ptx_for=()
+        )
+        assert bytes(obj.code) == bytes(fresh.code) and obj.symbol_mapping == fresh.symbol_mapping
+        report = program.last_cache_report
+        return len(report.hits), len(report.misses)
+
+    assert go("scale<float>") == (0, 1)
+    assert go("scale<float>") == (1, 0)
+    (inc / "sub" / "deep.cuh").write_text("#define DEEP 5\n")  # a header in a subfolder of an include path
+    assert go("scale<float>") == (0, 1)
+    pre.write_text("#define PRE 7\n")  # the content of a pre-included file, same name
+    assert go("scale<float>") == (0, 1)
+    assert go("scale<double>") == (0, 1)  # other name expressions: another mapping, other code
+    assert go("scale<float>") == (1, 0)
