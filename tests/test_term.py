@@ -24,7 +24,8 @@ from cuda_fatbin._term import shown, table
         ("\u2028\u2029\ue000", "\\u2028\\u2029\\ue000"),  # line/paragraph separators, private use
         ("\U000e0001\U0010ffff", "\\U000e0001\\U0010ffff"),  # a tag character, a non-character
         ("x\udcff\udc80y", "x\\xff\\x80y"),  # bytes that were not UTF-8 in a file name
-        ("\ud800", "\\ud800"),  # a lone surrogate that is not surrogateescape's
+        ("\ud800\udd00", "\\ud800\\udd00"),  # lone surrogates that are not surrogateescape's
+        ("\uffff\U00010000", "\\uffff\U00010000"),  # a non-character; the first printable beyond 16 bits
         (b"caf\xc3\xa9 \xff.so", "café \\xff.so"),
         (bytearray(b"\x1b"), "\\x1b"),
         (42, "42"),
@@ -66,11 +67,12 @@ def test_plain_table_goes_to_stdout_by_default(capsys):
 def test_a_terminal_gets_rich_text_with_markup_and_escapes_shown_as_written():
     pytest.importorskip("rich")
     out = Tty()
-    table(["name [s]"], [["[bold]x[/bold] :smile: \x1b[2J"]], out)
+    table(["name [s] :smile: 9.0"], [["[bold]x[/bold] :smile: \x1b[2J"]], out)
     text = out.getvalue()
     assert "[bold]x[/bold] :smile: \\x1b[2J" in text
-    assert "name [s]" in text  # headers are not markup either
-    row = next(line for line in text.splitlines() if "smile" in line)
+    head = next(line for line in text.splitlines() if "name" in line)
+    assert "name [s] :smile: 9.0" in head  # headers: no markup, no emoji, no highlighting (of 9.0)
+    row = next(line for line in text.splitlines() if "[bold]x" in line)
     assert "\x1b" not in row  # the cell's escape is shown, and rich styled nothing in it (no markup, emoji)
     assert "─" in text or "━" in text  # rich's box, not the plain layout's dashes
 
@@ -79,3 +81,8 @@ def test_wide_keeps_the_plain_layout_on_a_terminal():
     out = Tty()
     table(["name"], [["x" * 300]], out, wide=True)
     assert out.getvalue() == f"{'name'.ljust(300)}".rstrip() + "\n" + "-" * 300 + "\n" + "x" * 300 + "\n"
+
+
+def test_a_row_longer_than_the_headers_is_refused_not_cut():
+    with pytest.raises(ValueError):
+        table(["a"], [["x", "y"]], io.StringIO())
