@@ -5,7 +5,8 @@
 Equivalent mutants (a change no test can observe) are listed in ``tests/mutation/equivalent.toml`` by
 function and mutated line, with the reason; an entry that matches no surviving mutant is reported as
 stale. Score = (killed + timeout + suspicious) / (mutants - equivalent): mutants no test reaches count as
-surviving. mutmut calls a mutant "suspicious" when its test process died instead of failing: here, the
+surviving; a mutant whose test process crashed (mutmut's "segfault": a ctypes call given a wrong argument)
+is caught. mutmut calls a mutant "suspicious" when its test process died instead of failing: here, the
 mutants that stop guarding a mapped file against shrinking, whose test then dies of SIGBUS — caught.
 """
 
@@ -90,7 +91,7 @@ def main() -> int:
             print(f"{module:12} {'-':>8}  (no mutants: not run yet)")
             low.append(module)
             continue
-        killed = c["killed"] + c["timeout"] + c["suspicious"]
+        killed = c["killed"] + c["timeout"] + c["suspicious"] + c["segfault"]
         judged = total - c["equivalent"]
         score = 100.0 * killed / judged if judged else 100.0
         unchecked = total - killed - c["survived"] - c["no tests"] - c["equivalent"]

@@ -24,7 +24,9 @@ static int fails(const char *call, int index) {
     return at < 0 || at == index;
 }
 
-int cuInit(unsigned int flags) { (void)flags; return env_int("FAKE_CUDA_INIT", 0); }
+/* "Currently, the Flags parameter must be 0" (CUDA Driver API, cuInit): other flags are
+ * CUDA_ERROR_INVALID_VALUE (1). */
+int cuInit(unsigned int flags) { return flags != 0 ? 1 : env_int("FAKE_CUDA_INIT", 0); }
 
 int cuDriverGetVersion(int *version) {
     if (fails("version", -1)) return 999;
