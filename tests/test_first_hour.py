@@ -189,7 +189,7 @@ def test_compile_build_and_extract_print_json_that_meets_their_schemas(tmp_path)
     import json
     from importlib import resources
 
-    jsonschema = pytest.importorskip("jsonschema")
+    import jsonschema
 
     def schema(name: str) -> dict:
         return json.loads(resources.files("cuda_fatbin").joinpath("schemas", f"{name}.json").read_text())

@@ -119,7 +119,7 @@ def test_child_crash_and_silence_are_outcomes(tmp_path, monkeypatch):
 
 
 def test_probe_report_and_cli(monkeypatch, capsys, builder):
-    jsonschema = pytest.importorskip("jsonschema")
+    import jsonschema
     from cuda_fatbin import _driver
     from cuda_fatbin._cli import main
 
@@ -156,7 +156,7 @@ def test_recorded_runs_replay(path, builder):
 
     The run's PTX came from its NVRTC (ISA ``versions.nvrtc`` - 4); the builder writes that ISA."""
     doc = json.loads(path.read_text())
-    jsonschema = pytest.importorskip("jsonschema")
+    import jsonschema
     jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
     major, minor = (int(x) for x in doc["versions"]["nvrtc"].split("."))
     replay = Builder(ptx_isa=f"{major - 4}.{minor}")
