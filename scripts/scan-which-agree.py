@@ -15,6 +15,7 @@ driver" where ``scan`` of its wheel said "SASS exact").
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import contextlib
 import io
 import json
@@ -40,7 +41,7 @@ def main() -> int:
     parser.add_argument("paths", nargs="+")
     parser.add_argument("--gpu", default=GPUS)
     parser.add_argument("--driver", action="append", help=f"drivers to check (default {DRIVERS[0]}..{DRIVERS[-1]})")
-    parser.add_argument("--jobs", "-j", type=int, default=None, help="scan's worker processes")
+    parser.add_argument("--jobs", "-j", type=int, default=None, help="scan's worker processes, and which's at once")
     args = parser.parse_args()
     bad = 0
     for driver in args.driver or DRIVERS:
@@ -52,8 +53,11 @@ def main() -> int:
             if b["error"]:
                 print(f"driver {driver}: unreadable in scan: {shown(b['path'])}: {shown(b['error'])}")
         disagree = 0
-        for b in binaries:
-            wcode, wdoc = run(["which", b["path"], "--gpu", args.gpu, "--driver", driver, "--json"])
+        with concurrent.futures.ProcessPoolExecutor(args.jobs) as pool:
+            answers = pool.map(run, [["which", b["path"], "--gpu", args.gpu, "--driver", driver, "--json"]
+                                     for b in binaries])  # fmt: skip
+            answers = list(answers)
+        for b, (wcode, wdoc) in zip(binaries, answers):
             verdict = wdoc.get("verdict") or {}
             scan_status = {g: v["status"] for g, v in b["coverage"].items()}
             which_status = {g: v["status"] for g, v in verdict.items()}
