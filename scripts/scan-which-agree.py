@@ -57,7 +57,7 @@ def main() -> int:
             answers = pool.map(run, [["which", b["path"], "--gpu", args.gpu, "--driver", driver, "--json"]
                                      for b in binaries])  # fmt: skip
             answers = list(answers)
-        for b, (wcode, wdoc) in zip(binaries, answers):
+        for b, (wcode, wdoc) in zip(binaries, answers, strict=True):
             verdict = wdoc.get("verdict") or {}
             scan_status = {g: v["status"] for g, v in b["coverage"].items()}
             which_status = {g: v["status"] for g, v in verdict.items()}

@@ -120,6 +120,7 @@ def test_child_crash_and_silence_are_outcomes(tmp_path, monkeypatch):
 
 def test_probe_report_and_cli(monkeypatch, capsys, builder):
     import jsonschema
+
     from cuda_fatbin import _driver
     from cuda_fatbin._cli import main
 
