@@ -158,6 +158,7 @@ def test_recorded_runs_replay(path, builder):
     The run's PTX came from its NVRTC (ISA ``versions.nvrtc`` - 4); the builder writes that ISA."""
     doc = json.loads(path.read_text())
     import jsonschema
+
     jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
     major, minor = (int(x) for x in doc["versions"]["nvrtc"].split("."))
     replay = Builder(ptx_isa=f"{major - 4}.{minor}")

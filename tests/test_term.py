@@ -66,6 +66,7 @@ def test_plain_table_goes_to_stdout_by_default(capsys):
 
 def test_a_terminal_gets_rich_text_with_markup_and_escapes_shown_as_written():
     import rich  # noqa: F401  (the cli extra is part of the test extra)
+
     out = Tty()
     table(["name [s] :smile: 9.0"], [["[bold]x[/bold] :smile: \x1b[2J"]], out)
     text = out.getvalue()
