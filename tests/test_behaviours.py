@@ -230,3 +230,126 @@ def test_a_symlink_out_of_the_scanned_tree_is_not_followed(per_gpu, tmp_path):
     assert [Path(b.path).name for b in scan([tree / "link.fatbin"], gpus="80", max_workers=1).binaries] == [
         "link.fatbin"
     ]
+
+
+# ---------------------------------------------------------------------------------------------------- bundles
+
+
+def _with_isa(ptx: bytes, isa: str) -> bytes:
+    """The same PTX declaring another ISA (``.version``)."""
+    import re
+
+    return re.sub(rb"^\.version \d+\.\d+", b".version " + isa.encode(), ptx, count=1, flags=re.M)
+
+
+def test_a_bundle_records_the_newest_ptx_isa_of_a_suite(artifacts):
+    """ptx_isa / ptx_min_driver_cuda name what *every* PTX entry needs: the newest ISA among them. The ISA ->
+    driver table is the PTX ISA release notes' (tests/test_select.py); here two entries of different ISAs."""
+    from cuda_fatbin._bundle import _describe
+    from cuda_fatbin._select import ptx_isa_needs
+
+    old = _with_isa(artifacts[("ptx", "sm_80")], "8.0")
+    new = _with_isa(artifacts[("ptx", "sm_90")], "9.0")
+    for order in ([old, new], [new, old]):
+        rec = _describe(build_fatbin(order), {})
+        assert rec["ptx_isa"] == "9.0" and rec["ptx_archs"] == ["compute_80", "compute_90"]
+        assert rec["ptx_min_driver_cuda"] == "{}.{}".format(*ptx_isa_needs((9, 0))) == "13.0"
+
+
+def test_check_with_a_gpu_but_no_driver_uses_the_current_driver(tmp_path, monkeypatch):
+    """check(gpu=...) with driver=None takes the driver of this machine (the docstring's "default: the current
+    ones"): with none, the error says to pass driver=; with one, its version decides."""
+    from cuda_fatbin import BundleCoverageError, KernelBundle, KernelSuite, _driver
+
+    src = 'extern "C" __global__ void k(int* p) { p[0] = 1; }'
+    bundle = KernelBundle.build(tmp_path / "b", {"k": KernelSuite(src)}, archs=["sm_80"], ptx_for=["sm_80"])
+
+    def none(purpose):
+        raise _driver.NoDriverError(f"{purpose} needs a CUDA driver; none was found")
+
+    monkeypatch.setattr(_driver, "devices", none)
+    with pytest.raises(BundleCoverageError, match="pass gpu= and driver="):
+        bundle.check("k", gpu="9.0")
+    assert bundle.check("k", gpu="9.0", driver="13.5").status == "PTX JIT"  # both given: no driver asked for
+    old = _driver.DeviceInfo(0, "Old GPU", (8, 0), 12000)
+    monkeypatch.setattr(_driver, "devices", lambda purpose: [old])
+    with pytest.raises(BundleCoverageError, match="CUDA 12.0 driver"):  # the PTX is ISA 9.x: not for 12.0
+        bundle.check("k", gpu="9.0")
+    assert bundle.check("k", gpu="8.0").status == "SASS exact"  # this machine's driver runs SASS
+
+
+# ---------------------------------------------------------------------------------------------------- -rdc objects
+
+RDC_SRC = {
+    "a": 'extern "C" __device__ int twice(int x) { return 2 * x; }\n',
+    "b": 'extern "C" __device__ int twice(int x);\nextern "C" __global__ void k(int* p) { p[0] = twice(p[0]); }\n',
+}
+
+
+@pytest.fixture(scope="module")
+def rdc_objects(tmp_path_factory, needs_nvcc) -> dict[str, Path]:
+    """Two different host objects with relocatable device code (nvcc -rdc=true -c), sm_80 and sm_90."""
+    import subprocess
+
+    d = tmp_path_factory.mktemp("rdc")
+    out = {}
+    for (name, src), arch in zip(RDC_SRC.items(), ("sm_80", "sm_90"), strict=True):
+        (d / f"{name}.cu").write_text(src)
+        out[name] = d / f"{name}.o"
+        subprocess.run(["nvcc", "-c", "-rdc=true", f"-arch={arch}", "-o", str(out[name]), str(d / f"{name}.cu")],
+                       check=True, timeout=300)  # fmt: skip
+    return out
+
+
+def _relocatable_ptx(cuobjdump, data: bytes) -> list[str]:
+    import re
+
+    return re.findall(r"Fatbin relocatable ptx code:\n=+\narch = (\w+)", cuobjdump(data, "-all"))
+
+
+def test_two_different_rdc_objects_go_into_one_fatbin(rdc_objects, cuobjdump):
+    """Each object's device code becomes a relocatable-PTX entry (cuobjdump says so); two are not duplicates."""
+    data = build_fatbin([rdc_objects["a"], rdc_objects["b"]])
+    assert sorted(_relocatable_ptx(cuobjdump, data)) == ["sm_80", "sm_90"]
+    ours = sorted(str(e.arch) for e in read_fatbin(data).iter_entries() if e.kind == "reloc")
+    assert ours == ["sm_80", "sm_90"]
+
+
+def test_a_named_object_code_is_a_reloc_part_and_an_identifier_is_refused(rdc_objects, cuobjdump):
+    """nvFatbinAddReloc takes no identifier: an ObjectCode's name is dropped, an explicit one is refused."""
+    from cuda.core import ObjectCode
+
+    from cuda_fatbin import Part
+
+    obj = ObjectCode.from_object(rdc_objects["a"].read_bytes(), name="libtwice")
+    assert _relocatable_ptx(cuobjdump, build_fatbin([obj])) == ["sm_80"]
+    with pytest.raises(ValueError, match="do not apply to reloc"):
+        build_fatbin([Part(rdc_objects["a"].read_bytes(), kind="reloc", identifier="libtwice")])
+
+
+def test_inspect_reads_an_rdc_object_as_relocatable_by_default(rdc_objects, cuobjdump):
+    """A host object with only __nv_relfatbin is read as cuobjdump reads it (docs/formats.md §3)."""
+    import re
+
+    res = cli_main("inspect", rdc_objects["b"], "--json", check=0)
+    (only,) = json.loads(res.stdout)["files"]
+    fatbins = only["fatbins"]
+    assert fatbins and all(fb["relocatable"] for fb in fatbins)
+    ours = sorted((e["kind"], e["arch"]) for fb in fatbins for e in fb["entries"])
+    listed = cuobjdump(rdc_objects["b"].read_bytes(), "-lelf", "-lptx")
+    theirs = sorted(("elf" if k == "ELF" else "ptx", re.search(r"sm_\d+\w?", n).group())
+                    for k, n in re.findall(r"^(ELF|PTX) file\s+\d+: (\S+)", listed, re.M))  # fmt: skip
+    assert ours == theirs and ours, (ours, listed)
+
+
+# ---------------------------------------------------------------------------------------------------- options
+
+
+@pytest.mark.parametrize("opt", ["-arch=sm_80", "--gpu-architecture=sm_80", "-gpu-architecture=compute_80",
+                                 "--gpu-architecture", "-arch"])  # fmt: skip
+def test_an_arch_option_in_extra_options_is_refused(opt):
+    """The archs come from archs=; an -arch among NVRTC's options would compile every job for one arch."""
+    from cuda_fatbin import Program
+
+    with pytest.raises(ValueError, match="the archs come from archs="):
+        Program('extern "C" __global__ void k() {}', "c++").compile("fatbin", archs=["sm_80"], extra_options=[opt])
