@@ -101,7 +101,7 @@ def test_inspect_text_and_json(compiled, tmp_path):
                                                          ("ptx", "sm_100")]  # fmt: skip
     assert set(entries[0]) == {
         "kind", "arch", "sm", "version", "identifier", "options", "host", "address_bits", "debug", "producer",
-        "compression", "size", "stored_size", "offset", "concatenated",
+        "compression", "size", "stored_size", "offset", "concatenated", "payload_mismatch",
     }  # fmt: skip
     bad = tmp_path / "bad.bin"
     bad.write_bytes(b"not a fatbin at all")

@@ -237,3 +237,6 @@ def test_header_payload_mismatch_is_flagged_and_predicted(builder, tmp_path, cap
     assert main(["inspect", str(path)]) == 0
     out = capsys.readouterr().out
     assert ("warning: entry 1" in out) == (mismatch is not None)
+    assert main(["inspect", str(path), "--json"]) == 0
+    (record,) = json.loads(capsys.readouterr().out)["files"]
+    assert [e["payload_mismatch"] for e in record["fatbins"][0]["entries"]] == [mismatch, None]

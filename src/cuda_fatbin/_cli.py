@@ -213,9 +213,9 @@ def _write_output(path: str, data: bytes) -> None:
 
 
 def _fatbin_dict(fb: Fatbin) -> dict[str, Any]:
+    entries = [{**e.as_dict(), "payload_mismatch": e.payload_mismatch} for e in fb.iter_entries()]
     return {"offset": fb.offset, "size": fb.size, "section": fb.section, "standalone": fb.standalone,
-            "relocatable": fb.relocatable, "embedded": fb.embedded,
-            "entries": [e.as_dict() for e in fb.iter_entries()]}  # fmt: skip
+            "relocatable": fb.relocatable, "embedded": fb.embedded, "entries": entries}  # fmt: skip
 
 
 def _inputs(path: str) -> list[tuple[str, Any]]:
