@@ -12,7 +12,9 @@
 #   bash scripts/mutation.sh 'cuda_fatbin._arch.x_parse*'   # only the mutants named (mutmut's globs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python -m pip install -q "mutmut==3.8.1"
+# installed unless 3.8.1 is there already (a machine without network: carry the wheel)
+python -c "import importlib.metadata as m, sys; sys.exit(m.version('mutmut') != '3.8.1')" 2>/dev/null \
+    || python -m pip install -q "mutmut==3.8.1"
 # compiled test inputs (NVRTC artifacts, nvcc programs) kept across the forked runs: tests/fatbin_testing.py
 export CUDA_FATBIN_TEST_CACHE="${CUDA_FATBIN_TEST_CACHE:-$PWD/.mutation-cache}"
 if [ "${FRESH:-0}" = 1 ]; then rm -rf mutants "$CUDA_FATBIN_TEST_CACHE"; fi
