@@ -217,3 +217,44 @@ def test_compile_build_and_extract_print_json_that_meets_their_schemas(tmp_path)
     assert res.returncode == 0 and doc["parts"] == 1 and doc["entries"][0]["kind"] == "elf"
     res = subprocess.run([*run, "build", "-o", "-", cubin, "--json"], capture_output=True, text=True)
     assert res.returncode == 2 and "--json writes to standard output" in res.stderr
+
+
+def test_the_declared_version_is_read_from_the_top_of_the_header(tmp_path):
+    """The label the cache keys hash: MACRO=value from the first 64 KiB, "?" for anything else."""
+    from cuda_fatbin._headers import _declared_version
+
+    def version(text: bytes | None, name: str = "cuda_runtime_api.h") -> str:
+        folder = tmp_path / str(len(list(tmp_path.iterdir())))
+        folder.mkdir()
+        if text is not None:
+            (folder / name).write_bytes(text)
+        return _declared_version(str(folder), name, "CUDART_VERSION")
+
+    assert version(b"/* x */\n#  define   CUDART_VERSION 13050\n") == "CUDART_VERSION=13050"
+    assert version(b"#define CUDART_VERSION_MINOR 5\n#define CUDART_VERSION 12080\n") == "CUDART_VERSION=12080"
+    assert version(b"#define CUDART_VERSION " + b"9" * 40 + b"\n") == "CUDART_VERSION=" + "9" * 32
+    assert version(b" " * (1 << 16) + b"#define CUDART_VERSION 13000\n") == "CUDART_VERSION=?"  # past 64 KiB
+    assert version(b"#define CUDART_VERSION_MINOR 5\n") == "CUDART_VERSION=?"
+    assert version(None) == "CUDART_VERSION=?"  # no such file
+    (tmp_path / "d" / "cuda" / "std").mkdir(parents=True)  # a folder where the header should be
+    assert _declared_version(str(tmp_path / "d"), "cuda/std", "CCCL_VERSION") == "CCCL_VERSION=?"
+    nested = tmp_path / "n" / "cuda" / "std" / "__cccl"
+    nested.mkdir(parents=True)
+    (nested / "version.h").write_text("#define CCCL_VERSION 3005000\n")
+    assert _declared_version(str(tmp_path / "n"), "cuda/std/__cccl/version.h", "CCCL_VERSION") == "CCCL_VERSION=3005000"
+
+
+def test_the_missing_header_note_names_every_header_and_the_folders_searched(monkeypatch):
+    log = ('k.cu(1): catastrophic error: cannot open source file "cuda_fp16.h"\n'
+           'k.cu(2): catastrophic error: could not open source file "cuda/std/complex"\n'
+           'k.cu(3): catastrophic error: cannot open source file "cuda_fp16.h"\n')  # fmt: skip
+    assert missing_header_hint(log, False) == (
+        "cuda/std/complex, cuda_fp16.h are CUDA headers: drop cuda_headers=False (--no-cuda-headers), "
+        "or pass its folder in include_path (-I)"
+    )
+    dirs = (HeaderDir("cudart", "/h/inc", "l1"), HeaderDir("cccl", "/h/inc/cccl", "l2"))
+    monkeypatch.setattr("cuda_fatbin._headers.cuda_header_dirs", lambda: dirs)
+    assert missing_header_hint(log, True) == (
+        "cuda/std/complex, cuda_fp16.h are CUDA headers, not found in the CUDA header folders (/h/inc, "
+        f"/h/inc/cccl): install newer headers ({CUDA_HEADERS_INSTALL}) or pass their folder in include_path (-I)"
+    )

@@ -1,0 +1,199 @@
+"""extract_entries, entry_file_names and safe_name by exact values: the names cuobjdump gives (checked
+against cuobjdump -xelf/-xptx in tests/test_reader.py), the confinement of docs/security.md, and the
+options of the API. Built to kill the mutants of a from-scratch mutation run of _extract (docs/testing.md).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import struct
+import sys
+from fractions import Fraction
+
+import pytest
+
+from cuda_fatbin import (
+    ExtractError,
+    FatbinBuilder,
+    FatbinFormatError,
+    FatbinOptions,
+    _extract,
+    build_fatbin,
+    read_fatbin,
+)
+from cuda_fatbin._extract import _write_new, entry_file_names, extract_entries, safe_name
+from cuda_fatbin._reader import iter_fatbins
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("../../etc/passwd", "passwd"), ("a\\b\\c", "c"), ("dir\\..\\x", "x"), ("a/b/", "_"),
+     ("a\x00b", "a_b"), ("a\x1bb", "a_b"), ("a\u200bb", "a_b"), ("a\u202eb", "a_b"), ("a\ud800b", "a_b"),
+     ("a\u2028b", "a_b"), ("a\u2029b", "a_b"), ("a b", "a b"), ("", "_"), (".", "_"), ("..", "_"),
+     ("...", "..."), ("x/..", "_"), ("a" * 200, "a" * 200), ("a" * 201, "a" * 200), ("é" * 150, "é" * 100),
+     ("a" * 199 + "é", "a" * 199)],
+)  # fmt: skip
+def test_safe_name(text, expected):
+    """No directory part, no control/format/separator character, never "", "." or "..", at most 200 bytes."""
+    assert safe_name(text) == expected
+    assert len(safe_name(text).encode()) <= _extract.MAX_NAME_BYTES == 200
+
+
+@pytest.fixture(scope="module")
+def cubin(artifacts) -> bytes:
+    return artifacts[("cubin", "sm_80")]
+
+
+def _names(data: bytes, source: str = "k.fatbin", **kw) -> list[str]:
+    return [name for _, name in entry_file_names(iter_fatbins(data), source, **kw)]
+
+
+def test_names_follow_identifiers_counters_and_uniqueness(artifacts, cubin):
+    with FatbinBuilder(allow_duplicates=True) as b:
+        b.add_cubin(cubin, identifier="dir/kern.cu")
+        b.add_cubin(cubin, identifier="kern.cu")
+        b.add_cubin(cubin, identifier="KERN")
+        b.add_cubin(cubin, identifier=".hidden")
+        b.add_cubin(cubin, identifier="plain")
+        b.add_ptx(artifacts[("ptx", "sm_80")])
+        b.add_ptx(artifacts[("ptx", "sm_90")])
+        data = b.build()
+    assert _names(data) == ["kern.sm_80.cubin", "kern-2.sm_80.cubin", "KERN-3.sm_80.cubin",
+                            ".hidden.sm_80.cubin", "plain.sm_80.cubin", "k.1.sm_80.ptx", "k.2.sm_90.ptx"]  # fmt: skip
+    assert _names(data, unique=False)[:3] == ["kern.sm_80.cubin"] * 2 + ["KERN.sm_80.cubin"]
+    assert _names(data, "../x/lib.so.1")[5:] == ["lib.so.1.sm_80.ptx", "lib.so.2.sm_90.ptx"]
+    assert _names(data, "..")[5] == "_.1.sm_80.ptx"
+
+
+def test_an_entry_of_an_unknown_kind_is_named_bin(cubin):
+    data = bytearray(build_fatbin([cubin]))
+    struct.pack_into("<H", data, 16, 0x4)  # the first entry's kind: none of KIND_NAMES
+    assert read_fatbin(bytes(data)).entries[0].kind == "unknown(0x4)"
+    assert _names(bytes(data)) == ["k.1.sm_80.bin"]
+
+
+def test_kinds_archs_and_the_default_source_name(artifacts, cubin, tmp_path):
+    data = build_fatbin([cubin, artifacts[("cubin", "sm_90")], artifacts[("ptx", "sm_80")]])
+    got = extract_entries(data, tmp_path / "a" / "b" / "c", kinds="ptx")  # a str, and parents are made
+    assert [p.name for p in got] == ["data.1.sm_80.ptx"]
+    got = extract_entries(data, tmp_path / "k", kinds=["cubin"], archs="sm_90")
+    assert [p.name for p in got] == ["data.2.sm_90.cubin"]
+    assert got[0].read_bytes() == artifacts[("cubin", "sm_90")]
+    src = tmp_path / "lib.fatbin"
+    src.write_bytes(data)
+    assert [p.name for p in extract_entries(src, tmp_path / "p", archs=[80])] == [
+        "lib.1.sm_80.cubin",
+        "lib.1.sm_80.ptx",
+    ]
+    with pytest.raises(
+        ValueError, match=r"^unknown entry kind\(s\) bogus, sass2; use elf, index, ltoir, ptx, reloc, tile_ir$"
+    ):
+        extract_entries(data, tmp_path / "e", kinds=["sass2", "ptx", "bogus"])
+    assert not (tmp_path / "e").exists()
+
+
+def test_ptx_is_written_without_its_trailing_nul(artifacts, tmp_path):
+    data = build_fatbin([artifacts[("ptx", "sm_80")]])
+    stored = read_fatbin(data).entries[0].data()
+    assert stored.endswith(b"\0")  # libnvfatbin stores PTX NUL-terminated; cuobjdump -xptx writes the text
+    [p] = extract_entries(data, tmp_path)
+    assert p.read_bytes() == stored.rstrip(b"\0") and p.read_bytes().endswith(b"}\n\n")
+
+
+def test_force_replaces_files_and_links_to_folders_but_not_folders(cubin, artifacts, tmp_path):
+    data = build_fatbin([cubin])
+    [p] = extract_entries(data, tmp_path)
+    p.write_bytes(b"old")
+    with pytest.raises(ExtractError, match="exists"):
+        extract_entries(data, tmp_path)
+    assert p.read_bytes() == b"old"
+    assert extract_entries(data, tmp_path, force=True) == [p] and p.read_bytes() == cubin
+    p.unlink()
+    (tmp_path / "elsewhere").mkdir()
+    p.symlink_to(tmp_path / "elsewhere")  # a link to a folder is replaced, never followed
+    extract_entries(data, tmp_path, force=True)
+    assert (
+        p.is_file() and not p.is_symlink() and p.read_bytes() == cubin and not any((tmp_path / "elsewhere").iterdir())
+    )
+    p.unlink()
+    p.mkdir()
+    with pytest.raises(ExtractError, match=r"is a directory; it is not replaced$"):
+        extract_entries(data, tmp_path, force=True)
+
+
+def test_write_new_takes_plain_names_only(tmp_path, monkeypatch):
+    for bad in ("", ".", "..", "a/b", "../x"):
+        with pytest.raises(ExtractError, match=r"^refusing to write .*: not a plain file name inside "):
+            _write_new(tmp_path, bad, b"x", False)
+    assert sorted(os.listdir(tmp_path)) == []
+
+    def racing(*args, **kwargs):
+        raise IsADirectoryError(21, "Is a directory")
+
+    monkeypatch.setattr(_extract, "write_atomic", racing)  # a folder made there after the check
+    with pytest.raises(ExtractError, match=r"x is a directory; it is not replaced$"):
+        _write_new(tmp_path, "x", b"x", True)
+
+
+def test_the_file_being_read_is_never_a_target(cubin, artifacts, tmp_path):
+    data = build_fatbin([cubin, artifacts[("cubin", "sm_90")]])
+    src = tmp_path / "in" / "k.fatbin"
+    src.parent.mkdir()
+    src.write_bytes(data)
+    out = tmp_path / "out"
+    out.mkdir()
+    os.link(src, out / "k.2.sm_90.cubin")  # the second name is the source itself
+    for force in (False, True):
+        with pytest.raises(ExtractError, match="is the file being read"):
+            extract_entries(src, out, force=force)
+    assert sorted(os.listdir(out)) == ["k.2.sm_90.cubin"] and src.read_bytes() == data
+
+
+def test_the_expansion_bound_is_the_input_file_size(cubin, tmp_path, monkeypatch):
+    """At most MAX_EXPANSION x the size of the file read (not of the fatbins in it), exactly at the bound."""
+    data = build_fatbin([cubin], options=FatbinOptions(compress=True, compress_all=True))
+    host = tmp_path / "host.bin"
+    host.write_bytes(b"\0" * 100 + data + b"\0" * 60)  # a fatbin stored as data in a larger file
+    total = len(cubin)
+    monkeypatch.setattr(_extract, "MAX_EXPANSION", Fraction(total, host.stat().st_size))
+    assert [p.name for p in extract_entries(host, tmp_path / "ok", embedded=True)] == ["host.1.sm_80.cubin"]
+    monkeypatch.setattr(_extract, "MAX_EXPANSION", Fraction(total - 1, host.stat().st_size))
+    with pytest.raises(FatbinFormatError, match=rf"extracting would write over {total - 1} bytes .*; refused") as info:
+        extract_entries(host, tmp_path / "no", embedded=True)
+    assert info.value.offset == read_fatbin(data).entries[0].offset + 100
+    assert not (tmp_path / "no").exists() or not any((tmp_path / "no").iterdir())
+    with pytest.raises(FatbinFormatError):  # the search for stored fatbins is off by default
+        extract_entries(host, tmp_path / "none")
+
+
+def test_standard_input_is_a_source(cubin, tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(build_fatbin([cubin]))))
+    assert [p.name for p in extract_entries("-", tmp_path, source_name="in.fatbin")] == ["in.1.sm_80.cubin"]
+
+
+def test_an_undecodable_entry_goes_to_on_error_and_the_others_are_written(cubin, artifacts, tmp_path):
+    data = bytearray(build_fatbin([cubin, artifacts[("cubin", "sm_90")]],
+                                  options=FatbinOptions(compress=True, compress_all=True)))  # fmt: skip
+    first = read_fatbin(bytes(data)).entries[0]
+    start = next(i for i in range(first.offset, len(data) - 8) if data[i : i + 4] == b"\x28\xb5\x2f\xfd")  # zstd magic
+    data[start + 8 : start + 40] = b"\xff" * 32
+    with pytest.raises(FatbinFormatError):
+        extract_entries(bytes(data), tmp_path / "a")
+    calls = []
+    got = extract_entries(bytes(data), tmp_path / "b", on_error=lambda e, n, x: calls.append((e.arch, n, type(x))))
+    assert calls == [(first.arch, "data.1.sm_80.cubin", FatbinFormatError)]
+    assert [p.name for p in got] == ["data.2.sm_90.cubin"] and got[0].read_bytes() == artifacts[("cubin", "sm_90")]
+
+
+def test_relocatable_follows_iter_fatbins(tmp_path, needs_nvcc):
+    """A host object's __nv_relfatbin is read by default (cuobjdump's rule), not with relocatable=False."""
+    import subprocess
+
+    src = tmp_path / "r.cu"
+    src.write_text('extern "C" __global__ void k(int* p) { p[0] = 1; }\n')
+    obj = tmp_path / "r.o"
+    subprocess.run(["nvcc", "-c", "-rdc=true", "-arch=sm_80", "-o", str(obj), str(src)], check=True, timeout=300)
+    names = [p.name for p in extract_entries(obj, tmp_path / "a")]
+    assert names == ["r.1.sm_80.cubin", "r.1.sm_80.ptx"]
+    assert extract_entries(obj, tmp_path / "b", relocatable=False) == []
