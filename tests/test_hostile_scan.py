@@ -108,6 +108,19 @@ def test_a_damaged_wheel_is_a_row_and_the_scan_goes_on(fatbin, tmp_path, damage,
     assert doc["unreadable"] == 1 and doc["covered"] is False
 
 
+def test_an_archive_inside_an_archive_is_named_not_passed_over(fatbin, tmp_path):
+    """A wheel holding a wheel said "no binary with device code found", exit 0; its binaries went unread."""
+    inner = wheel(tmp_path / "inner-1.0-py3-none-any.whl", {"inner/k.fatbin": fatbin})
+    outer = wheel(tmp_path / "outer-1.0-py3-none-any.whl", {"vendored/inner-1.0-py3-none-any.whl": inner.read_bytes(),
+                                                             "vendored/DATA.ZIP": b"PK\x05\x06" + bytes(18),
+                                                             "vendored/notes.txt": b"not an archive"})  # fmt: skip
+    report = scan([outer], gpus="80", max_workers=1)
+    assert sorted(b.member for b in report.unreadable) == ["vendored/DATA.ZIP", "vendored/inner-1.0-py3-none-any.whl"]
+    assert all("an archive inside an archive is not opened; unpack it" in b.error for b in report.unreadable)
+    assert not report.covered
+    assert b"2 input(s) could not be read" in cli("scan", outer, "--gpu", "80", check=1).stdout
+
+
 def test_member_names_flagged_utf8_that_are_not(fatbin, tmp_path):
     """A name flagged UTF-8 that is not (UnicodeDecodeError in zipfile): kept with surrogateescape, shown escaped."""
     path = wheel(tmp_path / "n-1.0-py3-none-any.whl", {"n/k\x1b.fatbin": fatbin})
@@ -347,6 +360,7 @@ def test_a_file_swapped_for_a_fifo_or_a_symlink_after_listing(fatbin, tmp_path):
     target = tree / "k.fatbin"
     target.write_bytes(fatbin)
     [item] = _list_inputs([str(tree)]).items
+    os.link(target, tmp_path / "kept")  # the listed inode stays in use, so no file made below can reuse it
     target.unlink()
     os.mkfifo(target)  # a reader that opened it blocking would hang here
     report = _scan_item(item, judge_gpus(), None, True)
@@ -358,7 +372,7 @@ def test_a_file_swapped_for_a_fifo_or_a_symlink_after_listing(fatbin, tmp_path):
     target.unlink()
     target.write_bytes(fatbin)  # another file at the same name: refused, not judged as the listed one
     report = _scan_item(item, judge_gpus(), None, True)
-    assert report.error is None or "changed since listed" in report.error
+    assert report.error == "OSError: another file now (changed since listed)" and not report.coverage
 
 
 def judge_gpus():
@@ -484,6 +498,17 @@ def test_json_outputs_follow_their_schemas(fatbin, tmp_path):
     assert statuses == {"needs newer driver", "no entry"}
     for args in (("--driver", "12.3"), ("--embedded",), ("--force-ptx-jit",)):
         validator("which").validate(json.loads(cli("which", lib, "--gpu", "75;80", *args, "--json").stdout))
+    cut = tmp_path / "cut\x1b.fatbin"
+    cut.write_bytes(fatbin[:100])
+    text = tmp_path / "plain.txt"
+    text.write_bytes(b"no device code here, just text\n")
+    for path, words in ((cut, "FatbinFormatError"), (text, "no device code"), (tmp_path / "gone", "no such file")):
+        doc = json.loads(cli("which", path, "--gpu", "80", "--json", check=1).stdout)  # an unreadable file: a document
+        validator("which").validate(doc)
+        assert doc["covered"] is False and doc["verdict"] is None and doc["fatbins"] == [] and words in doc["error"]
+        assert doc["file"] == str(path) and os.path.basename(path).replace("\x1b", "\\x1b") in doc["error"]
+    res = cli("which", cut, "--gpu", "80", check=1)
+    assert b"cut\\x1b.fatbin: FatbinFormatError" in res.stderr and b"\x1b" not in res.stderr
     doc = json.loads(cli("inspect", lib, bad, tmp_path / "none", "--embedded", "--json", check=1).stdout)
     validator("inspect").validate(doc)
     assert [bool(f.get("error")) for f in doc["files"]] == [False, True, True]

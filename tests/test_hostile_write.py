@@ -1000,3 +1000,45 @@ def test_without_hard_links_a_failed_publish_leaves_no_part_at_the_target(tmp_pa
     with pytest.raises(OSError, match="No space left"):
         _files.write_atomic(tmp_path / "b", b"abcdef" * 1000, replace=False)
     assert os.listdir(tmp_path) == ["a"]
+
+
+def test_the_temporary_file_is_created_exclusively_and_never_through_a_link(tmp_path, monkeypatch):
+    """write_atomic's temporary name is random; planted there anyway (guessed, or a race), a symlink or a
+    file makes the write fail: the planted link's target and the file are left as they were."""
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious")
+    planted = tmp_path / ".k.fatbin.planted.tmp"
+    monkeypatch.setattr(_files, "temp_name", lambda target, kind="tmp": str(planted))
+    planted.symlink_to(victim)
+    with pytest.raises(FileExistsError):
+        _files.write_atomic(tmp_path / "k.fatbin", b"new", replace=True)
+    assert victim.read_bytes() == b"precious" and planted.is_symlink() and not (tmp_path / "k.fatbin").exists()
+    planted.unlink()
+    planted.write_bytes(b"someone else's")
+    with pytest.raises(FileExistsError):
+        _files.write_atomic(tmp_path / "k.fatbin", b"new")
+    assert planted.read_bytes() == b"someone else's"
+
+
+def test_only_a_whole_fatbin_file_gets_a_content_name(tmp_path):
+    """_content_prefix: a file is a build's output only if its fatbin header gives exactly its size; anything
+    else is judged by its first 16 bytes (a planted file of any size costs a 16-byte read)."""
+    from cuda_fatbin import build_fatbin
+    from cuda_fatbin._bundle import _content_prefix
+
+    data = build_fatbin([str(Path(__file__).parent / "data" / "nvrtc129_sm_80.cubin")])
+    whole = tmp_path / "whole.fatbin"
+    whole.write_bytes(data)
+    assert _content_prefix(whole) == hashlib.sha256(data).hexdigest()[:16]
+    for name, body in (("longer", data + b"\0"), ("shorter", data[:-1]), ("header", data[:16]), ("tiny", data[:15]),
+                       ("other", b"\0" * len(data))):  # fmt: skip
+        (tmp_path / name).write_bytes(body)
+        assert _content_prefix(tmp_path / name) is None, name
+    sparse = tmp_path / "sparse"
+    with open(sparse, "wb") as f:
+        f.write(data[:16])
+        f.truncate(1 << 40)  # 1 TiB apparent: hashing it would take hours
+    t0 = time.perf_counter()
+    assert _content_prefix(sparse) is None and time.perf_counter() - t0 < 1
+    (tmp_path / "link").symlink_to(whole)
+    assert _content_prefix(tmp_path / "link") is None  # never followed

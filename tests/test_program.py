@@ -219,6 +219,19 @@ def test_misuse_errors(kwargs, error, words):
         Program(KERNEL_SRC, "c++").compile("fatbin", **kwargs)
 
 
+@pytest.mark.parametrize("target", ["ptx", "cubin", "ltoir"])
+@pytest.mark.parametrize("options", [None, ProgramOptions(arch="sm_80")])
+def test_a_single_target_compile_refuses_unknown_arguments_before_asking_for_a_gpu(target, options):
+    """compile("ptx", arch="sm_80") asked the driver for the GPU's arch (NoDriverError on a build machine)
+    before upstream refused arch=; now a TypeError that says where the arch goes, on any machine."""
+    program = Program(KERNEL_SRC, "c++", options)
+    with pytest.raises(TypeError, match=re.escape("got unexpected arguments: arch; the arch of a single-target "
+                                                  "compile is ProgramOptions(arch='sm_XX')")):  # fmt: skip
+        program.compile(target, arch="sm_80")
+    with pytest.raises(TypeError, match=r"unexpected arguments: colour, size$"):
+        program.compile(target, size=1, colour="blue")
+
+
 def test_arch_option_conflicts_with_archs():
     with pytest.raises(ValueError, match="conflicts with archs"):
         Program(KERNEL_SRC, "c++", ProgramOptions(arch="sm_80")).compile("fatbin", archs=["sm_90"])

@@ -319,15 +319,34 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def cmd_which(args: argparse.Namespace) -> int:
+    from ._reader import FatbinFormatError
     from ._select import UNCOVERED, coverage, judge, select_entry
 
     gpus = _gpus(args.gpu, args.driver)
-    every = _fatbins(args.file, True, True)  # the verdict sees what scan sees: stored and relocatable fatbins too
+
+    def failed(message: str) -> int:
+        """The file could not be judged: exit 1, with a document saying why under --json."""
+        if not args.json:
+            raise Failure(message)
+        import json
+
+        doc = {"schema": JSON_SCHEMA, "file": args.file, "driver": args.driver, "covered": False, "verdict": None,
+               "fatbins": [], "error": message}  # fmt: skip
+        json.dump(doc, sys.stdout, indent=1)
+        print()
+        return 1
+
+    try:
+        every = _fatbins(args.file, True, True)  # the verdict sees what scan sees: stored and relocatable fatbins too
+    except Failure as e:
+        return failed(str(e))
+    except FatbinFormatError as e:
+        return failed(f"{_shown(args.file)}: {type(e).__name__}: {e}")
     fatbins = [fb for fb in every if fb.loadable and (args.embedded or not fb.embedded)]
     # The judgement scan gives the same binary (docs/scan.md); it models no JIT variable: then the rows decide.
     verdict = None if args.force_ptx_jit or args.disable_ptx_jit or args.jit_cache else judge(every, gpus, args.driver)
     if not fatbins and not verdict:
-        raise Failure(f"{_shown(args.file)}: no device code in it")
+        return failed(f"{_shown(args.file)}: no device code in it")
     jit_cache = {"warm": True, "cold": False}.get(args.jit_cache)
     kw = {"driver": args.driver, "force_ptx_jit": args.force_ptx_jit, "disable_ptx_jit": args.disable_ptx_jit,
           "jit_cache": jit_cache}  # fmt: skip

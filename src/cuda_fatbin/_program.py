@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import os
 from collections.abc import Sequence
 
@@ -107,6 +108,19 @@ def _device_arch() -> str:
 # ProgramOptions fields that nvJitLink understands, for SASS made from PTX (gencode groups, PTX source).
 _LINKER_FIELDS = ("max_register_count", "debug", "lineinfo", "ftz", "prec_div", "prec_sqrt", "fma", "ptxas_options",
                   "split_compile", "no_cache", "time")  # fmt: skip
+
+
+@functools.cache
+def _upstream_compile_keywords() -> frozenset[str] | None:
+    """The keyword-only arguments of the installed ``cuda.core.Program.compile`` (``cache`` in 1.2), or
+    ``None`` when its signature cannot be read (then upstream judges its own arguments)."""
+    import inspect
+
+    try:
+        params = inspect.signature(_CoreProgram.compile).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    return frozenset(p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY)
 
 
 def _linker_options(options: _CoreProgramOptions, arch: Arch) -> tuple[bytes, ...]:
@@ -303,6 +317,12 @@ class Program(_CoreProgram):
                 raise ValueError(
                     f"archs, ptx_for, ltoir_for, fatbin_options, group and min_driver apply to 'fatbin', not {target!r}"
                 )
+            accepted = _upstream_compile_keywords()
+            unknown = [] if accepted is None else sorted(set(kwargs) - accepted)
+            if unknown:  # before the device is asked for an arch: misuse is a TypeError, not a missing driver
+                hint = ("; the arch of a single-target compile is ProgramOptions(arch='sm_XX'), and many archs are "
+                        "compile('fatbin', archs=[...])") if {"arch", "archs"} & set(unknown) else ""  # fmt: skip
+                raise TypeError(f"compile({target!r}) got unexpected arguments: {', '.join(unknown)}{hint}")
             names = _name_tuple(name_expressions)
             base = self._fb_options if "cache" in kwargs else self._fb_effective  # upstream's cache refuses -I
             if self._fb_options.arch is not None and base is self._fb_effective:

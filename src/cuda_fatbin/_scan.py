@@ -308,6 +308,9 @@ def _visit_archive(path: str, follow: bool, out: _Listing) -> None:
             continue
         if m.error:
             out.items.append(_Item(path, m, m.size, error=f"ArchiveError: {m.error}"))
+        elif m.name.lower().endswith(SUFFIXES):  # not opened: it could hold binaries, so it is not passed over
+            error = "ArchiveError: an archive inside an archive is not opened; unpack it and scan the folder"
+            out.items.append(_Item(path, m, m.size, error=error))
         elif m.size >= 16 and _is_binary(m.head):
             out.items.append(_Item(path, m, m.size))
 
