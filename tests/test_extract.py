@@ -155,6 +155,8 @@ def test_the_expansion_bound_is_the_input_file_size(cubin, tmp_path, monkeypatch
     data = build_fatbin([cubin], options=FatbinOptions(compress=True, compress_all=True))
     host = tmp_path / "host.bin"
     host.write_bytes(b"\0" * 100 + data + b"\0" * 60)  # a fatbin stored as data in a larger file
+    with pytest.raises(FatbinFormatError, match="neither a fatbin"):  # the search for stored fatbins is off by default
+        extract_entries(host, tmp_path / "none")
     total = len(cubin)
     monkeypatch.setattr(_extract, "MAX_EXPANSION", Fraction(total, host.stat().st_size))
     assert [p.name for p in extract_entries(host, tmp_path / "ok", embedded=True)] == ["host.1.sm_80.cubin"]
@@ -163,8 +165,18 @@ def test_the_expansion_bound_is_the_input_file_size(cubin, tmp_path, monkeypatch
         extract_entries(host, tmp_path / "no", embedded=True)
     assert info.value.offset == read_fatbin(data).entries[0].offset + 100
     assert not (tmp_path / "no").exists() or not any((tmp_path / "no").iterdir())
-    with pytest.raises(FatbinFormatError):  # the search for stored fatbins is off by default
-        extract_entries(host, tmp_path / "none")
+
+
+def test_the_expansion_bound_counts_every_entry_written(cubin, artifacts, tmp_path, monkeypatch):
+    """The bound is on the sum over the entries, not on each: two entries that fit alone, not together."""
+    other = artifacts[("cubin", "sm_90")]
+    data = build_fatbin([cubin, other], options=FatbinOptions(compress=True, compress_all=True))
+    monkeypatch.setattr(_extract, "MAX_EXPANSION", Fraction(len(cubin) + len(other), len(data)))
+    assert len(extract_entries(data, tmp_path / "ok")) == 2
+    monkeypatch.setattr(_extract, "MAX_EXPANSION", Fraction(max(len(cubin), len(other)) + 1, len(data)))
+    with pytest.raises(FatbinFormatError, match="extracting would write over"):
+        extract_entries(data, tmp_path / "no")
+    assert [p.name for p in (tmp_path / "no").iterdir()] == ["data.1.sm_80.cubin"]  # the first fit; then refused
 
 
 def test_standard_input_is_a_source(cubin, tmp_path, monkeypatch):
@@ -196,4 +208,9 @@ def test_relocatable_follows_iter_fatbins(tmp_path, needs_nvcc):
     subprocess.run(["nvcc", "-c", "-rdc=true", "-arch=sm_80", "-o", str(obj), str(src)], check=True, timeout=300)
     names = [p.name for p in extract_entries(obj, tmp_path / "a")]
     assert names == ["r.1.sm_80.cubin", "r.1.sm_80.ptx"]
+    packed = build_fatbin([obj])  # nvFatbinAddReloc: a "reloc" entry (relocatable PTX), NUL-terminated like PTX
+    [entry] = read_fatbin(packed).entries
+    assert entry.kind == "reloc" and entry.data().endswith(b"\0")
+    [p] = extract_entries(packed, tmp_path / "c")
+    assert p.name.endswith(".sm_80.ptx") and p.read_bytes() == entry.data().rstrip(b"\0")  # named by its identifier
     assert extract_entries(obj, tmp_path / "b", relocatable=False) == []
