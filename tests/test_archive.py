@@ -56,3 +56,23 @@ def test_members_inside_a_longer_member_are_all_refused(tmp_path):
     body = local(b"b", b"B" * 40) + local(b"c", b"C" * 40)
     apart.write_bytes(archive(body, [central(b"b", b"B" * 40, 0), central(b"c", b"C" * 40, 30 + 1 + 40)]))
     assert [(m.name, m.error) for m in list_members(str(apart))] == [("b", None), ("c", None)]
+
+
+def test_a_deflate_member_may_declare_up_to_1024_times_its_size_plus_64(tmp_path):
+    """docs/security.md: deflate reaches 1032x; a member claiming more than 1024x its compressed size + 64 bytes
+    is not read (a zip bomb's claim), one at the bound is."""
+    from cuda_fatbin._archive import MAX_RATIO
+
+    raw = zlib.compressobj(9, zlib.DEFLATED, -15)
+    data = raw.compress(b"\0" * 4096) + raw.flush()
+    assert MAX_RATIO == 1024
+    for usize, refused in ((MAX_RATIO * len(data) + 64, False), (MAX_RATIO * len(data) + 65, True)):
+        path = tmp_path / f"d{usize}.zip"
+        records = [central(b"a", data, 0, usize=usize, method=8)]
+        path.write_bytes(archive(local(b"a", data, usize=usize, method=8), records))
+        [m] = list_members(str(path))
+        if refused:
+            assert m.error == (f"declares {usize} bytes from {len(data)} compressed, over 1024x (deflate reaches "
+                               "1032x); a zip bomb? not read")  # fmt: skip
+        else:
+            assert m.error is None

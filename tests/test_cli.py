@@ -206,6 +206,24 @@ def test_repeated_flags_accumulate(compiled, tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["kern.sm_100.cubin", "kern.sm_100.ptx"]
 
 
+def test_include_folders_accumulate_in_order(tmp_path):
+    """-I A -I B: both searched, A first (a plausible bug kept only one -I)."""
+    from cli_testing import cli_main
+
+    for folder, text in (("a", "#define FROM_A 1\n#define WHO 1\n"), ("b", "#define FROM_B 2\n#define WHO 2\n")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "only.h").write_text(text)
+    (tmp_path / "b" / "second.h").write_text("#define SECOND 3\n")
+    src = tmp_path / "k.cu"
+    src.write_text('#include <only.h>\n#include <second.h>\n#if WHO != 1\n#error "-I b came first"\n#endif\n'
+                   'extern "C" __global__ void k(int* p) { p[0] = FROM_A + SECOND; }\n')  # fmt: skip
+    cli_main("compile", src, "--arch", "80", "-I", tmp_path / "a", "-I", tmp_path / "b", "-o", tmp_path / "k.fatbin",
+             check=0)  # fmt: skip
+    res = cli_main("compile", src, "--arch", "80", "-I", tmp_path / "b", "-I", tmp_path / "a", "-o",
+                   tmp_path / "k2.fatbin", check=1)  # fmt: skip
+    assert "-I b came first" in res.stderr
+
+
 def test_inspect_many_files_names_each_bad_one(compiled, tmp_path):
     bad = tmp_path / "bad.bin"
     bad.write_bytes(b"not a fatbin at all")

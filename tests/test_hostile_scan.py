@@ -119,6 +119,22 @@ def test_an_archive_inside_an_archive_is_named_not_passed_over(fatbin, tmp_path)
     assert all("an archive inside an archive is not opened; unpack it" in b.error for b in report.unreadable)
     assert not report.covered
     assert b"2 input(s) could not be read" in cli("scan", outer, "--gpu", "80", check=1).stdout
+    res = cli("inspect", outer, check=1)  # inspect lists an archive's members as scan does
+    assert res.stderr.count(b"an archive inside an archive is not opened") == 2
+
+
+def test_a_named_input_that_is_not_a_regular_file_is_unreadable(fatbin, tmp_path):
+    """`scan /dev/zero` said "not read: 1 not a regular file ... no binary found", exit 0 (which and inspect: 1)."""
+    fifo = tmp_path / "k.fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "tree").mkdir()
+    os.mkfifo(tmp_path / "tree" / "inside.fifo")  # found in a folder: passed over and counted, as documented
+    report = scan([fifo, "/dev/zero", tmp_path / "tree"], gpus="80", max_workers=1)
+    assert sorted((b.path, b.error) for b in report.unreadable) == [
+        ("/dev/zero", "OSError: a character device, not a regular file; not read"),
+        (str(fifo), "OSError: a FIFO, not a regular file; not read")]  # fmt: skip
+    assert report.skipped == {"not a regular file": 1} and not report.covered
+    assert b"2 input(s) could not be read" in cli("scan", fifo, "/dev/zero", "--gpu", "80", check=1).stdout
 
 
 def test_member_names_flagged_utf8_that_are_not(fatbin, tmp_path):

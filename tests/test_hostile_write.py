@@ -15,6 +15,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import stat
 import struct
@@ -164,6 +165,37 @@ def test_bundles_read_through_a_zip_traversable_are_hash_checked(tmp_path, job_c
             out.writestr(info, data[:-1] + bytes([data[-1] ^ 1]) if info.filename.endswith(name) else data)
     with pytest.raises(BundleError, match="does not match its manifest hash"):
         KernelBundle.open(zipfile.Path(tampered, "pkg/kernels/")).fatbin("k")
+    missing = tmp_path / "missing.zip"  # the manifest without its fatbin: BundleError, as for a folder
+    with zipfile.ZipFile(archive) as z, zipfile.ZipFile(missing, "w") as out:
+        for info in z.infolist():
+            if not info.filename.endswith(name):
+                out.writestr(info, z.read(info))
+    opened = KernelBundle.open(zipfile.Path(missing, "pkg/kernels/"))
+    for call in (lambda: opened.fatbin("k"), lambda: opened.load("k", gpu="8.0", driver="13.0"),
+                 lambda: opened.check("k", gpu="8.0", driver="13.0")):  # fmt: skip
+        with pytest.raises(BundleError, match=f"{name} is missing from .*; rebuild the bundle"):
+            call()
+
+
+def test_suites_and_their_sources_are_checked_when_made():
+    """A list of suites raised AttributeError inside build; KernelSuite(None) failed only at build time."""
+    with pytest.raises(TypeError, match="suites must be a mapping of suite name to KernelSuite; got list"):
+        KernelBundle.build("unused", [KernelSuite("x")], archs="80")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="KernelSuite source must be str or bytes; got NoneType"):
+        KernelSuite(None)  # type: ignore[arg-type]
+    assert not os.path.exists("unused")
+
+
+@pytest.mark.parametrize(("code_type", "error", "words"), [
+    ("cuda", ValueError, "unknown code_type 'cuda' (did you mean 'c++'?): choose 'c++' (CUDA C++), 'ptx' or 'nvvm'"),
+    ("cu", ValueError, "(did you mean 'c++'?)"), ("ptxx", ValueError, "(did you mean 'ptx'?)"),
+    ("fortran", ValueError, "unknown code_type 'fortran': choose"), (None, TypeError, "code_type must be a str"),
+])  # fmt: skip
+def test_an_unknown_code_type_is_a_value_error_that_lists_the_choices(code_type, error, words):
+    """Program(src, "cuda") raised cuda.core's RuntimeError."""
+    with pytest.raises(error, match=re.escape(words)):
+        Program('extern "C" __global__ void k() {}', code_type)  # type: ignore[arg-type]
+    assert Program('extern "C" __global__ void k() {}', "C++")._fb_code_type == "c++"
 
 
 # -- 2. bundles: failed rebuilds, leftovers, readers ---------------------------------------------------
@@ -726,6 +758,7 @@ def test_dash_o_dash_refuses_a_terminal(source, tmp_path):
     (["compile", "{src}", "--arch", "80", "-o", "k.fatbin", "--cache-max-files", "5"], "apply to --cache"),
     (["compile", "{src}", "--arch", "80", "-o", "k.fatbin", "--cache", "c", "--cache-max-files", "0"], "positive"),
     (["compile", "--cache", "{src}", "--arch", "80", "-o", "k.fatbin", "{src}"], "that is a file"),
+    (["compile", "{src}", "--arch", "80", "-o", "k.fatbin", "--dry-run", "--json"], "--dry-run prints the plan"),
 ])  # fmt: skip
 def test_output_paths_that_cannot_be_right_are_usage_errors_before_any_work(source, tmp_path, args, words):
     res = cli(*[a.format(src=source) for a in args], cwd=tmp_path, check=2)
@@ -1042,3 +1075,63 @@ def test_only_a_whole_fatbin_file_gets_a_content_name(tmp_path):
     assert _content_prefix(sparse) is None and time.perf_counter() - t0 < 1
     (tmp_path / "link").symlink_to(whole)
     assert _content_prefix(tmp_path / "link") is None  # never followed
+
+
+@pytest.mark.parametrize(("flag", "kind"), [(flag, kind) for flag in ("-o", "--symbols", "--cache")
+                                            for kind in ("fifo", "socket")] + [("--cache", "dangling")])  # fmt: skip
+def test_a_device_fifo_or_socket_given_as_an_output_is_refused_not_replaced(source, tmp_path, flag, kind):
+    """`-o /dev/null` as root turned the machine's /dev/null into a regular file (rename over it); a FIFO or a
+    socket at -o or --symbols was replaced too, and --cache on one gave a raw FileExistsError (exit 1)."""
+    import socket
+
+    from cli_testing import cli_main
+
+    node = tmp_path / f"node.{'json' if flag == '--symbols' else 'fatbin'}"
+    if kind == "fifo":
+        os.mkfifo(node)
+    elif kind == "socket":
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind(str(node))
+    else:
+        node.symlink_to(tmp_path / "nowhere")
+    before = os.lstat(node)
+    args = ["compile", str(source), "--arch", "80", "-o", str(tmp_path / "k.fatbin")]
+    if flag == "-o":
+        args[-1] = str(node)
+    elif flag == "--symbols":
+        args += ["--symbols", str(node)]
+    else:
+        args += ["--cache", str(node)]
+    res = cli_main(*args, check=2)
+    assert "not replaced" in res.stderr or "not a cache folder" in res.stderr, res.stderr
+    after = os.lstat(node)
+    assert (after.st_mode, after.st_ino) == (before.st_mode, before.st_ino)
+    assert not (tmp_path / "k.fatbin").exists()
+
+
+def test_write_atomic_never_replaces_a_device_fifo_or_socket(tmp_path):
+    """Every writer (bundles, the cache, extract, the CLI) goes through write_atomic: a special file there stays."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match="a FIFO is there; it is not replaced by a file"):
+        _files.write_atomic(fifo, b"data")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and sorted(os.listdir(tmp_path)) == ["fifo"]
+    (tmp_path / "link").symlink_to(fifo)  # a symlink to one is replaced (never followed), as any symlink
+    _files.write_atomic(tmp_path / "link", b"data")
+    assert (tmp_path / "link").read_bytes() == b"data" and stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_a_cache_entry_header_is_read_at_most_four_levels_deep():
+    """A header nests three levels (object, artifact list, record); docs/caching.md bounds it at four: a fifth
+    level is refused before anything else is looked at, a fourth is read and judged on its fields."""
+
+    def entry(header: bytes) -> bytes:
+        body = _cache._MAGIC + struct.pack("<I", len(header)) + header
+        return body + hashlib.sha256(body).digest()
+
+    four = b'{"symbols": {}, "artifacts": [], "job": [[[1]]]}'  # depth 4: read, then refused as another job's
+    five = b'{"symbols": {}, "artifacts": [], "job": [[[[1]]]]}'
+    with pytest.raises(_cache.CacheEntryError, match="^entry does not match the job$"):
+        _cache.decode(entry(four), _job())
+    with pytest.raises(_cache.CacheEntryError, match="unreadable header: .*nested deeper than 4 levels"):
+        _cache.decode(entry(five), _job())

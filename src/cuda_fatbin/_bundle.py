@@ -139,6 +139,10 @@ class KernelSuite:
     archs: Any = None
     ptx_for: Any = field(default=None)
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.source, (str, bytes, bytearray)):
+            raise TypeError(f"KernelSuite source must be str or bytes; got {type(self.source).__name__}")
+
 
 def _versions() -> dict[str, str | None]:
     from importlib.metadata import PackageNotFoundError, version
@@ -287,6 +291,8 @@ class KernelBundle:
         """
         from ._program import Program
 
+        if not isinstance(suites, Mapping):
+            raise TypeError(f"suites must be a mapping of suite name to KernelSuite; got {type(suites).__name__}")
         if not suites:
             raise ValueError("a bundle needs at least one suite")
         for name, suite in suites.items():  # every name and type before anything is compiled
@@ -403,9 +409,14 @@ class KernelBundle:
                 raise BundleError(f"{name} cannot be read: {e.strerror}", f"{field}.file") from None
             if len(data) != size:
                 raise BundleError(f"{name} is not of the recorded size {size}; rebuild the bundle", f"{field}.file")
-        else:
-            with root.joinpath(name).open("rb") as f:
-                data = f.read(size + 1)
+        else:  # a zip or other importlib.resources Traversable
+            try:
+                with root.joinpath(name).open("rb") as f:
+                    data = f.read(size + 1)
+            except FileNotFoundError:
+                raise BundleError(f"{name} is missing from {root}; rebuild the bundle", f"{field}.file") from None
+            except (OSError, ValueError) as e:  # a member that cannot be read (zipfile: BadZipFile is no OSError)
+                raise BundleError(f"{name} cannot be read: {e}", f"{field}.file") from None
         if len(data) != size or hashlib.sha256(data).hexdigest() != record["sha256"]:
             raise BundleError(f"{name} does not match its manifest hash; rebuild the bundle", f"{field}.sha256")
         return data

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import argparse
 import collections
+import errno
 import os
 import re
+import stat
 import sys
 from collections.abc import Sequence
 
@@ -164,7 +166,8 @@ def _check_output(path: str, writes: str, flag: str, inputs: Sequence[tuple[str,
     """Refuse, as a usage error and before any work, an output the command could not or should not write.
 
     ``-`` is standard output (a binary one is refused on a terminal); otherwise a suffix that names another
-    format, a folder that does not exist, an existing directory, and a path that names one of ``inputs``
+    format, a folder that does not exist, an existing directory, an existing device, FIFO or socket (the
+    write would replace it with a file: ``-o /dev/null``), and a path that names one of ``inputs``
     (``(what, path)`` pairs: the source, another output) are refused.
     """
     if path == "-":
@@ -186,6 +189,13 @@ def _check_output(path: str, writes: str, flag: str, inputs: Sequence[tuple[str,
                          f"(mkdir -p {_shown(folder)})")  # fmt: skip
     if os.path.isdir(path):
         raise UsageError(f"{flag} {_shown(path)} is a directory; name a file in it")
+    try:
+        st = os.stat(path)  # through a symlink: -o /dev/null is a link on some systems
+    except OSError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):  # a device or FIFO would be replaced by a file
+        raise UsageError(f"{flag} {_shown(path)} is not a regular file (a device, FIFO or socket); it is not "
+                         "replaced: name a file, or - for standard output")  # fmt: skip
     for what, other in inputs:
         if other != "-" and _same_file(path, other):
             raise UsageError(f"{flag} {_shown(path)} is {what} ({_shown(other)}): writing it would replace what "
@@ -240,9 +250,12 @@ def _inputs(path: str) -> list[tuple[str, Any]]:
     for m in members:
         if m.is_dir or (name is not None and m.name != name):
             continue
+        label = f"{archive}{SEPARATOR}{m.name}"
+        if name is None and not m.error and m.name.lower().endswith(SUFFIXES):  # as scan: named, not passed over
+            out.append((label, OSError(errno.EINVAL, "an archive inside an archive is not opened; unpack it")))
+            continue
         if name is None and not m.error and m.head[:4] not in (b"\x7fELF", b"\x50\xed\x55\xba"):
             continue
-        label = f"{archive}{SEPARATOR}{m.name}"
         try:
             out.append((label, read_member(archive, m)))
         except OSError as e:
@@ -657,6 +670,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
     if lang is None:
         raise UsageError(f"cannot tell the language of {src.name}; pass --lang c++|ptx|nvvm")
     cache_dir = _cache_options(args)
+    if args.dry_run and getattr(args, "json", False):
+        raise UsageError("--dry-run prints the plan as text and --json describes what a compile wrote: use one")
     if not args.dry_run:
         if args.output == "-" and args.symbols == "-":
             raise UsageError("-o - and --symbols - both write to standard output; send one of them to a file")
@@ -745,9 +760,9 @@ def _cache_options(args: argparse.Namespace) -> str | None:
         from ._cache import default_cache_dir
 
         return os.fspath(default_cache_dir())
-    if os.path.isfile(args.cache):
-        raise UsageError(f"--cache {args.cache}: that is a file, not a cache folder; write --cache=DIR, or put a "
-                         "bare --cache after the source file")  # fmt: skip
+    if os.path.lexists(args.cache) and not os.path.isdir(args.cache):  # a file, device, FIFO or broken link
+        raise UsageError(f"--cache {_shown(args.cache)}: that is a file, not a cache folder; write --cache=DIR, or "
+                         "put a bare --cache after the source file")  # fmt: skip
     cache_dir: str = args.cache
     return cache_dir
 

@@ -254,7 +254,7 @@ def write_atomic(
     permissions (``0o666`` less the umask); the rename replaces whatever is at ``target`` — a symlink
     there is replaced, never followed — and the folder is synced so that the rename survives a crash. Any
     failure (a full disk, an exception from ``data``, Ctrl-C) removes the temporary file and leaves
-    ``target`` as it was.
+    ``target`` as it was. A device, FIFO or socket at ``target`` is not replaced (``OSError``).
 
     With ``replace=False`` nothing at ``target`` is ever replaced: the file is published with a hard link,
     which fails if anything (a file, a symlink, a directory) is there. Where the file system has no hard
@@ -287,6 +287,7 @@ def write_atomic(
             f.flush()
             os.fsync(f.fileno())
         if replace:
+            _refuse_special(target)
             os.replace(tmp, target)
         else:
             _publish_new(tmp, target)
@@ -295,6 +296,16 @@ def write_atomic(
             os.unlink(tmp)
         raise
     fsync_dir(os.path.dirname(os.fspath(target)) or ".")
+
+
+def _refuse_special(target: str | os.PathLike[str]) -> None:
+    """A device, FIFO or socket at ``target`` is not replaced by a file (``-o /dev/null`` as root)."""
+    try:
+        st = os.lstat(target)
+    except OSError:
+        return
+    if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) or stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode):
+        raise OSError(errno.EEXIST, f"{describe(st)} is there; it is not replaced by a file", os.fspath(target))
 
 
 def _publish_new(tmp: str, target: str | os.PathLike[str]) -> None:

@@ -180,7 +180,16 @@ class Program(_CoreProgram):
             raise TypeError(f"options must be a ProgramOptions; got {type(options).__name__}")
         if not isinstance(cuda_headers, bool):
             raise TypeError(f"cuda_headers must be True or False; got {cuda_headers!r}")
-        kind = code_type.lower() if isinstance(code_type, str) else code_type
+        if not isinstance(code_type, str):
+            raise TypeError(f"code_type must be a str ('c++', 'ptx' or 'nvvm'); got {type(code_type).__name__}")
+        kind = code_type.lower()
+        if kind not in ("c++", "ptx", "nvvm"):
+            import difflib
+
+            close = difflib.get_close_matches(kind, ["c++", "ptx", "nvvm", "cu", "cuda"], n=1)
+            guess = {"cu": "c++", "cuda": "c++"}.get(close[0], close[0]) if close else None
+            raise ValueError(f"unknown code_type {code_type!r}" + (f" (did you mean {guess!r}?)" if guess else "")
+                             + ": choose 'c++' (CUDA C++), 'ptx' or 'nvvm'")  # fmt: skip
         text: object = code
         if kind in ("c++", "ptx") and isinstance(code, (bytes, bytearray)):  # upstream takes str only for these
             try:

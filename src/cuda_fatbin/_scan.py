@@ -246,7 +246,10 @@ def _list_inputs(roots: Iterable[str]) -> _Listing:
         try:
             key = (st.st_dev, st.st_ino)
             if not is_regular(st):
-                out.skipped["not a regular file"] += 1
+                if follow:  # a path the user named: it was asked for and cannot be read
+                    out.items.append(_Item(path, error=f"OSError: {describe(st)}, not a regular file; not read"))
+                else:
+                    out.skipped["not a regular file"] += 1
                 return
             if key in seen:
                 return
