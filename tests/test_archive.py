@@ -3,10 +3,14 @@ promises of docs/security.md about members that lie about their size or share th
 
 from __future__ import annotations
 
+import errno
+import os
 import struct
 import zlib
 
-from cuda_fatbin._archive import _OVERLAP, list_members, read_member
+import pytest
+
+from cuda_fatbin._archive import _CHUNK, _OVERLAP, ArchiveError, _pread, list_members, read_member, split
 
 
 def local(name: bytes, data: bytes, *, usize: int | None = None, method: int = 0) -> bytes:
@@ -14,9 +18,22 @@ def local(name: bytes, data: bytes, *, usize: int | None = None, method: int = 0
                        len(data) if usize is None else usize, len(name), 0) + name + data  # fmt: skip
 
 
-def central(name: bytes, data: bytes, offset: int, *, usize: int | None = None, method: int = 0) -> bytes:
-    return struct.pack("<4s6H3I5H2I", b"PK\x01\x02", 20, 20, 0, method, 0, 0, zlib.crc32(data), len(data),
-                       len(data) if usize is None else usize, len(name), 0, 0, 0, 0, 0, offset) + name  # fmt: skip
+def central(
+    name: bytes,
+    data: bytes,
+    offset: int,
+    *,
+    usize: int | None = None,
+    method: int = 0,
+    flags: int = 0,
+    crc: int | None = None,
+    csize: int | None = None,
+    extra: bytes = b"",
+) -> bytes:
+    return struct.pack("<4s6H3I5H2I", b"PK\x01\x02", 20, 20, flags, method, 0, 0,
+                       zlib.crc32(data) if crc is None else crc, len(data) if csize is None else csize,
+                       len(data) if usize is None else usize, len(name), len(extra), 0, 0, 0, 0,
+                       offset) + name + extra  # fmt: skip
 
 
 def archive(body: bytes, records: list[bytes]) -> bytes:
@@ -76,3 +93,156 @@ def test_a_deflate_member_may_declare_up_to_1024_times_its_size_plus_64(tmp_path
                                "1032x); a zip bomb? not read")  # fmt: skip
         else:
             assert m.error is None
+
+
+def one(tmp_path, name: str, data: bytes, *, method: int = 0, stored: bytes | None = None, **kw) -> tuple[str, object]:
+    """An archive of one member ``data`` (deflated when method=8; ``stored`` overrides the bytes written)."""
+    if stored is None:
+        if method == 8:
+            c = zlib.compressobj(9, zlib.DEFLATED, -15)
+            stored = c.compress(data) + c.flush()
+        else:
+            stored = data
+    kw.setdefault("crc", zlib.crc32(data))
+    usize = kw.pop("usize", len(data))
+    path = tmp_path / name
+    head = struct.pack("<4s5H3I2H", b"PK\x03\x04", 20, 0, method, 0, 0, kw["crc"], len(stored), usize, 1, 0) + b"m"
+    path.write_bytes(archive(head + stored, [central(b"m", stored, 0, usize=usize, method=method, **kw)]))
+    [m] = list_members(str(path))
+    return str(path), m
+
+
+def refused(fn, *args) -> tuple[int, str, str]:
+    with pytest.raises(ArchiveError) as info:
+        fn(*args)
+    return info.value.errno, info.value.strerror, info.value.filename
+
+
+def test_reading_a_member_says_what_is_wrong_and_where(tmp_path):
+    data = bytes(range(256)) * 4
+    for method in (0, 8):
+        path, m = one(tmp_path, f"ok{method}.zip", data, method=method)
+        assert read_member(path, m) == data and read_member(path, m, 5) == data[:5]
+        assert read_member(path, m, 10**6) == data
+        path, m = one(tmp_path, f"crc{method}.zip", data, method=method, crc=zlib.crc32(data) ^ 1)
+        assert refused(read_member, path, m) == (errno.EIO, "CRC-32 does not match (corrupt member)",
+                                                         f"{path}::m")  # fmt: skip
+        assert read_member(path, m, 7) == data[:7]  # a head is read without the whole member's CRC
+    path, m = one(tmp_path, "listed-bad.zip", data, usize=len(data) + 1)  # a stored member that lies
+    assert refused(read_member, path, m) == (errno.EINVAL, m.error, f"{path}::m")
+    path, m = one(tmp_path, "more.zip", data, method=8, usize=len(data) - 1)
+    assert refused(read_member, path, m) == (
+        errno.EIO,
+        f"inflates to more than {len(data) - 1} bytes, its directory says {len(data) - 1}",
+        f"{path}::m",
+    )
+    path, m = one(tmp_path, "fewer.zip", data, method=8, usize=len(data) + 9)
+    assert refused(read_member, path, m) == (
+        errno.EIO,
+        f"inflates to {len(data)} bytes, its directory says {len(data) + 9}",
+        f"{path}::m",
+    )
+    c = zlib.compressobj(9, zlib.DEFLATED, -15)
+    unfinished = c.compress(data) + c.flush(zlib.Z_SYNC_FLUSH)  # every byte, but no final block
+    path, m = one(tmp_path, "unfinished.zip", data, method=8, stored=unfinished)
+    assert refused(read_member, path, m) == (
+        errno.EIO,
+        f"inflates to {len(data)} bytes, its directory says {len(data)}",
+        f"{path}::m",
+    )
+    path, m = one(tmp_path, "garbage.zip", data, method=8, stored=b"\xff" * 64)
+    code, text, where = refused(read_member, path, m)
+    assert (code, where) == (errno.EIO, f"{path}::m") and text.startswith("corrupt deflate stream: ")
+    path, m = one(tmp_path, "changed.zip", data)
+    with open(path, "ab") as f:
+        f.write(b"\0")
+    assert refused(read_member, path, m) == (errno.EIO, "the archive changed since it was listed", path)
+
+
+def test_a_member_that_inflates_past_its_size_is_not_inflated_whole(tmp_path):
+    """Declared 100 bytes, 8 MiB inside: the read stops one byte past 100, in a few KiB of memory."""
+    import tracemalloc
+
+    c = zlib.compressobj(9, zlib.DEFLATED, -15)
+    stored = c.compress(b"\0" * (8 << 20)) + c.flush()
+    path, m = one(tmp_path, "bomb.zip", b"\0" * 100, method=8, stored=stored)
+    assert m.error is None  # 100 bytes from ~8 KiB: no claim to refuse
+    tracemalloc.start()
+    try:
+        assert refused(read_member, path, m)[1] == "inflates to more than 100 bytes, its directory says 100"
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, peak
+
+
+def test_a_deflate_stream_read_in_chunks_to_its_last_byte(tmp_path):
+    """Compressed data longer than one read (_CHUNK), ending one byte into the last chunk."""
+    data = os.urandom(3 * _CHUNK)
+    for n in range(len(data), len(data) - 4096, -1):
+        c = zlib.compressobj(0, zlib.DEFLATED, -15)  # stored deflate blocks: one byte of input, one byte more
+        stored = c.compress(data[:n]) + c.flush()
+        if len(stored) % _CHUNK == 1:
+            break
+    else:
+        raise AssertionError("no length found")
+    path, m = one(tmp_path, "chunks.zip", data[:n], method=8, stored=stored)
+    assert read_member(path, m) == data[:n]
+
+
+def test_names_flagged_utf8_and_the_others(tmp_path):
+    """Bit 11 set: UTF-8 (bytes that are not: surrogateescape); unset: ASCII, else code page 437 as the ZIP
+    format says."""
+    for raw, flags, name in ((b"caf\xc3\xa9", 0x800, "café"), (b"k\xff", 0x800, "k\udcff"),
+                             (b"\x80x", 0, "\u00c7x"), (b"plain", 0, "plain")):  # fmt: skip
+        path = tmp_path / "n.zip"
+        path.write_bytes(archive(local(raw, b"d"), [central(raw, b"d", 0, flags=flags)]))
+        assert [m.name for m in list_members(str(path))] == [name]
+
+
+def test_zip64_sizes_come_from_the_extra_field(tmp_path):
+    data = b"z" * 300
+    extra = struct.pack("<HHQQ", 1, 16, len(data), len(data))
+    tag_first = struct.pack("<HH", 0x5455, 5) + b"\0" * 5 + extra  # another field before it
+    for i, ex in enumerate((extra, tag_first)):
+        path = tmp_path / f"z{i}.zip"
+        path.write_bytes(archive(local(b"a", data), [central(b"a", data, 0, usize=0xFFFFFFFF, csize=0xFFFFFFFF,
+                                                             extra=ex)]))  # fmt: skip
+        [m] = list_members(str(path))
+        assert (m.size, m.compressed, m.error) == (300, 300, None) and read_member(str(path), m) == data
+
+
+def test_only_a_regular_archive_is_opened(tmp_path):
+    fifo = tmp_path / "a.zip"
+    os.mkfifo(fifo)
+    assert refused(list_members, str(fifo)) == (errno.EINVAL, "a FIFO, not a regular file", str(fifo))
+    good = tmp_path / "good.zip"
+    good.write_bytes(archive(local(b"a", b"x"), [central(b"a", b"x", 0)]))
+    link = tmp_path / "link.zip"
+    link.symlink_to(good)
+    assert [m.name for m in list_members(str(link))] == ["a"]
+    with pytest.raises(OSError) as info:
+        list_members(str(link), follow=False)
+    assert info.value.errno == errno.ELOOP
+    with open(good, "rb") as f:
+        assert refused(lambda: _pread(f.fileno(), 10, good.stat().st_size - 4, "where")) == (
+            errno.EIO,
+            f"ended at {good.stat().st_size} while reading 10 bytes (changed while read?)",
+            "where",
+        )
+
+
+def test_split_takes_the_first_separator_after_an_existing_archive(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.whl").write_bytes(b"")
+    (tmp_path / "dir::x").mkdir()
+    (tmp_path / "dir::x" / "b.zip").write_bytes(b"")
+    (tmp_path / "::c.whl").write_bytes(b"")
+    (tmp_path / "file").write_bytes(b"")
+    assert split("a.whl::pkg/lib.so") == ("a.whl", "pkg/lib.so")
+    assert split("a.whl::odd::name") == ("a.whl", "odd::name")
+    assert split("dir::x/b.zip::m") == ("dir::x/b.zip", "m")
+    assert split("::c.whl::m") == ("::c.whl", "m")
+    assert split("missing.whl::m") == ("missing.whl::m", None)
+    assert split("file::m") == ("file::m", None)
+    assert split("a.whl") == ("a.whl", None)

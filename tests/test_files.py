@@ -1,0 +1,137 @@
+"""_files, the one home of safe reads and writes, by exact values: what each refusal says (errno, words, the
+path), which flags every descriptor is opened with, and what is flushed. Written for the survivors of a
+from-scratch mutation run (docs/testing.md)."""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import re
+import stat
+
+import pytest
+
+from cuda_fatbin import _files
+
+
+def synthetic(mode: int) -> os.stat_result:
+    return os.stat_result((mode | 0o600, 1, 1, 1, 0, 0, 0, 0, 0, 0))
+
+
+KINDS = [(stat.S_IFREG, "a regular file"), (stat.S_IFDIR, "a directory"), (stat.S_IFLNK, "a symlink"),
+         (stat.S_IFIFO, "a FIFO"), (stat.S_IFSOCK, "a socket"), (stat.S_IFCHR, "a character device"),
+         (stat.S_IFBLK, "a block device"), (0, "not a regular file")]  # fmt: skip
+
+
+@pytest.mark.parametrize(("mode", "words"), KINDS)
+def test_describe_names_every_kind_of_file(mode, words):
+    assert _files.describe(synthetic(mode)) == words
+
+
+@pytest.mark.parametrize(("mode", "words"), KINDS)
+def test_only_devices_fifos_and_sockets_are_kept_from_a_rename(tmp_path, monkeypatch, mode, words):
+    target = tmp_path / "t"
+    monkeypatch.setattr(_files.os, "lstat", lambda p: synthetic(mode))
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        with pytest.raises(OSError) as info:
+            _files._refuse_special(target)
+        assert (info.value.errno, info.value.strerror, info.value.filename) == (
+            errno.EEXIST,
+            f"{words} is there; it is not replaced by a file",
+            str(target),
+        )
+    else:
+        _files._refuse_special(target)  # a file, folder or link: the rename decides (a link is replaced)
+
+
+def test_read_regular_says_what_it_refused_and_where(tmp_path, monkeypatch):
+    good = tmp_path / "good"
+    good.write_bytes(b"abc")
+    link = tmp_path / "link"
+    link.symlink_to(good)
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+
+    def refusal(path, limit=10, **kw):
+        with pytest.raises(OSError) as info:
+            _files.read_regular(path, limit, **kw)
+        return info.value.errno, info.value.strerror, info.value.filename
+
+    assert refusal(link) == (errno.ELOOP, "a symlink, not followed", str(link))
+    assert _files.read_regular(link, 10, follow=True) == b"abc"
+    code, words, _ = refusal(loop, follow=True)  # followed and looping: the system's own error, not ours
+    assert code == errno.ELOOP and words != "a symlink, not followed"
+    assert refusal(good, 2) == (errno.EFBIG, "3 bytes, over the limit of 2", str(good))
+    assert _files.read_regular(good, 3) == b"abc"
+    monkeypatch.setattr(_files.os, "read", lambda fd, n: b"")  # the file shrank while read
+    assert refusal(good) == (errno.EIO, "ended after 0 of 3 bytes (changed while read)", str(good))
+
+
+def test_temporary_names_are_hidden_random_and_fit_255_bytes(tmp_path):
+    name = _files.temp_name(tmp_path / "k.fatbin")
+    assert re.fullmatch(re.escape(str(tmp_path)) + r"/\.k\.fatbin\.[0-9a-f]{12}\.tmp", name), name
+    assert _files.temp_name("k", "stage").startswith(".k.") and _files.temp_name("k", "stage").endswith(".stage")
+    assert _files.temp_name("k") != _files.temp_name("k")
+    for n in (236, 237, 238, 250, 255):  # cut one character at a time to exactly 255 bytes
+        base = os.path.basename(_files.temp_name(str(tmp_path / ("a" * n))))
+        assert len(base) == min(255, n + 18), (n, len(base))
+    base = os.path.basename(_files.temp_name(str(tmp_path / ("é" * 127))))  # 254 bytes of 2-byte characters
+    assert len(base.encode()) <= 255 and base.encode().decode() == base and base.startswith(".éé")
+
+
+def _cloexec(fd: int) -> bool:
+    return bool(fcntl.fcntl(fd, fcntl.F_GETFD) & fcntl.FD_CLOEXEC)
+
+
+def test_written_files_are_close_on_exec(tmp_path):
+    """A compile runs subprocesses (nvcc, workers): an output being written must not leak into them."""
+    seen = []
+    _files.write_atomic(tmp_path / "a", lambda f: seen.append(_cloexec(f.fileno())))
+    _files.create_new(tmp_path / "b", lambda f: seen.append(_cloexec(f.fileno())))
+    assert seen == [True, True]
+
+
+def test_a_failed_write_whose_temporary_file_is_already_gone_raises_its_own_error(tmp_path, monkeypatch):
+    planted = tmp_path / ".t.tmp"
+    monkeypatch.setattr(_files, "temp_name", lambda target, kind="tmp": str(planted))
+
+    def fail(f):
+        os.unlink(planted)  # someone removed it: the clean-up finds nothing, and says nothing
+        raise ValueError("the writer's own error")
+
+    with pytest.raises(ValueError, match="the writer's own error"):
+        _files.write_atomic(tmp_path / "t", fail)
+
+    def fail_new(f):
+        os.unlink(tmp_path / "n")
+        raise ValueError("the writer's own error")
+
+    with pytest.raises(ValueError, match="the writer's own error"):
+        _files.create_new(tmp_path / "n", fail_new)
+
+
+def test_the_folder_of_the_target_is_synced(tmp_path, monkeypatch):
+    synced = []
+    monkeypatch.setattr(_files, "fsync_dir", lambda path: synced.append(os.fspath(path)))
+    _files.write_atomic(tmp_path / "k", b"x")
+    monkeypatch.chdir(tmp_path)
+    _files.write_atomic("here", b"x")
+    assert synced == [str(tmp_path), "."]
+
+
+def test_fsync_dir_flushes_folders_only_and_never_fails(tmp_path, monkeypatch):
+    calls = []
+    real = os.fsync
+    monkeypatch.setattr(_files.os, "fsync", lambda fd: calls.append(stat.S_ISDIR(os.fstat(fd).st_mode)) or real(fd))
+    _files.fsync_dir(tmp_path)
+    (tmp_path / "file").write_bytes(b"x")
+    _files.fsync_dir(tmp_path / "file")  # not a folder: nothing to do
+    _files.fsync_dir(tmp_path / "missing")
+    assert calls == [True]
+
+    def refuse(fd):
+        raise OSError(errno.EINVAL, "Invalid argument")
+
+    monkeypatch.setattr(_files.os, "fsync", refuse)
+    _files.fsync_dir(tmp_path)  # some file systems refuse fsync on a folder
