@@ -246,3 +246,20 @@ def test_split_takes_the_first_separator_after_an_existing_archive(tmp_path, mon
     assert split("missing.whl::m") == ("missing.whl::m", None)
     assert split("file::m") == ("file::m", None)
     assert split("a.whl") == ("a.whl", None)
+
+
+def test_members_are_read_through_a_named_link_and_a_short_read_is_named(tmp_path, monkeypatch):
+    data = bytes(range(200))
+    for method in (0, 8):
+        path, m = one(tmp_path, f"real{method}.zip", data, method=method)
+        link = tmp_path / f"link{method}.zip"
+        link.symlink_to(path)
+        [listed] = list_members(str(link))
+        assert read_member(str(link), listed) == data  # followed by default, as list_members does
+        with pytest.raises(OSError) as info:
+            read_member(str(link), listed, follow=False)
+        assert info.value.errno == errno.ELOOP
+        monkeypatch.setattr("cuda_fatbin._archive.os.pread", lambda fd, n, at, real=os.pread: real(fd, n, at)[:-1])
+        code, text, where = refused(read_member, path, m)
+        monkeypatch.undo()
+        assert (code, where) == (errno.EIO, f"{path}::m") and text.startswith("ended at ")

@@ -5,7 +5,6 @@ from-scratch mutation run (docs/testing.md)."""
 from __future__ import annotations
 
 import errno
-import fcntl
 import os
 import re
 import stat
@@ -80,18 +79,6 @@ def test_temporary_names_are_hidden_random_and_fit_255_bytes(tmp_path):
     assert len(base.encode()) <= 255 and base.encode().decode() == base and base.startswith(".éé")
 
 
-def _cloexec(fd: int) -> bool:
-    return bool(fcntl.fcntl(fd, fcntl.F_GETFD) & fcntl.FD_CLOEXEC)
-
-
-def test_written_files_are_close_on_exec(tmp_path):
-    """A compile runs subprocesses (nvcc, workers): an output being written must not leak into them."""
-    seen = []
-    _files.write_atomic(tmp_path / "a", lambda f: seen.append(_cloexec(f.fileno())))
-    _files.create_new(tmp_path / "b", lambda f: seen.append(_cloexec(f.fileno())))
-    assert seen == [True, True]
-
-
 def test_a_failed_write_whose_temporary_file_is_already_gone_raises_its_own_error(tmp_path, monkeypatch):
     planted = tmp_path / ".t.tmp"
     monkeypatch.setattr(_files, "temp_name", lambda target, kind="tmp": str(planted))
@@ -135,3 +122,51 @@ def test_fsync_dir_flushes_folders_only_and_never_fails(tmp_path, monkeypatch):
 
     monkeypatch.setattr(_files.os, "fsync", refuse)
     _files.fsync_dir(tmp_path)  # some file systems refuse fsync on a folder
+
+
+def test_read_exact_reads_every_chunk_and_notices_a_file_that_grew(tmp_path):
+    size = _files._CHUNK + 10  # two reads
+    path = tmp_path / "f"
+    data = os.urandom(size + 90)
+    path.write_bytes(data[:size])
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        assert _files.read_exact(fd, size, path) == data[:size]
+    finally:
+        os.close(fd)
+    path.write_bytes(data)  # 90 bytes more than the size it was judged by
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        with pytest.raises(OSError) as info:
+            _files.read_exact(fd, size, path)
+        assert (info.value.errno, info.value.strerror, info.value.filename) == (
+            errno.EIO,
+            f"holds more than {size} bytes (changed while read)",
+            str(path),
+        )
+        os.lseek(fd, 0, os.SEEK_SET)
+        with pytest.raises(OSError) as info:
+            _files.read_exact(fd, size + 100)  # shorter than said; no path given: none named
+        assert (info.value.strerror, info.value.filename) == (f"ended after {size + 90} of {size + 100} bytes "
+                                                               "(changed while read)", "")  # fmt: skip
+    finally:
+        os.close(fd)
+
+
+def test_check_regular_says_what_it_found(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError) as info:
+        _files.read_regular(fifo, 10)
+    assert (info.value.errno, info.value.strerror, info.value.filename) == (
+        errno.EINVAL,
+        "a FIFO, not a regular file",
+        str(fifo),
+    )
+    with pytest.raises(OSError) as info:
+        _files.check_regular(synthetic(stat.S_IFDIR), 10)
+    assert (info.value.errno, info.value.strerror, info.value.filename) == (
+        errno.EINVAL,
+        "a directory, not a regular file",
+        "",
+    )
