@@ -263,3 +263,78 @@ def test_members_are_read_through_a_named_link_and_a_short_read_is_named(tmp_pat
         code, text, where = refused(read_member, path, m)
         monkeypatch.undo()
         assert (code, where) == (errno.EIO, f"{path}::m") and text.startswith("ended at ")
+
+
+def eocd(count: int, cd_size: int, cd_offset: int, *, disk: int = 0, comment: bytes = b"") -> bytes:
+    return struct.pack("<4s4H2IH", b"PK\x05\x06", disk, disk, count, count, cd_size, cd_offset, len(comment)) + comment
+
+
+def test_the_end_records_are_found_and_checked(tmp_path):
+    body = local(b"a", b"x" * 10)
+    cd = central(b"a", b"x" * 10, 0)
+
+    def listing(data: bytes, name: str):
+        path = tmp_path / name
+        path.write_bytes(data)
+        try:
+            return [(m.name, m.size, m.error) for m in list_members(str(path))]
+        except ArchiveError as e:
+            return (e.errno, e.strerror, e.filename == str(path))
+
+    ok = [("a", 10, None)]
+    assert listing(body + cd + eocd(1, len(cd), len(body)), "plain.zip") == ok
+    decoy = b"PK\x05\x06" + b"\0" * 6  # an end record's signature in the comment, too short to be one
+    assert listing(body + cd + eocd(1, len(cd), len(body), comment=decoy), "comment.zip") == ok
+    assert listing(b"#!/bin/sh\n" * 10 + body + cd + eocd(1, len(cd), len(body)), "sfx.zip") == ok  # shifted
+    assert listing(b"not a zip at all" * 4, "none.zip") == (
+        errno.EINVAL,
+        "not a ZIP archive (no end of central directory record; truncated?)",
+        True,
+    )
+    assert listing(body + cd + eocd(1, len(cd), len(body), disk=1), "split.zip") == (
+        errno.EINVAL,
+        "a multi-disk (split) archive; not read",
+        True,
+    )
+    assert listing(body + cd + eocd(1, len(cd), 10**6), "outside.zip") == (
+        errno.EINVAL,
+        f"central directory ({len(cd)} bytes at {10**6}) lies outside the file (truncated?)",
+        True,
+    )
+    assert listing(body + cd + eocd(2, len(cd), len(body)), "count.zip") == (
+        errno.EINVAL,
+        f"2 members cannot fit a central directory of {len(cd)} bytes",
+        True,
+    )
+    zip64 = struct.pack("<4sQHHIIQQQQ", b"PK\x06\x06", 44, 45, 45, 0, 0, 1, 1, len(cd), len(body))
+    locator = struct.pack("<4sIQI", b"PK\x06\x07", 0, len(body) + len(cd), 1)
+    end = struct.pack("<4s4H2IH", b"PK\x05\x06", 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0)
+    assert listing(body + cd + zip64 + locator + end, "zip64.zip") == ok
+    no_record = body + cd + b"\0" * len(zip64) + locator + end
+    assert listing(no_record, "lost64.zip") == (
+        errno.EINVAL,
+        f"no ZIP64 end record where its locator says ({len(body) + len(cd)})",
+        True,
+    )
+
+
+@pytest.mark.parametrize(("fields", "given", "expected"), [
+    ([(1, [7, 8])], (0xFFFFFFFF, 0xFFFFFFFF, 5), (7, 8, 5)),
+    ([(1, [8])], (3, 0xFFFFFFFF, 5), (3, 8, 5)),
+    ([(1, [9])], (3, 4, 0xFFFFFFFF), (3, 4, 9)),
+    ([(1, [7, 8, 9])], (0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF), (7, 8, 9)),
+    ([(1, [7])], (0xFFFFFFFF, 0xFFFFFFFF, 5), (7, 0xFFFFFFFF, 5)),  # fewer values than placeholders
+    ([(0x5455, b"\0" * 5), (1, [7])], (0xFFFFFFFF, 4, 5), (7, 4, 5)),  # another field first
+    ([(1, [7]), (1, [99])], (0xFFFFFFFF, 4, 5), (7, 4, 5)),  # the first ZIP64 field counts
+    ([(1, b"\1\2\3")], (0xFFFFFFFF, 4, 5), (0xFFFFFFFF, 4, 5)),  # a body too short for a value
+    ([(0x5455, b"")], (0xFFFFFFFF, 4, 5), (0xFFFFFFFF, 4, 5)),
+])  # fmt: skip
+def test_zip64_extra_takes_the_values_the_record_left_open(fields, given, expected):
+    from cuda_fatbin._archive import _zip64_extra
+
+    extra = b""
+    for tag, body in fields:
+        raw = body if isinstance(body, bytes) else b"".join(struct.pack("<Q", v) for v in body)
+        extra += struct.pack("<HH", tag, len(raw)) + raw
+    assert _zip64_extra(extra, *given) == expected
+    assert _zip64_extra(extra + b"\1\0\x08", *given) == expected  # a stub of a header at the end is no field

@@ -171,9 +171,7 @@ def _directory(fd: int, size: int, path: str) -> tuple[int, int, int, int]:
         loc = _pread(fd, _EOCD64_LOCATOR.size, eocd_pos - _EOCD64_LOCATOR.size, path)
         if loc[:4] == b"PK\x06\x07":
             _s, _d, rec_off, _t = _EOCD64_LOCATOR.unpack(loc)
-            rec_pos = eocd_pos - _EOCD64_LOCATOR.size - _EOCD64.size
-            if rec_pos < 0:
-                raise ArchiveError(errno.EINVAL, "ZIP64 end record outside the file", path)
+            rec_pos = eocd_pos - _EOCD64_LOCATOR.size - _EOCD64.size  # >= 0: the test above
             rec = _pread(fd, _EOCD64.size, rec_pos, path)
             if rec[:4] != b"PK\x06\x06":
                 raise ArchiveError(errno.EINVAL, f"no ZIP64 end record where its locator says ({rec_off})", path)
