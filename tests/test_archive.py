@@ -338,3 +338,67 @@ def test_zip64_extra_takes_the_values_the_record_left_open(fields, given, expect
         extra += struct.pack("<HH", tag, len(raw)) + raw
     assert _zip64_extra(extra, *given) == expected
     assert _zip64_extra(extra + b"\1\0\x08", *given) == expected  # a stub of a header at the end is no field
+
+
+def test_directory_records_and_local_headers_are_checked_one_by_one(tmp_path, monkeypatch):
+    def listing(data: bytes, name: str, **kw):
+        path = tmp_path / name
+        path.write_bytes(data)
+        try:
+            return [(m.name, m.data_offset, m.error) for m in list_members(str(path), **kw)]
+        except ArchiveError as e:
+            return (e.errno, e.strerror, e.filename == str(path))
+
+    body = local(b"a", b"x" * 10)
+    good = central(b"a", b"x" * 10, 0)
+    garbage = b"\0" * 46
+    assert listing(body + garbage + eocd(1, 46, len(body)), "g0.zip") == (
+        errno.EINVAL,
+        f"central directory record 0 of 1 is not one (at {len(body)})",
+        True,
+    )
+    cd = good + garbage
+    assert listing(body + cd + eocd(2, len(cd), len(body)), "g1.zip") == (
+        errno.EINVAL,
+        f"central directory record 1 of 2 is not one (at {len(body) + len(good)})",
+        True,
+    )
+    long_name = good[:28] + struct.pack("<H", 200) + good[30:]  # the name runs past the directory
+    assert listing(body + long_name + eocd(1, len(long_name), len(body)), "long.zip") == (
+        errno.EINVAL,
+        "central directory record 0 runs past the directory",
+        True,
+    )
+    # a record with an extra field and a comment, then another: both found
+    second = local(b"b", b"y" * 5)
+    rich = good[:30] + struct.pack("<HH", 4, 3) + good[34:] + b"EXTRcom"  # name, 4 bytes of extra, 3 of comment
+    cd = rich + central(b"b", b"y" * 5, len(body))
+    assert listing(body + second + cd + eocd(2, len(cd), len(body) + len(second)), "rich.zip") == [
+        ("a", 31, None),
+        ("b", len(body) + 31, None),
+    ]
+    # data that run into the directory, a missing local header, data ending exactly at the directory
+    cd = central(b"a", b"x" * 10, 0, csize=12)
+    assert listing(body + cd + eocd(1, len(cd), len(body)), "into.zip") == [
+        ("a", 0, "its data (12 bytes at 0) run into the central directory or past the file")
+    ]
+    shifted = b"\0" * 4 + body
+    cd = central(b"a", b"x" * 10, 2)
+    assert listing(shifted + cd + eocd(1, len(cd), len(shifted)), "nolocal.zip") == [("a", 0, "no local header at 2")]
+    bare = struct.pack("<4s5H3I2H", b"PK\x03\x04", 20, 0, 0, 0, 0, zlib.crc32(b"x" * 10), 10, 10, 0, 0) + b"x" * 10
+    cd = central(b"a", b"x" * 10, 0)  # local header without a name: the data end exactly where the directory starts
+    assert listing(bare + cd + eocd(1, len(cd), len(bare)), "edge.zip") == [("a", 30, None)]
+    cd = central(b"a", b"x" * 10, 0, csize=10)
+    named = local(b"abc", b"x" * 10)[:-1]  # one byte short: the name pushes the data into the directory
+    assert listing(named + cd + eocd(1, len(cd), len(named)), "named.zip")[0][2] == (
+        "its data (10 bytes at 33) run into the central directory"
+    )
+    path = tmp_path / "heads.zip"
+    path.write_bytes(archive(local(b"a", b"0123456789"), [central(b"a", b"0123456789", 0)]))
+    assert [m.head for m in list_members(str(path), head=4)] == [b"0123"]
+    real = os.pread
+    monkeypatch.setattr(
+        "cuda_fatbin._archive.os.pread",
+        lambda fd, n, at: real(fd, n, at)[:-1] if n == len(central(b"a", b"", 0)) else real(fd, n, at),
+    )
+    assert refused(list_members, str(path))[2] == str(path)  # the directory read short: the archive is named
