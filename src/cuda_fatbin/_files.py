@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from typing import Any, BinaryIO
 
 __all__ = [
-    "blocking", "check_regular", "create_new", "fsync_dir", "is_regular", "loads_json", "locked_dir", "open_input",
+    "check_regular", "create_new", "fsync_dir", "is_regular", "loads_json", "locked_dir", "open_input",
     "read_exact", "read_regular", "temp_name", "write_atomic",
 ]  # fmt: skip
 
@@ -53,8 +53,7 @@ def open_input(path: str | bytes | os.PathLike[str], *, follow: bool = True) -> 
     The open never blocks (``O_NONBLOCK``: a FIFO with no writer opens at once) and, with ``follow=False``,
     a symlink at ``path`` itself is refused (``ELOOP``) instead of followed. Judge the result by the
     returned ``stat`` (``stat.S_ISREG``), which describes what was opened. On a regular file
-    ``O_NONBLOCK`` changes nothing; a caller that reads a pipe as a stream clears it first
-    (:func:`blocking`).
+    ``O_NONBLOCK`` changes nothing.
 
     Raises
     ------
@@ -76,14 +75,6 @@ def open_input(path: str | bytes | os.PathLike[str], *, follow: bool = True) -> 
     except BaseException:
         os.close(fd)
         raise
-
-
-def blocking(fd: int) -> None:
-    """Clear ``O_NONBLOCK`` on ``fd`` (a pipe the user named is read to its end, waiting for the writer)."""
-    if O_NONBLOCK:
-        import fcntl
-
-        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~O_NONBLOCK)
 
 
 def is_regular(st: os.stat_result) -> bool:
