@@ -170,3 +170,24 @@ def test_check_regular_says_what_it_found(tmp_path):
         "a directory, not a regular file",
         "",
     )
+
+
+def test_open_input_closes_what_it_opened_when_fstat_fails(tmp_path, monkeypatch):
+    path = tmp_path / "f"
+    path.write_bytes(b"x")
+    closed = []
+    real_close = os.close
+    monkeypatch.setattr(_files.os, "close", lambda fd: closed.append(fd) or real_close(fd))
+
+    real_fstat = os.fstat
+
+    def broken(fd):
+        if os.readlink(f"/proc/self/fd/{fd}") == str(path):
+            raise OSError(errno.EIO, "Input/output error")
+        return real_fstat(fd)
+
+    monkeypatch.setattr(_files.os, "fstat", broken)
+    with pytest.raises(OSError) as info:
+        _files.open_input(path)
+    monkeypatch.undo()
+    assert info.value.errno == errno.EIO and len(closed) == 1
