@@ -265,8 +265,12 @@ def test_members_are_read_through_a_named_link_and_a_short_read_is_named(tmp_pat
         assert (code, where) == (errno.EIO, f"{path}::m") and text.startswith("ended at ")
 
 
-def eocd(count: int, cd_size: int, cd_offset: int, *, disk: int = 0, comment: bytes = b"") -> bytes:
-    return struct.pack("<4s4H2IH", b"PK\x05\x06", disk, disk, count, count, cd_size, cd_offset, len(comment)) + comment
+def eocd(
+    count: int, cd_size: int, cd_offset: int, *, disk: int = 0, cd_disk: int | None = None, comment: bytes = b""
+) -> bytes:
+    cd_disk = disk if cd_disk is None else cd_disk
+    return struct.pack("<4s4H2IH", b"PK\x05\x06", disk, cd_disk, count, count, cd_size, cd_offset,
+                       len(comment)) + comment  # fmt: skip
 
 
 def test_the_end_records_are_found_and_checked(tmp_path):
@@ -328,6 +332,12 @@ def test_the_end_records_are_found_and_checked(tmp_path):
     ([(1, [7]), (1, [99])], (0xFFFFFFFF, 4, 5), (7, 4, 5)),  # the first ZIP64 field counts
     ([(1, b"\1\2\3")], (0xFFFFFFFF, 4, 5), (0xFFFFFFFF, 4, 5)),  # a body too short for a value
     ([(0x5455, b"")], (0xFFFFFFFF, 4, 5), (0xFFFFFFFF, 4, 5)),
+    ([(1, [7, 8])], (0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF), (7, 8, 0xFFFFFFFF)),  # no value left for the offset
+    ([(1, [2**63 + 5])], (0xFFFFFFFF, 4, 5), (2**63 + 5, 4, 5)),  # unsigned
+    ([(0x5455, b"\0" * 5), (0x7075, b"\0" * 3), (1, [7])], (0xFFFFFFFF, 4, 5), (7, 4, 5)),  # two fields first
+    ([(1, struct.pack("<Q", 7) + b"\x01" * 7), (0x5455, b"\x02")], (0xFFFFFFFF, 0xFFFFFFFF, 5),
+     (7, 0xFFFFFFFF, 5)),  # 15 bytes: one value; the next field's bytes are not part of it
+    ([(0x5455, b"\0" * 0x9000)], (0xFFFFFFFF, 4, 5), (0xFFFFFFFF, 4, 5)),  # a length over 0x7FFF
 ])  # fmt: skip
 def test_zip64_extra_takes_the_values_the_record_left_open(fields, given, expected):
     from cuda_fatbin._archive import _zip64_extra
@@ -402,3 +412,61 @@ def test_directory_records_and_local_headers_are_checked_one_by_one(tmp_path, mo
         lambda fd, n, at: real(fd, n, at)[:-1] if n == len(central(b"a", b"", 0)) else real(fd, n, at),
     )
     assert refused(list_members, str(path))[2] == str(path)  # the directory read short: the archive is named
+
+
+def test_end_record_edges(tmp_path, monkeypatch):
+    def listing(data: bytes, name: str):
+        path = tmp_path / name
+        path.write_bytes(data)
+        try:
+            return [m.name for m in list_members(str(path))]
+        except ArchiveError as e:
+            return (e.errno, e.strerror)
+
+    assert listing(eocd(0, 0, 0), "empty.zip") == []  # the end record at offset 0, a directory of 0 bytes
+    assert listing(eocd(0, 0, 0, comment=b"PK\x05\x06xx"), "empty-decoy.zip") == []
+    assert listing(b"PK\x05\x06" + b"\0" * 10, "stub.zip") == (
+        errno.EINVAL,
+        "not a ZIP archive (no end of central directory record; truncated?)",
+    )
+    body = local(b"a", b"PK\x05\x06" + b"\0" * 18)  # a member that holds an end record: the last one counts
+    cd = central(b"a", b"PK\x05\x06" + b"\0" * 18, 0)
+    assert listing(body + cd + eocd(1, len(cd), len(body)), "inner-end.zip") == ["a"]
+    assert listing(body + cd + eocd(1, len(cd), len(body), cd_disk=1), "cd-disk.zip") == (
+        errno.EINVAL,
+        "a multi-disk (split) archive; not read",
+    )
+    zip64 = struct.pack("<4sQHHIIQQQQ", b"PK\x06\x06", 44, 45, 45, 0, 0, 0, 0, 0, 0)
+    locator = struct.pack("<4sIQI", b"PK\x06\x07", 0, 0, 1)
+    end = struct.pack("<4s4H2IH", b"PK\x05\x06", 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0)
+    assert listing(zip64 + locator + end, "empty64.zip") == []  # the ZIP64 record at offset 0
+    nameless = local(b"", b"x")
+    cd = central(b"", b"x", 0)  # a record of exactly 46 bytes, the whole directory
+    assert listing(nameless + cd + eocd(1, len(cd), len(nameless)), "nameless.zip") == [""]
+    first = central(b"n" * 40, b"x", 0)
+    cd = first + b"PK\x01\x02" + b"\0" * 10  # room for two records by size, the second cut short
+    assert listing(local(b"n" * 40, b"x") + cd + eocd(2, len(cd), 71), "cut.zip") == (
+        errno.EINVAL,
+        f"central directory record 1 of 2 is not one (at {71 + len(first)})",
+    )
+    path = tmp_path / "empty64.zip"
+    for size in (path.stat().st_size, 20, 56):  # the end record, the ZIP64 locator, the ZIP64 record read short
+        monkeypatch.setattr(
+            "cuda_fatbin._archive.os.pread",
+            lambda fd, n, at, size=size, real=os.pread: real(fd, n, at)[: -1 if n == size else None],
+        )
+        assert refused(list_members, str(path))[2] == str(path)
+        monkeypatch.undo()
+    path = tmp_path / "plain.zip"
+    path.write_bytes(archive(local(b"a", b"x"), [central(b"a", b"x", 0)]))
+    monkeypatch.setattr(
+        "cuda_fatbin._archive.os.pread",
+        lambda fd, n, at, real=os.pread: real(fd, n, at)[: -1 if (n, at) == (30, 0) else None],
+    )
+    assert refused(list_members, str(path))[2] == str(path)  # a local header read short
+
+
+def test_an_encrypted_member_is_named_not_read(tmp_path):
+    path = tmp_path / "enc.zip"
+    path.write_bytes(archive(local(b"a", b"x"), [central(b"a", b"x", 0, flags=1)]))
+    assert [m.error for m in list_members(str(path))] == ["encrypted; not read"]
