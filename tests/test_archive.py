@@ -432,6 +432,8 @@ def test_end_record_edges(tmp_path, monkeypatch):
     body = local(b"a", b"PK\x05\x06" + b"\0" * 18)  # a member that holds an end record: the last one counts
     cd = central(b"a", b"PK\x05\x06" + b"\0" * 18, 0)
     assert listing(body + cd + eocd(1, len(cd), len(body)), "inner-end.zip") == ["a"]
+    decoy = eocd(1, len(cd), len(body), comment=b"PK\x05\x06xx")  # and a decoy after the real one
+    assert listing(body + cd + decoy, "inner-end-decoy.zip") == ["a"]
     assert listing(body + cd + eocd(1, len(cd), len(body), cd_disk=1), "cd-disk.zip") == (
         errno.EINVAL,
         "a multi-disk (split) archive; not read",
