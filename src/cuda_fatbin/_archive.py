@@ -42,6 +42,8 @@ MAX_RATIO = MAX_EXPANSION
 SEPARATOR = "::"
 #: Archive suffixes read as archives.
 SUFFIXES = (".whl", ".zip")
+#: Why a ``.whl``/``.zip`` member of an archive is named, not read (scan and inspect say the same).
+NESTED = "an archive inside an archive is not opened; unpack it and scan the folder"
 
 _EOCD = struct.Struct("<4sHHHHIIH")  # end of central directory, 22 bytes
 _EOCD64_LOCATOR = struct.Struct("<4sIQI")  # 20 bytes

@@ -237,7 +237,7 @@ def _inputs(path: str) -> list[tuple[str, Any]]:
     """
     if "::" not in path and not path.lower().endswith((".whl", ".zip")):  # _archive's SEPARATOR and SUFFIXES
         return [(path, path)]  # (not imported for a plain file: start-up time, benchmarks/bench_cli.py)
-    from ._archive import SEPARATOR, SUFFIXES, list_members, read_member, split
+    from ._archive import NESTED, SEPARATOR, SUFFIXES, list_members, read_member, split
 
     archive, name = split(path) if SEPARATOR in path else (path, None)
     if name is None and not (path.lower().endswith(SUFFIXES) and os.path.isfile(path)):
@@ -252,7 +252,7 @@ def _inputs(path: str) -> list[tuple[str, Any]]:
             continue
         label = f"{archive}{SEPARATOR}{m.name}"
         if name is None and not m.error and m.name.lower().endswith(SUFFIXES):  # as scan: named, not passed over
-            out.append((label, OSError(errno.EINVAL, "an archive inside an archive is not opened; unpack it")))
+            out.append((label, OSError(errno.EINVAL, NESTED)))
             continue
         if name is None and not m.error and m.head[:4] not in (b"\x7fELF", b"\x50\xed\x55\xba"):
             continue

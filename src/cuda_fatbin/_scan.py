@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ._arch import Arch, split_arch_list
-from ._archive import MAX_MEMBER, SEPARATOR, SUFFIXES, Member, list_members, read_member
+from ._archive import MAX_MEMBER, NESTED, SEPARATOR, SUFFIXES, Member, list_members, read_member
 from ._detect import FATBIN_MAGIC
 from ._elf import ELF_MAGIC
 from ._files import describe, is_regular, open_input, read_exact
@@ -312,8 +312,7 @@ def _visit_archive(path: str, follow: bool, out: _Listing) -> None:
         if m.error:
             out.items.append(_Item(path, m, m.size, error=f"ArchiveError: {m.error}"))
         elif m.name.lower().endswith(SUFFIXES):  # not opened: it could hold binaries, so it is not passed over
-            error = "ArchiveError: an archive inside an archive is not opened; unpack it and scan the folder"
-            out.items.append(_Item(path, m, m.size, error=error))
+            out.items.append(_Item(path, m, m.size, error=f"ArchiveError: {NESTED}"))
         elif m.size >= 16 and _is_binary(m.head):
             out.items.append(_Item(path, m, m.size))
 
