@@ -191,3 +191,20 @@ def test_open_input_closes_what_it_opened_when_fstat_fails(tmp_path, monkeypatch
         _files.open_input(path)
     monkeypatch.undo()
     assert info.value.errno == errno.EIO and len(closed) == 1
+
+
+@pytest.mark.parametrize(
+    ("raw", "limit", "message"),
+    [
+        (b'{"a": [1, 2', 4, "not JSON: a bracket is never closed, or closed but never opened (a cut or edited file?)"),
+        (b"[1]]", 4, "not JSON: a bracket is never closed, or closed but never opened (a cut or edited file?)"),
+        (b"[" * 100_000, 4, "not JSON: a bracket is never closed, or closed but never opened (a cut or edited file?)"),
+        (b"[[1]]", 1, "nested deeper than 1 levels"),
+        (b"[[1], [[2]]", 1, "nested deeper than 1 levels"),  # deeper, and torn: the first thing found is said
+    ],
+)
+def test_loads_json_tells_a_torn_text_from_a_deep_one(raw, limit, message):
+    with pytest.raises(ValueError) as info:
+        _files.loads_json(raw, limit)
+    assert str(info.value) == message
+    assert _files.loads_json(b'["[", {"}": "]"}]', 2) == ["[", {"}": "]"}]  # brackets in strings are text

@@ -352,8 +352,7 @@ class KernelBundle:
             if target is not None:  # a symlink, a FIFO, a device or a folder there is refused, never read
                 raw = read_regular(target, MAX_MANIFEST_BYTES)
             else:  # package data inside a zip: no links nor devices there; the read is bounded all the same
-                with root.joinpath(MANIFEST).open("rb") as f:
-                    raw = f.read(MAX_MANIFEST_BYTES + 1)
+                raw = _read_resource(root.joinpath(MANIFEST), MAX_MANIFEST_BYTES)
                 if len(raw) > MAX_MANIFEST_BYTES:
                     raise OSError(errno.EFBIG, f"over the limit of {MAX_MANIFEST_BYTES} bytes")
         except FileNotFoundError:
@@ -411,12 +410,11 @@ class KernelBundle:
                 raise BundleError(f"{name} is not of the recorded size {size}; rebuild the bundle", f"{field}.file")
         else:  # a zip or other importlib.resources Traversable
             try:
-                with root.joinpath(name).open("rb") as f:
-                    data = f.read(size + 1)
+                data = _read_resource(root.joinpath(name), size)
             except FileNotFoundError:
                 raise BundleError(f"{name} is missing from {root}; rebuild the bundle", f"{field}.file") from None
-            except (OSError, ValueError) as e:  # a member that cannot be read (zipfile: BadZipFile is no OSError)
-                raise BundleError(f"{name} cannot be read: {e}", f"{field}.file") from None
+            except OSError as e:
+                raise BundleError(f"{name} cannot be read: {e.strerror or e}", f"{field}.file") from None
         if len(data) != size or hashlib.sha256(data).hexdigest() != record["sha256"]:
             raise BundleError(f"{name} does not match its manifest hash; rebuild the bundle", f"{field}.sha256")
         return data
@@ -553,6 +551,21 @@ def _publish(root: Path, files: Mapping[str, bytes], manifest: bytes) -> None:
             _remove_stage(stage)
         if locked:  # without a lock another build may be between its renames: leave its files alone
             _clean(root, set(files))
+
+
+def _read_resource(resource: Traversable, limit: int) -> bytes:
+    """At most ``limit + 1`` bytes of a bundle file read through ``importlib.resources`` (a zip member, say).
+
+    A member that cannot be read (a damaged zip: ``zipfile.BadZipFile``, a failed decompression) is an
+    ``OSError`` (``EIO``) naming what went wrong, as an unreadable file on disk is.
+    """
+    try:
+        with resource.open("rb") as f:
+            return f.read(limit + 1)
+    except OSError:
+        raise
+    except Exception as e:  # zipfile.BadZipFile (CRC), zlib.error, EOFError: the archive is damaged
+        raise OSError(errno.EIO, f"{type(e).__name__}: {e}") from None
 
 
 def _on_disk(root: Path | Traversable, name: str) -> Path | None:

@@ -184,10 +184,11 @@ def loads_json(raw: bytes, max_depth: int) -> Any:
     """Decode UTF-8 JSON nested at most ``max_depth`` arrays or objects deep, in linear time and memory.
 
     The depth is checked before decoding, on the text without its strings: each of ``max_depth`` passes
-    removes the innermost arrays and objects; a bracket left after them is a deeper document (or not JSON).
-    So a document of a million ``[`` is a ``ValueError``, never a ``RecursionError``. Each pass is one
+    removes the innermost arrays and objects; a pair of brackets left after them is a deeper document, a lone
+    bracket a text that is not JSON (cut short, say). So a document of a million ``[`` is a ``ValueError``,
+    never a ``RecursionError``. Each pass is one
     left-to-right scan (an unterminated string runs to the end of the text, and ``json.loads`` refuses
-    it), so the work is at most ``max_depth + 2`` scans of the text.
+    it), so the work is at most ``max_depth + 3`` scans of the text.
 
     Raises
     ------
@@ -203,14 +204,21 @@ def loads_json(raw: bytes, max_depth: int) -> Any:
     ... except ValueError as e:
     ...     print(e)
     nested deeper than 8 levels
+    >>> try:
+    ...     loads_json(b'{"suites": {"k": [1, 2', 8)
+    ... except ValueError as e:
+    ...     print(e)
+    not JSON: a bracket is never closed, or closed but never opened (a cut or edited file?)
     """
     skeleton = _JSON_STRING.sub(b'""', raw)
     for _ in range(max_depth):
         skeleton, removed = _JSON_INNERMOST.subn(b"", skeleton)
         if not removed:
             break
-    if _JSON_BRACKET.search(skeleton):
-        raise ValueError(f"nested deeper than {max_depth} levels")
+    if _JSON_BRACKET.search(skeleton):  # a pair left is a deeper level; a lone bracket, a torn or broken text
+        if _JSON_INNERMOST.search(skeleton):
+            raise ValueError(f"nested deeper than {max_depth} levels")
+        raise ValueError("not JSON: a bracket is never closed, or closed but never opened (a cut or edited file?)")
     return json.loads(raw.decode("utf-8"))
 
 
