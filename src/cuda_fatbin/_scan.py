@@ -402,17 +402,22 @@ def normalize(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def _distribution_index(paths: list[str]) -> dict[str, str]:
-    """Real path of each installed file -> ``"name version"``, from the distributions' RECORD files.
+def _distribution_index(paths: list[str], binaries: Iterable[str]) -> dict[str, str]:
+    """Real path of each of ``binaries`` that an installed distribution owns -> ``"name version"``.
 
-    Only folders are searched (a wheel is named by its file name); a broken RECORD or METADATA gives no
-    owner for its files, never an error.
+    The owners are read from the distributions' RECORD files under the folders of ``paths`` (a wheel is
+    named by its file name). Only a RECORD file of the same name as a binary (or as what it links to) is
+    resolved, so the work is one name test per installed file plus one ``realpath`` per candidate, and a
+    binary of any name (``kernels.bin``, ``libk.so.1``, ``tool``) is attributed. A broken RECORD or
+    METADATA gives no owner for its files, never an error.
     """
     from importlib import metadata
 
+    wanted = {os.path.realpath(b) for b in binaries}
+    names = {os.path.basename(b) for b in binaries} | {os.path.basename(w) for w in wanted}
     index: dict[str, str] = {}
     folders = [p for p in paths if os.path.isdir(p)]
-    if not folders:
+    if not folders or not wanted:
         return index
     try:
         dists = list(metadata.distributions(path=folders))
@@ -423,9 +428,8 @@ def _distribution_index(paths: list[str]) -> dict[str, str]:
             files = dist.files or ()
             label = f"{normalize(str(dist.metadata['Name']))} {dist.version}"
             for f in files:
-                name = f.name
-                if ".so" in name or name.endswith((".o", ".fatbin", ".cubin", ".dll", ".dylib")) or "." not in name:
-                    index[os.path.realpath(os.fspath(f.locate()))] = label
+                if f.name in names and (real := os.path.realpath(os.fspath(f.locate()))) in wanted:
+                    index[real] = label
         except Exception:  # a broken RECORD (a NUL in a path...) or METADATA: no owner known for its files
             continue
     return index
@@ -524,7 +528,7 @@ def scan(
         for item in broken:  # a worker died (a file that shrank under a map: SIGBUS): each alone, to find it
             done(_isolated(item, args))
     reports = [r for r in reports if r.has_device_code or r.error]
-    index = _distribution_index(roots) if any(r.archive is None for r in reports) else {}
+    index = _distribution_index(roots, [r.path for r in reports if r.archive is None])
     for r in reports:
         r.distribution = _wheel_distribution(r.archive) if r.archive else index.get(os.path.realpath(r.path))
     reports.sort(key=lambda r: r.path)

@@ -1,0 +1,118 @@
+"""scan, in process and exactly: which distribution owns each binary of an installed environment, what the
+report says about the scan itself, and the rows of archive members that are not read (docs/scan.md)."""
+
+from __future__ import annotations
+
+import os
+import site
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from cuda_fatbin import _scan, build_fatbin, scan
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="module")
+def fatbin() -> bytes:
+    return build_fatbin([str(DATA / "nvrtc129_sm_80.cubin")])
+
+
+def installed(site_dir: Path, name: str, version: str, files: dict[str, bytes], record: str | None = None) -> None:
+    """A distribution installed into ``site_dir`` as pip leaves it: its files, METADATA and a RECORD."""
+    for rel, data in files.items():
+        (site_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+        (site_dir / rel).write_bytes(data)
+    info = site_dir / f"{name}-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    (info / "RECORD").write_text(record if record is not None else "".join(f"{rel},,\n" for rel in files))
+
+
+def owners(report: _scan.ScanReport, root: Path) -> dict[str, str | None]:
+    return {os.path.relpath(b.path, root): b.distribution for b in report.binaries}
+
+
+def test_every_binary_of_an_installed_environment_is_named_by_its_distribution(fatbin, tmp_path):
+    site_dir = tmp_path / "site"
+    installed(site_dir, "My_Pkg", "1.0", {
+        "mypkg/libk.so.1": fatbin, "mypkg/kernels.bin": fatbin, "mypkg/tool": fatbin, "mypkg/k.cubin": fatbin,
+        "mypkg/k.dll": fatbin, "mypkg/notes.txt": b"text, not a binary"})  # fmt: skip
+    installed(site_dir, "other", "2.0", {"other/k.fatbin": fatbin})
+    installed(site_dir, "broken", "3.0", {"broken/k.fatbin": fatbin}, record="broken/k\0.fatbin,,\n")
+    (site_dir / "stray.fatbin").write_bytes(fatbin)  # no RECORD lists it
+    report = scan([site_dir], gpus="80", max_workers=1)
+    assert owners(report, site_dir) == {
+        "mypkg/libk.so.1": "my-pkg 1.0", "mypkg/kernels.bin": "my-pkg 1.0", "mypkg/tool": "my-pkg 1.0",
+        "mypkg/k.cubin": "my-pkg 1.0", "mypkg/k.dll": "my-pkg 1.0", "other/k.fatbin": "other 2.0",
+        "broken/k.fatbin": None, "stray.fatbin": None,
+    }  # fmt: skip
+    link = tmp_path / "env"
+    link.symlink_to(site_dir)  # the environment reached through a link: the same owners
+    assert owners(scan([link], gpus="80", max_workers=1), link) == owners(report, site_dir)
+
+
+def test_a_wheel_and_a_folder_scanned_together_name_both(fatbin, tmp_path):
+    site_dir = tmp_path / "site"
+    installed(site_dir, "inst", "1.0", {"inst/k.fatbin": fatbin})
+    whl = tmp_path / "demo_pkg-2.1-py3-none-any.whl"
+    with zipfile.ZipFile(whl, "w") as z:
+        z.writestr("demo_pkg/k.fatbin", fatbin)
+        z.writestr("demo_pkg/small.bin", fatbin[:15])  # under 16 bytes: no binary
+        z.writestr("demo_pkg/exactly16.bin", fatbin[:16])  # a fatbin's header alone: read, and found short
+    report = scan([whl, site_dir], gpus="80", max_workers=1)
+    got = {(b.archive, b.member, b.distribution) for b in report.binaries}
+    assert (str(whl), "demo_pkg/k.fatbin", "demo-pkg 2.1") in got
+    assert (None, None, "inst 1.0") in got
+    assert report.files_read == 3  # the wheel's two members of 16 bytes or more, and the installed file
+
+
+def test_unreadable_members_are_rows_naming_the_archive_and_member(fatbin, tmp_path):
+    whl = tmp_path / "w-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(whl, "w") as z:
+        z.writestr("w/inner.zip", b"PK\x05\x06" + bytes(18))
+        z.writestr("w/k.fatbin", fatbin)
+    report = scan([whl], gpus="80", max_workers=1)
+    [row] = report.unreadable
+    assert (row.path, row.archive, row.member, row.distribution) == (
+        f"{whl}::w/inner.zip", str(whl), "w/inner.zip", "w 1.0")  # fmt: skip
+    assert row.error == f"ArchiveError: {_scan.NESTED}"
+
+
+def test_the_report_records_the_driver_as_given(fatbin, tmp_path):
+    (tmp_path / "k.fatbin").write_bytes(fatbin)
+    assert scan([tmp_path], gpus="80", driver="12.4", max_workers=1).driver == "12.4"
+    assert scan([tmp_path], gpus="80", max_workers=1).driver is None
+
+
+def test_progress_is_told_each_binary_with_the_count(fatbin, tmp_path):
+    for name in ("a.fatbin", "b.fatbin"):
+        (tmp_path / name).write_bytes(fatbin)
+    calls: list[tuple[int, int, str]] = []
+    scan([tmp_path], gpus="80", max_workers=1, progress=lambda done, total, path: calls.append((done, total, path)))
+    assert sorted(calls) == [(1, 2, calls[0][2]), (2, 2, calls[1][2])]
+    assert {c[2] for c in calls} == {str(tmp_path / "a.fatbin"), str(tmp_path / "b.fatbin")}
+
+
+def test_misuse_is_refused_before_anything_is_read(tmp_path):
+    with pytest.raises(ValueError) as info:
+        scan([tmp_path], gpus=[])
+    assert str(info.value) == "scan needs at least one GPU (gpus=)"
+    with pytest.raises(ValueError, match="driver"):
+        scan([tmp_path], gpus="80", driver="bogus")
+    for bad in (0, True, 1.5):
+        with pytest.raises(ValueError) as info:
+            scan([tmp_path], gpus="80", max_workers=bad)  # type: ignore[arg-type]
+        assert str(info.value) == f"max_workers must be a positive int; got {bad!r}"
+
+
+def test_default_paths_are_this_environments_site_packages_once_each():
+    want = [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], *site.getsitepackages()]
+    expected: list[str] = []
+    for p in want:
+        if os.path.isdir(p) and os.path.realpath(p) not in {os.path.realpath(e) for e in expected}:
+            expected.append(p)
+    assert _scan.default_paths() == expected and expected
