@@ -350,3 +350,12 @@ def test_an_arch_option_in_extra_options_is_refused(opt):
 
     with pytest.raises(ValueError, match="the archs come from archs="):
         Program('extern "C" __global__ void k() {}', "c++").compile("fatbin", archs=["sm_80"], extra_options=[opt])
+
+
+def test_scan_counts_an_rdc_objects_device_code_as_relocatable(rdc_objects, tmp_path):
+    """scan reads the -rdc objects a build leaves (docs/scan.md), as inspect does: relocatable fatbins, not none."""
+    from cuda_fatbin import scan
+
+    (tmp_path / "b.o").write_bytes(rdc_objects["b"].read_bytes())
+    [report] = scan([tmp_path], gpus="90", max_workers=1).binaries
+    assert report.fatbins["relocatable"] >= 1 and report.entries

@@ -3,15 +3,17 @@ report says about the scan itself, and the rows of archive members that are not 
 
 from __future__ import annotations
 
+import json
 import os
 import site
+import struct
 import sysconfig
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from cuda_fatbin import _scan, build_fatbin, scan
+from cuda_fatbin import Arch, _scan, build_fatbin, scan
 
 DATA = Path(__file__).parent / "data"
 
@@ -116,3 +118,48 @@ def test_default_paths_are_this_environments_site_packages_once_each():
         if os.path.isdir(p) and os.path.realpath(p) not in {os.path.realpath(e) for e in expected}:
             expected.append(p)
     assert _scan.default_paths() == expected and expected
+
+
+def entry_header(kind: int, major: int, minor: int, sm: int) -> bytes:
+    """An entry of an empty payload (docs/formats.md): kind 1 PTX, 2 ELF; the version; the SM."""
+    return struct.pack("<HHIQIIHHIIIQQQ", kind, 0x0101, 64, 0, 0, 0, minor, major, sm, 0, 0, 0x11, 0, 0)
+
+
+def test_a_binarys_entries_isas_and_compression_are_counted_exactly(tmp_path):
+    body = entry_header(1, 10, 0, 80) + entry_header(1, 9, 0, 80) + entry_header(2, 1, 8, 1)  # sm_1: no arch
+    path = tmp_path / "k.fatbin"
+    path.write_bytes(struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(body)) + body)
+    report = _scan.scan_binary(str(path), None, [Arch.parse("sm_80")], None, True)
+    assert (report.entries, report.ptx_isa, report.compression, report.fatbins) == (
+        {"elf sm_1": 1, "ptx sm_80": 2}, ["9.0", "10.0"], ["none"],  # ISAs in numeric order
+        {"registered": 1, "relocatable": 0, "embedded": 0},
+    )  # fmt: skip
+
+
+def test_an_error_names_the_file_the_user_knows(fatbin, tmp_path, monkeypatch):
+    """The reader reads the descriptor judged (``/proc/self/fd/N``); an error names the file instead."""
+    path = tmp_path / "k.fatbin"
+    path.write_bytes(fatbin)
+
+    def failing(source: object, **kwargs: object) -> None:
+        raise ValueError("/proc/self/fd/9: not an ELF file (/proc/self/fd/9 at 0x0)")
+
+    monkeypatch.setattr(_scan, "iter_fatbins", failing)
+    report = _scan.scan_binary(str(path), None, [Arch.parse("sm_80")], None, True)
+    assert report.error == f"ValueError: {path}: not an ELF file ({path} at 0x0)"
+
+
+def test_the_report_as_json_follows_its_schema(fatbin, tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((Path(_scan.__file__).parent / "schemas" / "scan.json").read_text())
+    site_dir = tmp_path / "site"
+    installed(site_dir, "inst", "1.0", {"inst/k.fatbin": fatbin, "inst/cut.fatbin": fatbin[:40]})
+    whl = tmp_path / "w-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(whl, "w") as z:
+        z.writestr("w/inner.zip", b"PK\x05\x06" + bytes(18))
+        z.writestr("w/k.fatbin", fatbin)
+    doc = {"schema": 1, **scan([site_dir, whl], gpus=["80", "90"], driver="13.0", max_workers=1).to_dict()}  # as --json
+    jsonschema.Draft202012Validator(schema).validate(doc)
+    keys = set(schema["properties"]["binaries"]["items"]["required"])
+    assert all(set(b) == keys for b in doc["binaries"]) and len(doc["binaries"]) == 4
+    assert set(doc) == set(schema["required"])
