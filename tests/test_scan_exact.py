@@ -163,3 +163,38 @@ def test_the_report_as_json_follows_its_schema(fatbin, tmp_path):
     keys = set(schema["properties"]["binaries"]["items"]["required"])
     assert all(set(b) == keys for b in doc["binaries"]) and len(doc["binaries"]) == 4
     assert set(doc) == set(schema["required"])
+
+
+def test_uncovered_answers_only_for_the_gpus_scanned(fatbin, tmp_path):
+    (tmp_path / "k.fatbin").write_bytes(fatbin)  # sm_80 SASS
+    report = scan([tmp_path], gpus=["80", "7.5"], max_workers=1)
+    assert [b.path for b in report.uncovered("sm_75")] == [str(tmp_path / "k.fatbin")] and not report.uncovered(80)
+    with pytest.raises(ValueError) as info:
+        report.uncovered("9.0")  # never judged: an empty list would say it is covered
+    assert str(info.value) == (
+        "compute capability 9.0 was not scanned (this scan judged 7.5, 8.0): scan again with it in gpus=")  # fmt: skip
+
+
+def dying_scan_item(item: _scan._Item, *args: object) -> _scan.BinaryReport:
+    """_scan_item, except that the process reading a member named ``die`` dies (as one dies of SIGBUS)."""
+    if "die" in item.shown:
+        os._exit(3)
+    return _scan.original_scan_item(item, *args)  # type: ignore[attr-defined, no-any-return]
+
+
+def test_a_binary_whose_reading_process_dies_is_a_row_of_its_own(fatbin, tmp_path, monkeypatch):
+    whl = tmp_path / "w-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(whl, "w") as z:
+        z.writestr("w/die.fatbin", fatbin)
+        z.writestr("w/ok.fatbin", fatbin)
+    (tmp_path / "ok.fatbin").write_bytes(fatbin)
+    monkeypatch.setattr(_scan, "original_scan_item", _scan._scan_item, raising=False)
+    monkeypatch.setattr(_scan, "_scan_item", dying_scan_item)  # the pool's workers are forked: they see it
+    report = scan([whl, tmp_path / "ok.fatbin"], gpus="80", max_workers=2)
+    [row] = report.unreadable
+    assert (row.path, row.archive, row.member, row.error) == (
+        f"{whl}::w/die.fatbin", str(whl), "w/die.fatbin",
+        "the process reading it died (a file that changed while read?)")  # fmt: skip
+    read = sorted(b.path for b in report.binaries if not b.error)
+    assert read == sorted([f"{whl}::w/ok.fatbin", str(tmp_path / "ok.fatbin")])
+    assert all(b.coverage["8.0"]["status"] == "SASS exact" for b in report.binaries if not b.error)

@@ -142,9 +142,19 @@ class ScanReport:
 
     def uncovered(self, gpu: Arch | str | int) -> list[BinaryReport]:
         """Binaries with device code that ``gpu`` (any spelling) cannot run, and inputs that could not be read,
-        in path order."""
+        in path order.
+
+        Raises
+        ------
+        ValueError
+            ``gpu`` was not one of the scan's GPUs: nothing is known about it (an empty list would claim
+            it is covered).
+        """
         key = Arch.parse(gpu).base.capability
-        return [b for b in self.binaries if b.error or b.coverage.get(key, {}).get("status") in UNCOVERED]
+        if key not in self.gpus:
+            raise ValueError(f"compute capability {key} was not scanned (this scan judged {', '.join(self.gpus)}): "
+                             f"scan again with it in gpus=")  # fmt: skip
+        return [b for b in self.binaries if b.error or b.coverage[key]["status"] in UNCOVERED]
 
     @property
     def covered(self) -> bool:
