@@ -62,10 +62,9 @@ def test_a_changed_byte_is_a_checksum_mismatch():
 
 
 def test_a_header_length_past_the_value_is_refused():
-    value = entry(None, raw_header=b"")
-    body = bytearray(value[:-32])
-    body[8:12] = struct.pack("<I", 0xFFFFFFFF)  # 4 GiB of header in a 44-byte value
-    assert refusal(bytes(body) + hashlib.sha256(body).digest()).startswith("unreadable header: ")
+    head = json.dumps({"job": str(JOB), "artifacts": [], "symbols": {}}).encode()
+    body = _cache._MAGIC + struct.pack("<I", 0xFFFFFFFF) + head  # 4 GiB of header: all that follows, and more
+    assert refusal(body + hashlib.sha256(body).digest()) == "entry does not match the job"
 
 
 @pytest.mark.parametrize(
@@ -219,11 +218,12 @@ def test_files_that_cannot_be_read_are_hashed_by_name_not_fatal(inc, monkeypatch
             raise PermissionError(errno.EACCES, "Permission denied")
         return real_open(path, flags, *args, **kwargs)
 
+    (inc / "tail").mkdir()
+    (inc / "tail" / "t.h").write_text("#define T 1\n")
     monkeypatch.setattr(os, "open", failing_open)
     assert digest(inc) not in (before, broken)
-    (inc / "z.h").write_text("#define Z 5\n")  # what follows the unopened folder is still walked
     blocked = digest(inc)
-    (inc / "z.h").write_text("#define Z 6\n")
+    (inc / "tail" / "t.h").write_text("#define T 2\n")  # the folder walked after the unopened one is still seen
     assert digest(inc) != blocked
 
 
@@ -315,3 +315,122 @@ def test_the_default_folder_on_windows(monkeypatch, tmp_path):
     monkeypatch.delenv("LOCALAPPDATA")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert _cache.default_cache_dir() == tmp_path / "home" / "AppData" / "Local" / "cuda-fatbin"
+
+
+class Plain:
+    """A cache of another kind: only ``get`` (a mapping, a database...)."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self.value
+
+
+def test_a_cache_of_another_kind_is_held_to_bytes_and_the_size_limit(monkeypatch):
+    with pytest.raises(_cache.CacheEntryError) as info:
+        _cache.read_entry(Plain("text"), b"key")
+    assert str(info.value) == "the cache returned str, not bytes"
+    monkeypatch.setattr(_cache, "MAX_ENTRY_BYTES", 4)
+    assert _cache.read_entry(Plain(b"four"), b"key") == b"four" and _cache.read_entry(Plain(None), b"key") is None
+    with pytest.raises(_cache.CacheEntryError) as info:
+        _cache.read_entry(Plain(b"five!"), b"key")
+    assert str(info.value) == "5 bytes, over the limit of 4"
+
+
+def test_a_file_entry_that_is_not_a_plain_file_is_named(tmp_path, monkeypatch):
+    cache = FileStreamProgramCache(tmp_path / "c")
+    path = Path(_cache._entry_path(cache, b"key") or "")
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+    def refused() -> str:
+        with pytest.raises(_cache.CacheEntryError) as info:
+            _cache.read_entry(cache, b"key")
+        return str(info.value)
+
+    path.symlink_to(tmp_path / "elsewhere")
+    assert refused() == f"{path}: a symlink"
+    path.unlink()
+    path.mkdir()
+    assert refused() == f"{path}: a directory, not a regular file"
+    path.rmdir()
+    path.write_bytes(b"12345")
+    monkeypatch.setattr(_cache, "MAX_ENTRY_BYTES", 4)
+    assert refused().startswith(f"{path}: ")
+    monkeypatch.undo()
+    path.unlink()
+    path.parent.rmdir()
+    path.parent.write_bytes(b"a file where the entry's folder goes")
+    assert refused() == f"{path}: Not a directory"
+
+
+def test_reading_an_entry_marks_it_used_and_keeps_its_mtime(tmp_path, monkeypatch):
+    cache = FileStreamProgramCache(tmp_path / "c")
+    cache[b"key"] = b"value"
+    path = Path(_cache._entry_path(cache, b"key") or "")
+    os.utime(path, ns=(1_000_000_000, 2_000_000_000))
+    assert _cache.read_entry(cache, b"key") == b"value"
+    st = os.stat(path)
+    assert st.st_atime_ns > 2_000_000_000 and st.st_mtime_ns == 2_000_000_000  # cuda.core evicts by access time
+
+    def failing(*args: Any, **kwargs: Any) -> None:
+        raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "utime", failing)
+    assert _cache.read_entry(cache, b"key") == b"value"  # a read-only cache is still read
+
+
+def test_the_include_budget_counts_bytes_as_well_as_files(tmp_path):
+    per_file = _cache.INCLUDE_BYTES_PER_FILE
+    inc = tmp_path / "inc"
+    inc.mkdir()
+    (inc / "a.h").write_bytes(b"x" * per_file)  # exactly one file's share: read
+    digest(inc, max_files=1)
+    (inc / "a.h").write_bytes(b"x" * (per_file + 1))
+    with pytest.raises(ValueError, match="holds over 1 header-like files"):
+        digest(inc, max_files=1)
+    (inc / "a.h").write_bytes(b"x" * per_file)
+    (inc / "b.h").write_bytes(b"x" * per_file)
+    (inc / "c.h").write_bytes(b"x")  # three files for two: the count
+    with pytest.raises(ValueError, match="holds over 2 header-like files"):
+        digest(inc, max_files=2)
+    (inc / "c.h").unlink()
+    (inc / "a.h").write_bytes(b"x" * (per_file + 1))  # two files, one byte over their share: the bytes
+    with pytest.raises(ValueError) as info:
+        digest(inc, max_files=2)
+    assert str(info.value) == (
+        f"the include path {inc} holds over 2 header-like files or {2 * per_file >> 20} MiB, too many to "
+        "fingerprint for the cache key: exclude the folders that hold no headers (cache_exclude=[...]; on the "
+        "command line --cache-exclude DIR) or raise the limit (cache_max_files=N; on the command line "
+        "--cache-max-files N)"
+    )
+    many = tmp_path / "many"
+    many.mkdir()
+    for i in range(41):
+        (many / f"{i}.h").write_text("x")
+    with pytest.raises(ValueError) as info:
+        digest(many, max_files=40)
+    assert f"holds over 40 header-like files or {40 * per_file >> 20} MiB, " in str(info.value)
+    assert 40 * per_file >> 20 == 1
+
+
+def test_the_key_of_a_linking_job_changes_with_nvjitlink(monkeypatch):
+    from cuda.bindings import nvjitlink
+    from cuda.core import ProgramOptions
+
+    options = ProgramOptions(arch="compute_80")
+    args = ("src", "k", (b"-arch=compute_80",), {SM86: (b"-arch=sm_86",), SM89: (b"-arch=sm_89",)}, ())
+    key = _cache.job_key(JOB, "src", "c++", options, (), args, b"")
+    assert _cache.job_key(JOB, "src", "c++", options, (), args, b"") == key
+    monkeypatch.setattr(nvjitlink, "version", lambda: (99, 9))
+    assert _cache.job_key(JOB, "src", "c++", options, (), args, b"") != key
+
+
+def test_a_cuda_core_without_cache_keys_is_told_what_to_install(monkeypatch):
+    import cuda.core.utils
+    from cuda.core import ProgramOptions
+
+    monkeypatch.delattr(cuda.core.utils, "make_program_cache_key")
+    with pytest.raises(ImportError) as info:
+        _cache.job_key(JOB, "src", "c++", ProgramOptions(arch="compute_80"), (), ("", "", (), {}, ()), b"")
+    assert str(info.value).startswith("cache= needs cuda.core.utils.make_program_cache_key (cuda-core >= 1.2.0): ")
