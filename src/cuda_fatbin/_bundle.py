@@ -696,7 +696,7 @@ def _validate(manifest: Any) -> None:
                 raise BundleError("missing", f"{field}.{key}")
             _check_type(record[key], types, f"{field}.{key}", what)
         file = record["file"]
-        if not _NAME_RE.fullmatch(file) or file in (".", ".."):
+        if not _NAME_RE.fullmatch(file):  # which refuses "." and ".." too: a name starts with a letter, digit or _
             raise BundleError(f"{file!r} is not a plain file name inside the bundle", f"{field}.file")
         for key in ("sha256", "record_sha256"):
             if not _HEX64_RE.fullmatch(record[key]):
