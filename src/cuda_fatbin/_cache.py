@@ -436,7 +436,7 @@ def decode(value: bytes, job: Job) -> JobResult:
             mapping[name] = bytes.fromhex(hx) if hx is not None else text
     except (ValueError, KeyError, TypeError) as e:
         raise CacheEntryError(f"unreadable header: {e}") from None
-    if header.get("job") != str(job):
+    if pos != len(body) or header.get("job") != str(job):
         raise CacheEntryError("entry does not match the job")
     if [(k, a) for k, a, _ in artifacts] != list(job.emit):
         raise CacheEntryError("entry holds other artifacts than the job makes")
