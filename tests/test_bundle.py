@@ -107,7 +107,7 @@ def refusal(tmp_path: Path, manifest: Any) -> tuple[str, str | None]:
 
 def test_a_manifest_of_the_right_types_opens(tmp_path):
     assert opened(tmp_path, manifest_with()).suites == ["k"]
-    versions = {key: "100.999" for key in VERSIONS}  # up to three digits on each side
+    versions = {key: "99.99" for key in VERSIONS}  # a CUDA version: up to two digits on each side
     assert opened(tmp_path, manifest_with(size=0, **versions)).manifest["suites"]["k"]["size"] == 0
     without = manifest_with()
     del without["built_with"]  # informational: a manifest without it is read
@@ -163,7 +163,7 @@ def test_a_negative_size_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize("key", VERSIONS)
-@pytest.mark.parametrize("value", ["12.4.1", "12", "1000.0", "v12.4", ""])
+@pytest.mark.parametrize("value", ["12.4.1", "12", "100.0", "999.999", "1.100", "01.0", "v12.4", ""])
 def test_versions_look_like_12_4(tmp_path, key, value):
     assert refusal(tmp_path, manifest_with(**{key: value})) == (
         f"suites.k.{key}: {value!r} is not a version like '12.4'", f"suites.k.{key}")  # fmt: skip
@@ -171,8 +171,33 @@ def test_versions_look_like_12_4(tmp_path, key, value):
 
 @pytest.mark.parametrize("key", ["sass_archs", "ptx_archs", "compression"])
 def test_list_items_are_strings_named_by_index(tmp_path, key):
-    assert refusal(tmp_path, manifest_with(**{key: ["sm_80", 80]})) == (
+    first = {"sass_archs": "sm_80", "ptx_archs": "compute_80", "compression": "zstd"}[key]
+    assert refusal(tmp_path, manifest_with(**{key: [first, 80]})) == (
         f"suites.k.{key}[1]: must be a string; got int", f"suites.k.{key}[1]")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "like"),
+    [("sass_archs", "compute_80", "sm_90"), ("sass_archs", "sm_80\x1b[31m", "sm_90"),
+     ("ptx_archs", "sm_80", "compute_90"), ("ptx_archs", "compute_", "compute_90")],
+)  # fmt: skip
+def test_archs_are_spelled_as_archs(tmp_path, key, value, like):
+    """The archs end up in BundleCoverageError's text: an escape sequence there would reach the terminal."""
+    assert refusal(tmp_path, manifest_with(**{key: [value]})) == (
+        f"suites.k.{key}[0]: {value!r} is not an arch like {like}", f"suites.k.{key}[0]")  # fmt: skip
+
+
+def test_entries_are_objects(tmp_path):
+    assert refusal(tmp_path, manifest_with(entries=[{}, None])) == (
+        "suites.k.entries[1]: must be an object; got NoneType", "suites.k.entries[1]")  # fmt: skip
+
+
+@pytest.mark.parametrize(("key", "value"), [("f", "_Z\ud800"), ("\ud800", "_Z1fv"), ("f", "_Z1f\x1bv"), ("\n", "x")])
+def test_symbol_names_are_printable_utf8(tmp_path, key, value):
+    """A lone surrogate passed the schema and the record hash, then load() raised UnicodeEncodeError."""
+    assert refusal(tmp_path, manifest_with(symbol_mapping={key: value})) == (
+        f"suites.k.symbol_mapping[{key!r}]: not a symbol name: unprintable or not UTF-8",
+        f"suites.k.symbol_mapping[{key!r}]")  # fmt: skip
 
 
 def test_symbol_mapping_values_are_names(tmp_path):
@@ -223,6 +248,11 @@ class Resource:
 
 def test_open_takes_a_string_path(built):
     assert KernelBundle.open(str(built)).suites == ["k"]
+    for wrong in (str(built).encode(), None, 5):
+        with pytest.raises(TypeError) as info:
+            KernelBundle.open(wrong)  # type: ignore[arg-type]
+        assert str(info.value) == (
+            f"a bundle is a folder path or an importlib.resources traversable; got {type(wrong).__name__}")  # fmt: skip
 
 
 def test_a_manifest_read_through_a_resource_is_bounded(built, monkeypatch):
@@ -575,7 +605,7 @@ def test_a_rebuild_removes_every_leftover_of_earlier_builds(root):
 
 
 def test_a_crashed_builds_staging_folder_is_named_for_the_next_build_to_remove(root, monkeypatch):
-    monkeypatch.setattr(_bundle, "_remove_stage", lambda stage: None)  # the build dies before removing it
+    monkeypatch.setattr(_bundle, "_remove_stage", lambda stage, **kw: None)  # the build dies before removing it
     rebuild(root)
     stages = [p.name for p in root.iterdir() if p.is_dir()]
     assert len(stages) == 1 and stages[0].startswith(".cuda-fatbin-build-")
@@ -585,16 +615,29 @@ def test_a_crashed_builds_staging_folder_is_named_for_the_next_build_to_remove(r
 
 
 def test_a_staging_folder_keeps_what_no_build_puts_there(root, tmp_path):
+    """Another build's staging folder (or a folder of the user's named like one): only a fatbin whose bytes have
+    its name's hash and a valid manifest go; a file of a build's name but other content stayed only at the
+    top level, and was removed inside such a folder."""
+    data = (root / manifest_of(root)["suites"]["k"]["file"]).read_bytes()
+    name, content = changed_copy(data, 0)
     stage = root / f"{_bundle._STAGE_PREFIX}x"
     stage.mkdir()
+    (stage / name).write_bytes(content)  # what a crashed build leaves: removed
     (stage / "notes.txt").write_text("mine")
-    (stage / "k.0123456789abcdef.fatbin").write_bytes(b"a build's file")
+    (stage / "k.0123456789abcdef.fatbin").write_bytes(b"not what the name says")
     (tmp_path / "outside.json").write_text("{}")
     (stage / "manifest.json").symlink_to(tmp_path / "outside.json")
     (stage / "sub").mkdir()
+    crashed = root / f"{_bundle._STAGE_PREFIX}y"
+    crashed.mkdir()
+    (crashed / "manifest.json").write_bytes((root / "manifest.json").read_bytes())  # a valid manifest: removed
+    users = root / f"{_bundle._STAGE_PREFIX}z"
+    users.mkdir()
+    (users / "manifest.json").write_text('{"mine": true}')
     rebuild(root)
-    assert sorted(os.listdir(stage)) == ["manifest.json", "notes.txt", "sub"]
+    assert sorted(os.listdir(stage)) == ["k.0123456789abcdef.fatbin", "manifest.json", "notes.txt", "sub"]
     assert (stage / "manifest.json").is_symlink() and (tmp_path / "outside.json").read_text() == "{}"
+    assert not crashed.exists() and (users / "manifest.json").read_text() == '{"mine": true}'
 
 
 class FailingOS:

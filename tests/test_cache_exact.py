@@ -78,6 +78,8 @@ def test_a_header_length_past_the_value_is_refused():
         ({"symbols": {}, "artifacts": [[7, "sm_86", 1]]}, "unreadable header: artifact record 7, 1"),
         ({"symbols": {"f": [None, 1]}, "artifacts": []}, "unreadable header: symbol record of 'f'"),
         ({"symbols": {"f": [1, None]}, "artifacts": []}, "unreadable header: symbol record of 'f'"),
+        ({"symbols": {"f": [None, "\ud800"]}, "artifacts": []},
+         "unreadable header: 'utf-8' codec can't encode character '\\ud800' in position 0: surrogates not allowed"),
     ],
 )  # fmt: skip
 def test_each_malformed_header_field_is_named(header, message):

@@ -208,3 +208,12 @@ def test_loads_json_tells_a_torn_text_from_a_deep_one(raw, limit, message):
         _files.loads_json(raw, limit)
     assert str(info.value) == message
     assert _files.loads_json(b'["[", {"}": "]"}]', 2) == ["[", {"}": "]"}]  # brackets in strings are text
+
+
+@pytest.mark.parametrize(
+    ("raw", "name"), [(b"NaN", "NaN"), (b"[1, Infinity]", "Infinity"), (b'{"a": -Infinity}', "-Infinity")]
+)
+def test_loads_json_refuses_what_json_does_not_have(raw, name):
+    with pytest.raises(ValueError) as info:
+        _files.loads_json(raw, 4)
+    assert str(info.value) == f"not JSON: {name}"

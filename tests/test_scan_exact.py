@@ -198,3 +198,69 @@ def test_a_binary_whose_reading_process_dies_is_a_row_of_its_own(fatbin, tmp_pat
     read = sorted(b.path for b in report.binaries if not b.error)
     assert read == sorted([f"{whl}::w/ok.fatbin", str(tmp_path / "ok.fatbin")])
     assert all(b.coverage["8.0"]["status"] == "SASS exact" for b in report.binaries if not b.error)
+
+
+def test_a_single_path_is_misuse_not_its_characters(tmp_path):
+    with pytest.raises(TypeError) as info:
+        scan(str(tmp_path), gpus="80")  # type: ignore[arg-type]
+    assert str(info.value) == f"paths must be a list of paths; got one path: scan([{str(tmp_path)!r}], ...)"
+    with pytest.raises(TypeError):
+        scan(tmp_path, gpus="80")  # type: ignore[arg-type]
+
+
+def test_dist_info_files_that_are_not_plain_files_or_lack_a_name_own_nothing(fatbin, tmp_path):
+    """A FIFO RECORD or METADATA made scan wait forever (importlib.metadata opens with a plain open());
+    a METADATA without Name or Version named the owner "none 1.0" or "foo None"."""
+    site_dir = tmp_path / "site"
+    installed(site_dir, "fifo_record", "1.0", {"a/k.fatbin": fatbin})
+    os.unlink(site_dir / "fifo_record-1.0.dist-info" / "RECORD")
+    os.mkfifo(site_dir / "fifo_record-1.0.dist-info" / "RECORD")
+    installed(site_dir, "fifo_meta", "1.0", {"b/k.fatbin": fatbin})
+    os.unlink(site_dir / "fifo_meta-1.0.dist-info" / "METADATA")
+    os.mkfifo(site_dir / "fifo_meta-1.0.dist-info" / "METADATA")
+    installed(site_dir, "noname", "1.0", {"c/k.fatbin": fatbin})
+    (site_dir / "noname-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nVersion: 1.0\n")
+    installed(site_dir, "noversion", "1.0", {"d/k.fatbin": fatbin})
+    (site_dir / "noversion-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: noversion\n")
+    installed(site_dir, "zero", "1.0", {"e/k.fatbin": fatbin})
+    os.unlink(site_dir / "zero-1.0.dist-info" / "RECORD")
+    (site_dir / "zero-1.0.dist-info" / "RECORD").symlink_to("/dev/zero")
+    installed(site_dir, "good", "2.0", {"f/k.fatbin": fatbin})
+    report = scan([site_dir], gpus="80", max_workers=1)
+    assert owners(report, site_dir) == {
+        "a/k.fatbin": None, "b/k.fatbin": None, "c/k.fatbin": None, "d/k.fatbin": None, "e/k.fatbin": None,
+        "f/k.fatbin": "good 2.0"}  # fmt: skip
+
+
+def test_a_binary_named_through_a_link_is_owned_by_the_file_it_links_to(fatbin, tmp_path):
+    site_dir = tmp_path / "site"
+    installed(site_dir, "lib", "1.0", {"lib/libk.so.1": fatbin})
+    (tmp_path / "libk.so").symlink_to(site_dir / "lib" / "libk.so.1")  # named by the user: followed
+    report = scan([tmp_path / "libk.so", site_dir], gpus="80", max_workers=1)
+    [b] = report.binaries  # each real file once: the name the user gave
+    assert (b.path, b.distribution) == (str(tmp_path / "libk.so"), "lib 1.0")
+
+
+@pytest.mark.parametrize(
+    ("name", "owner"),
+    [("demo_pkg-2.1-py3-none-any.whl", "demo-pkg 2.1"), ("Demo.Pkg-2.1-1-cp312-cp312-linux_x86_64.WHL", "demo-pkg 2.1"),
+     ("my-tool.whl", None), ("foo-1.0.zip", None), ("foo-1.0-py3-none.whl", None)],
+)  # fmt: skip
+def test_a_wheel_is_named_by_its_file_name_only_when_it_is_one(fatbin, tmp_path, name, owner):
+    with zipfile.ZipFile(tmp_path / name, "w") as z:
+        z.writestr("p/k.fatbin", fatbin)
+    [b] = scan([tmp_path / name], gpus="80", max_workers=1).binaries
+    assert b.distribution == owner
+
+
+def test_a_distribution_is_as_covered_as_its_worst_binary(fatbin, tmp_path):
+    site_dir = tmp_path / "site"
+    sm75 = build_fatbin([str(DATA / "nvrtc129_sm_75.cubin")])
+    installed(site_dir, "mixed", "1.0", {"m/k80.fatbin": fatbin, "m/k75.fatbin": sm75})
+    installed(site_dir, "broken", "1.0", {"b/k.fatbin": fatbin, "b/cut.fatbin": fatbin[:40]})
+    report = scan([site_dir], gpus=["80", "86"], max_workers=1)
+    by = {d["distribution"]: d for d in report.distributions()}
+    assert by["mixed 1.0"] == {"distribution": "mixed 1.0", "binaries": 2, "unreadable": 0,
+                               "coverage": {"8.0": "no entry", "8.6": "no entry"}}  # fmt: skip
+    assert by["broken 1.0"]["coverage"] == {"8.0": "unreadable", "8.6": "unreadable"}
+    assert by["broken 1.0"]["unreadable"] == 1

@@ -61,7 +61,9 @@ _HEX64_RE = re.compile(r"[0-9a-f]{64}")
 #: A fatbin's header: magic, version, header size, size of what follows (docs/formats.md).
 _FATBIN_HEADER = struct.Struct("<IHHQ")
 _FATBIN_MAGIC = 0xBA55ED50
-_VERSION_RE = re.compile(r"[0-9]{1,3}\.[0-9]{1,3}")
+_VERSION_RE = re.compile(r"[1-9][0-9]?\.[0-9]{1,2}")  # a CUDA version: "12.4", "13.0"
+#: The archs a record lists: SASS ``sm_90a``, PTX ``compute_90``.
+_ARCH_RES = {"sass_archs": re.compile(r"sm_[0-9]{2,3}[af]?"), "ptx_archs": re.compile(r"compute_[0-9]{2,3}[af]?")}
 
 
 class BundleCoverageError(RuntimeError):
@@ -345,6 +347,10 @@ class KernelBundle:
         BundleError
             No manifest, one of another schema, or any field malformed; the message names the field.
         """
+        if not isinstance(root, (str, os.PathLike)) and not callable(getattr(root, "joinpath", None)):
+            raise TypeError(
+                f"a bundle is a folder path or an importlib.resources traversable; got {type(root).__name__}"
+            )
         root = Path(root) if isinstance(root, (str, os.PathLike)) else root
         where = f"{root}/{MANIFEST}"
         try:
@@ -595,18 +601,34 @@ def _manifest_names(root: Path, suite: str) -> str | None:
     return name
 
 
-def _remove_stage(stage: Path) -> None:
+def _remove_stage(stage: Path, *, ours: bool = True) -> None:
     """Remove a staging folder: the files a build puts there (by name, regular files only), then the folder.
 
-    Anything else inside (which no build of ours makes) stays, and so does the folder then.
+    In a staging folder of another build (``ours=False``: a crashed build's, or a folder someone named
+    like one) a file goes only if its content is what a build writes there: a fatbin whose bytes have the
+    hash its name gives, a ``manifest.json`` that is a valid manifest. Anything else stays, and so does the
+    folder then.
     """
     with contextlib.suppress(OSError), os.scandir(stage) as entries:
         for entry in list(entries):
-            if (entry.name == MANIFEST or _FILE_RE.fullmatch(entry.name)) and entry.is_file(follow_symlinks=False):
-                with contextlib.suppress(OSError):
-                    os.unlink(entry.path)
+            match = _FILE_RE.fullmatch(entry.name)
+            if not (entry.name == MANIFEST or match) or not entry.is_file(follow_symlinks=False):
+                continue
+            if not ours and (_content_prefix(Path(entry.path)) != match[2] if match else not _is_manifest(entry.path)):
+                continue
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
     with contextlib.suppress(OSError):
         os.rmdir(stage)
+
+
+def _is_manifest(path: str) -> bool:
+    """Whether the regular file at ``path`` is a manifest this package wrote (schema-valid JSON)."""
+    try:
+        _validate(loads_json(read_regular(path, MAX_MANIFEST_BYTES), MAX_MANIFEST_DEPTH))
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def _clean(root: Path, keep: set[str]) -> None:
@@ -623,7 +645,7 @@ def _clean(root: Path, keep: set[str]) -> None:
         entries = list(scan)
     for entry in entries:
         if entry.name.startswith(_STAGE_PREFIX) and entry.is_dir(follow_symlinks=False):
-            _remove_stage(Path(entry.path))
+            _remove_stage(Path(entry.path), ours=False)
             continue
         match = _FILE_RE.fullmatch(entry.name)
         if match is None or entry.name in keep or not entry.is_file(follow_symlinks=False):
@@ -660,6 +682,15 @@ def _content_prefix(path: Path) -> str | None:
         return None
     finally:
         os.close(fd)
+
+
+def _utf8(text: str) -> bool:
+    """Whether ``text`` encodes to UTF-8 (a lone surrogate from JSON's ``\\ud800`` does not)."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _check_type(value: Any, types: type | tuple[type, ...], field: str, what: str) -> Any:
@@ -709,5 +740,12 @@ def _validate(manifest: Any) -> None:
         for key in ("sass_archs", "ptx_archs", "compression"):
             for i, item in enumerate(record[key]):
                 _check_type(item, str, f"{field}.{key}[{i}]", "a string")
+                if key in _ARCH_RES and not _ARCH_RES[key].fullmatch(item):
+                    like = "sm_90" if key == "sass_archs" else "compute_90"
+                    raise BundleError(f"{item!r} is not an arch like {like}", f"{field}.{key}[{i}]")
+        for i, item in enumerate(record["entries"]):
+            _check_type(item, dict, f"{field}.entries[{i}]", "an object")
         for k, v in record["symbol_mapping"].items():
             _check_type(v, str, f"{field}.symbol_mapping[{k!r}]", "a symbol name")
+            if not (k.isprintable() and v.isprintable() and _utf8(k) and _utf8(v)):
+                raise BundleError("not a symbol name: unprintable or not UTF-8", f"{field}.symbol_mapping[{k!r}]")

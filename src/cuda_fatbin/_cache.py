@@ -433,6 +433,8 @@ def decode(value: bytes, job: Job) -> JobResult:
         for name, (hx, text) in header["symbols"].items():
             if not isinstance(text if hx is None else hx, str):
                 raise TypeError(f"symbol record of {name!r}")
+            if hx is None:
+                text.encode()  # not UTF-8 (a lone surrogate): UnicodeEncodeError, a ValueError, refused below
             mapping[name] = bytes.fromhex(hx) if hx is not None else text
     except (ValueError, KeyError, TypeError) as e:
         raise CacheEntryError(f"unreadable header: {e}") from None

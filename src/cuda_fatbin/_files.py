@@ -219,7 +219,12 @@ def loads_json(raw: bytes, max_depth: int) -> Any:
         if _JSON_INNERMOST.search(skeleton):
             raise ValueError(f"nested deeper than {max_depth} levels")
         raise ValueError("not JSON: a bracket is never closed, or closed but never opened (a cut or edited file?)")
-    return json.loads(raw.decode("utf-8"))
+    return json.loads(raw.decode("utf-8"), parse_constant=_not_json)
+
+
+def _not_json(name: str) -> None:
+    """``json.loads`` takes ``NaN`` and ``Infinity``, which JSON (RFC 8259) does not have."""
+    raise ValueError(f"not JSON: {name}")
 
 
 def temp_name(target: str | os.PathLike[str], kind: str = "tmp") -> str:

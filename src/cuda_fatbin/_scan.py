@@ -29,7 +29,7 @@ from ._arch import Arch, split_arch_list
 from ._archive import MAX_MEMBER, NESTED, SEPARATOR, SUFFIXES, Member, list_members, read_member
 from ._detect import FATBIN_MAGIC
 from ._elf import ELF_MAGIC
-from ._files import describe, is_regular, open_input, read_exact
+from ._files import describe, is_regular, open_input, read_exact, read_regular
 from ._reader import iter_fatbins
 from ._select import _RANK, STATUSES, UNCOVERED, judge, parse_driver
 
@@ -412,36 +412,63 @@ def normalize(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+#: The largest RECORD and METADATA read: torch's RECORD is about 2 MiB; a larger one owns nothing.
+MAX_RECORD_BYTES = 64 << 20
+
+
+def _installed(folder: str) -> Iterator[tuple[str, str, str]]:
+    """``(name, version, RECORD text)`` of each ``*.dist-info`` folder directly in ``folder``.
+
+    The files are read as every input is: regular files only (a FIFO, a device or a symlink there is not
+    opened: importlib.metadata's plain ``open()`` would wait on a FIFO forever), at most
+    :data:`MAX_RECORD_BYTES` each. A dist-info without a readable METADATA naming a Name and a Version, or
+    without a readable RECORD, owns nothing.
+    """
+    from email.parser import HeaderParser
+
+    try:
+        with os.scandir(folder) as listing:
+            infos = sorted(e.path for e in listing if e.name.endswith(".dist-info") and e.is_dir(follow_symlinks=False))
+    except OSError:
+        return
+    for info in infos:
+        try:
+            meta = HeaderParser().parsestr(
+                read_regular(os.path.join(info, "METADATA"), MAX_RECORD_BYTES).decode("utf-8", "replace")
+            )
+            record = read_regular(os.path.join(info, "RECORD"), MAX_RECORD_BYTES).decode("utf-8", "replace")
+        except (OSError, ValueError):
+            continue
+        name, version = meta.get("Name"), meta.get("Version")
+        if isinstance(name, str) and isinstance(version, str) and name.strip() and version.strip():
+            yield name.strip(), version.strip(), record
+
+
 def _distribution_index(paths: list[str], binaries: Iterable[str]) -> dict[str, str]:
     """Real path of each of ``binaries`` that an installed distribution owns -> ``"name version"``.
 
-    The owners are read from the distributions' RECORD files under the folders of ``paths`` (a wheel is
-    named by its file name). Only a RECORD file of the same name as a binary (or as what it links to) is
-    resolved, so the work is one name test per installed file plus one ``realpath`` per candidate, and a
-    binary of any name (``kernels.bin``, ``libk.so.1``, ``tool``) is attributed. A broken RECORD or
-    METADATA gives no owner for its files, never an error.
+    The owners are read from the RECORD files of the ``*.dist-info`` folders directly in the folders of
+    ``paths`` (:func:`_installed`; a wheel is named by its file name). Only a RECORD line of the same
+    name as a binary (or as what it links to) is resolved, so the work is one name test per installed
+    file plus one ``realpath`` per candidate, and a binary of any name (``kernels.bin``, ``libk.so.1``,
+    ``tool``) is attributed. A broken RECORD or METADATA gives no owner for its files, never an error.
     """
-    from importlib import metadata
+    import csv
 
     wanted = {os.path.realpath(b) for b in binaries}
     names = {os.path.basename(b) for b in binaries} | {os.path.basename(w) for w in wanted}
     index: dict[str, str] = {}
-    folders = [p for p in paths if os.path.isdir(p)]
-    if not folders or not wanted:
-        return index
-    try:
-        dists = list(metadata.distributions(path=folders))
-    except Exception:  # an unreadable folder or METADATA: no owners known
-        return index
-    for dist in dists:
-        try:
-            files = dist.files or ()
-            label = f"{normalize(str(dist.metadata['Name']))} {dist.version}"
-            for f in files:
-                if f.name in names and (real := os.path.realpath(os.fspath(f.locate()))) in wanted:
-                    index[real] = label
-        except Exception:  # a broken RECORD (a NUL in a path...) or METADATA: no owner known for its files
-            continue
+    for folder in [p for p in paths if os.path.isdir(p)] if wanted else []:
+        for name, version, record in _installed(folder):
+            label = f"{normalize(name)} {version}"
+            try:
+                for row in csv.reader(record.splitlines()):
+                    if row and row[0].replace("\\", "/").rsplit("/", 1)[-1] in names:
+                        real = os.path.realpath(os.path.join(folder, row[0]))
+                        if real in wanted:
+                            index[real] = label
+            except (csv.Error, ValueError):  # a broken RECORD (a NUL in a path...): no owner for its files
+                continue
     return index
 
 
@@ -511,6 +538,8 @@ def scan(
     if max_workers is not None and (not isinstance(max_workers, int) or isinstance(max_workers, bool)
                                     or max_workers < 1):  # fmt: skip
         raise ValueError(f"max_workers must be a positive int; got {max_workers!r}")
+    if isinstance(paths, (str, bytes, os.PathLike)):  # iterated, a path would be its characters: "/" first
+        raise TypeError(f"paths must be a list of paths; got one path: scan([{os.fspath(paths)!r}], ...)")
     roots = [os.fspath(p) for p in paths] if paths is not None else default_paths()
     listing = _list_inputs(roots)
     items = sorted(listing.items, key=lambda c: -c.size)  # largest first: the pool's tail holds small files
