@@ -316,7 +316,7 @@ def test_leftovers_are_cleaned_foreign_files_stay_and_old_readers_are_told(tmp_p
     stage = root / ".cuda-fatbin-build-x1y2z3"
     stage.mkdir()
     shutil.copy(tmp_path / "scratch" / crashed, stage / crashed)
-    (stage / "manifest.json").write_text("{ torn")
+    (stage / "manifest.json").write_bytes((tmp_path / "scratch" / "manifest.json").read_bytes()[:30])  # torn write
     shutil.copy(tmp_path / "scratch" / crashed, root / crashed)
     (root / "linked.0123456789abcdef.fatbin").symlink_to(tmp_path / "scratch" / crashed)  # ours by name, a link
 

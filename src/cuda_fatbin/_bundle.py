@@ -58,6 +58,9 @@ _FILE_RE = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_.-]{0,99})\.([0-9a-f]{16})\.fatb
 #: The staging folders a build makes (``tempfile.mkdtemp(prefix=...)`` inside the bundle).
 _STAGE_PREFIX = ".cuda-fatbin-build-"
 _HEX64_RE = re.compile(r"[0-9a-f]{64}")
+#: How every manifest a build writes begins (keys sorted: "built_with" first; one-space indents).
+_MANIFEST_HEAD = b'{\n "built_with": {'
+
 #: A fatbin's header: magic, version, header size, size of what follows (docs/formats.md).
 _FATBIN_HEADER = struct.Struct("<IHHQ")
 _FATBIN_MAGIC = 0xBA55ED50
@@ -606,7 +609,7 @@ def _remove_stage(stage: Path, *, ours: bool = True) -> None:
 
     In a staging folder of another build (``ours=False``: a crashed build's, or a folder someone named
     like one) a file goes only if its content is what a build writes there: a fatbin whose bytes have the
-    hash its name gives, a ``manifest.json`` that is a valid manifest. Anything else stays, and so does the
+    hash its name gives, a ``manifest.json`` that begins as a build's manifest does (:func:`_is_manifest`). Anything else stays, and so does the
     folder then.
     """
     with contextlib.suppress(OSError), os.scandir(stage) as entries:
@@ -623,12 +626,16 @@ def _remove_stage(stage: Path, *, ours: bool = True) -> None:
 
 
 def _is_manifest(path: str) -> bool:
-    """Whether the regular file at ``path`` is a manifest this package wrote (schema-valid JSON)."""
+    """Whether the regular file at ``path`` is a manifest a build wrote, whole or cut short by a crash.
+
+    Builds write ``json.dumps(manifest, indent=1, sort_keys=True)``: every manifest starts with
+    :data:`_MANIFEST_HEAD`, and a torn one is a prefix of such bytes.
+    """
     try:
-        _validate(loads_json(read_regular(path, MAX_MANIFEST_BYTES), MAX_MANIFEST_DEPTH))
-    except (OSError, ValueError):
+        raw = read_regular(path, MAX_MANIFEST_BYTES)
+    except OSError:
         return False
-    return True
+    return raw.startswith(_MANIFEST_HEAD) or _MANIFEST_HEAD.startswith(raw)
 
 
 def _clean(root: Path, keep: set[str]) -> None:
