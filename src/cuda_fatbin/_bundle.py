@@ -609,8 +609,8 @@ def _remove_stage(stage: Path, *, ours: bool = True) -> None:
 
     In a staging folder of another build (``ours=False``: a crashed build's, or a folder someone named
     like one) a file goes only if its content is what a build writes there: a fatbin whose bytes have the
-    hash its name gives, a ``manifest.json`` that begins as a build's manifest does (:func:`_is_manifest`). Anything else stays, and so does the
-    folder then.
+    hash its name gives, a ``manifest.json`` that begins as a build's manifest does (:func:`_is_manifest`).
+    Anything else stays, and so does the folder then.
     """
     with contextlib.suppress(OSError), os.scandir(stage) as entries:
         for entry in list(entries):
