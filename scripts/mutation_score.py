@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -44,6 +45,7 @@ def results() -> dict[str, str]:
     return found
 
 
+@functools.cache
 def added(name: str) -> str:
     """The lines a mutant adds, as ``mutmut show`` prints its diff."""
     diff = subprocess.run(
