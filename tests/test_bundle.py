@@ -453,6 +453,18 @@ def test_built_with_names_the_installed_versions(built, monkeypatch):
         "cuda-fatbin": None, "cuda-core": "9.9", "cuda-bindings": None}  # fmt: skip
 
 
+def test_a_manifest_build_writes_is_one_a_later_clean_up_recognises(tmp_path):
+    """_is_manifest knows a crashed build's manifest by how build() writes it (whole, or cut short)."""
+    bundle = tmp_path / "b"
+    KernelBundle.build(bundle, {"k": KernelSuite(SRC, NAMES)}, archs="80-real", ptx_for="none")
+    raw = (bundle / "manifest.json").read_bytes()
+    for cut in (len(raw), 30, 3, 0):
+        (tmp_path / "m.json").write_bytes(raw[:cut])
+        assert _bundle._is_manifest(str(tmp_path / "m.json")), cut
+    (tmp_path / "m.json").write_bytes(json.dumps(json.loads(raw)).encode())  # the same manifest, written another way
+    assert not _bundle._is_manifest(str(tmp_path / "m.json"))
+
+
 def test_the_manifest_does_not_depend_on_the_order_of_the_suites(tmp_path):
     one = {"k": KernelSuite(SRC, NAMES), "j": KernelSuite(SRC.replace("*=", "+="), NAMES)}
     KernelBundle.build(tmp_path / "a", one, archs="80-real", ptx_for="none")

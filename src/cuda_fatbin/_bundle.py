@@ -65,8 +65,6 @@ _MANIFEST_HEAD = b'{\n "built_with": {'
 _FATBIN_HEADER = struct.Struct("<IHHQ")
 _FATBIN_MAGIC = 0xBA55ED50
 _VERSION_RE = re.compile(r"[1-9][0-9]?\.[0-9]{1,2}")  # a CUDA version: "12.4", "13.0"
-#: The archs a record lists: SASS ``sm_90a``, PTX ``compute_90``.
-_ARCH_RES = {"sass_archs": re.compile(r"sm_[0-9]{2,3}[af]?"), "ptx_archs": re.compile(r"compute_[0-9]{2,3}[af]?")}
 
 
 class BundleCoverageError(RuntimeError):
@@ -691,6 +689,17 @@ def _content_prefix(path: Path) -> str | None:
         os.close(fd)
 
 
+def _spelled_as_arch(item: str, *, ptx: bool) -> bool:
+    """Whether ``item`` is an arch as build() records it: ``sm_90a`` for SASS, ``compute_90`` for PTX."""
+    from ._arch import Arch
+
+    try:
+        arch = Arch.parse(item)
+    except ValueError:
+        return False
+    return (arch.compute if ptx else str(arch)) == item
+
+
 def _utf8(text: str) -> bool:
     """Whether ``text`` encodes to UTF-8 (a lone surrogate from JSON's ``\\ud800`` does not)."""
     try:
@@ -747,8 +756,8 @@ def _validate(manifest: Any) -> None:
         for key in ("sass_archs", "ptx_archs", "compression"):
             for i, item in enumerate(record[key]):
                 _check_type(item, str, f"{field}.{key}[{i}]", "a string")
-                if key in _ARCH_RES and not _ARCH_RES[key].fullmatch(item):
-                    like = "sm_90" if key == "sass_archs" else "compute_90"
+                if key != "compression" and not _spelled_as_arch(item, ptx=key == "ptx_archs"):
+                    like = "compute_90" if key == "ptx_archs" else "sm_90"
                     raise BundleError(f"{item!r} is not an arch like {like}", f"{field}.{key}[{i}]")
         for i, item in enumerate(record["entries"]):
             _check_type(item, dict, f"{field}.entries[{i}]", "an object")
