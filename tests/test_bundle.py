@@ -636,6 +636,10 @@ def test_a_staging_folder_keeps_what_no_build_puts_there(root, tmp_path):
     stage.mkdir()
     (stage / name).write_bytes(content)  # what a crashed build leaves: removed
     (stage / "notes.txt").write_text("mine")
+    (stage / "copy.json").write_bytes((root / "manifest.json").read_bytes())  # a manifest's bytes, another name
+    for i in (1, 2, 3):  # more of what a build leaves, among what it does not: each judged on its own
+        (stage / f"a{i}.txt").write_text("mine")
+        (stage / changed_copy(data, i)[0]).write_bytes(changed_copy(data, i)[1])
     (stage / "k.0123456789abcdef.fatbin").write_bytes(b"not what the name says")
     (tmp_path / "outside.json").write_text("{}")
     (stage / "manifest.json").symlink_to(tmp_path / "outside.json")
@@ -646,8 +650,16 @@ def test_a_staging_folder_keeps_what_no_build_puts_there(root, tmp_path):
     users = root / f"{_bundle._STAGE_PREFIX}z"
     users.mkdir()
     (users / "manifest.json").write_text('{"mine": true}')
+    large = root / f"{_bundle._STAGE_PREFIX}w"
+    large.mkdir()
+    with open(large / "manifest.json", "wb") as f:  # begins as a build's, but larger than any manifest read
+        f.write(_bundle._MANIFEST_HEAD)
+        f.truncate(_bundle.MAX_MANIFEST_BYTES + 1)
     rebuild(root)
-    assert sorted(os.listdir(stage)) == ["k.0123456789abcdef.fatbin", "manifest.json", "notes.txt", "sub"]
+    assert sorted(os.listdir(stage)) == [
+        "a1.txt", "a2.txt", "a3.txt", "copy.json", "k.0123456789abcdef.fatbin", "manifest.json", "notes.txt",
+        "sub"]  # fmt: skip
+    assert os.path.getsize(large / "manifest.json") == _bundle.MAX_MANIFEST_BYTES + 1
     assert (stage / "manifest.json").is_symlink() and (tmp_path / "outside.json").read_text() == "{}"
     assert not crashed.exists() and (users / "manifest.json").read_text() == '{"mine": true}'
 
@@ -679,6 +691,7 @@ def test_a_leftover_that_cannot_be_removed_stays_and_the_build_succeeds(root, mo
     stage = root / f"{_bundle._STAGE_PREFIX}x"
     stage.mkdir()
     (stage / "manifest.json").write_text("{}")
+    (stage / name).write_bytes(content)  # a file the clean-up removes: its unlink fails
     monkeypatch.setattr(_bundle, "os", FailingOS(root, call))  # the clean-up's calls fail; the build's own do not
     rebuild(root)
     monkeypatch.undo()

@@ -304,3 +304,19 @@ def test_keys_cover_pre_include_content_subfolder_headers_and_name_expressions(t
     assert go("scale<float>") == (0, 1)
     assert go("scale<double>") == (0, 1)  # other name expressions: another mapping, other code
     assert go("scale<float>") == (1, 0)
+
+
+def test_a_ptx_source_build_is_cached_per_job():
+    kernel = 'extern "C" __global__ void k(float* p) { p[0] = 1; }'
+    ptx = Program(kernel, "c++", ProgramOptions(arch="compute_80")).compile("ptx")
+    source = bytes(ptx.code).decode()
+    cache = InMemoryProgramCache()
+    program = Program(source, "ptx")
+    cold = program.compile("fatbin", archs=["sm_80", "sm_86"], ptx_for=(), cache=cache)
+    assert (len(program.last_cache_report.hits), len(program.last_cache_report.misses)) == (0, 1)
+    program = Program(source, "ptx")
+    warm = program.compile("fatbin", archs=["sm_80", "sm_86"], ptx_for=(), cache=cache)
+    assert program.last_cache_report.misses == () and len(program.last_cache_report.hits) == 1
+    assert bytes(warm.code) == bytes(cold.code)
+    entries = read_fatbin(bytes(warm.code)).entries
+    assert [(e.kind, str(e.arch)) for e in entries] == [("elf", "sm_80"), ("elf", "sm_86")]

@@ -371,14 +371,25 @@ def test_reading_an_entry_marks_it_used_and_keeps_its_mtime(tmp_path, monkeypatc
     cache[b"key"] = b"value"
     path = Path(_cache._entry_path(cache, b"key") or "")
     os.utime(path, ns=(1_000_000_000, 2_000_000_000))
+    calls = []
+    real = os.utime
+
+    def recording(target: Any, *, ns: tuple[int, int]) -> None:
+        calls.append((type(target), ns[1]))
+        real(target, ns=ns)
+
+    monkeypatch.setattr(os, "utime", recording)
+    monkeypatch.setattr(os, "supports_fd", os.supports_fd | {recording})
     assert _cache.read_entry(cache, b"key") == b"value"
     st = os.stat(path)
     assert st.st_atime_ns > 2_000_000_000 and st.st_mtime_ns == 2_000_000_000  # cuda.core evicts by access time
+    assert calls == [(int, 2_000_000_000)]  # through the open descriptor: the file that was read
 
     def failing(*args: Any, **kwargs: Any) -> None:
         raise PermissionError(errno.EPERM, "Operation not permitted")
 
     monkeypatch.setattr(os, "utime", failing)
+    monkeypatch.setattr(os, "supports_fd", os.supports_fd | {failing})
     assert _cache.read_entry(cache, b"key") == b"value"  # a read-only cache is still read
 
 

@@ -101,11 +101,15 @@ def test_planted_symlinks_at_every_name_the_build_writes_are_never_followed(tmp_
     (outside / "dir").mkdir()
     (outside / "dir" / "manifest.json").write_bytes(b"do not touch")
     (outside / "dir" / predicted).write_bytes(b"do not touch")
+    (outside / "dir" / "copy").mkdir()  # what a build leaves in a staging folder, there a clean-up would remove it
+    for name in ("manifest.json", predicted):
+        (outside / "dir" / "copy" / name).write_bytes((tmp_path / "reference" / name).read_bytes())
     root = tmp_path / "b"
     root.mkdir()
     for name in ("manifest.json", predicted, "k.fatbin", ".manifest.json.tmp"):  # today's names and yesterday's
         (root / name).symlink_to(victims[name])
     (root / ".cuda-fatbin-build-planted").symlink_to(outside / "dir")  # a staging folder's name, leading out
+    (root / ".cuda-fatbin-build-planted2").symlink_to(outside / "dir" / "copy")
     os.link(victims["victim-dir-file"], root / "k.0000000000000000.fatbin")  # a hard link to an outside file
     before = state(outside)
 
@@ -117,7 +121,7 @@ def test_planted_symlinks_at_every_name_the_build_writes_are_never_followed(tmp_
     assert kernels(root) == kernels(tmp_path / "reference")
     # foreign entries stay: names the build does not write, a link, a file whose bytes do not match its name
     assert (root / "k.fatbin").is_symlink() and (root / ".manifest.json.tmp").is_symlink()
-    assert (root / ".cuda-fatbin-build-planted").is_symlink()
+    assert (root / ".cuda-fatbin-build-planted").is_symlink() and (root / ".cuda-fatbin-build-planted2").is_symlink()
     assert (root / "k.0000000000000000.fatbin").read_bytes() == b"do not touch"
 
 

@@ -700,15 +700,6 @@ def _spelled_as_arch(item: str, *, ptx: bool) -> bool:
     return (arch.compute if ptx else str(arch)) == item
 
 
-def _utf8(text: str) -> bool:
-    """Whether ``text`` encodes to UTF-8 (a lone surrogate from JSON's ``\\ud800`` does not)."""
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def _check_type(value: Any, types: type | tuple[type, ...], field: str, what: str) -> Any:
     if not isinstance(value, types) or isinstance(value, bool):  # JSON true/false is no int here
         raise BundleError(f"must be {what}; got {type(value).__name__}", field)
@@ -763,5 +754,5 @@ def _validate(manifest: Any) -> None:
             _check_type(item, dict, f"{field}.entries[{i}]", "an object")
         for k, v in record["symbol_mapping"].items():
             _check_type(v, str, f"{field}.symbol_mapping[{k!r}]", "a symbol name")
-            if not (k.isprintable() and v.isprintable() and _utf8(k) and _utf8(v)):
+            if not (k.isprintable() and v.isprintable()):  # a lone surrogate (JSON's "\\ud800") is unprintable
                 raise BundleError("not a symbol name: unprintable or not UTF-8", f"{field}.symbol_mapping[{k!r}]")

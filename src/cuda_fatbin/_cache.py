@@ -368,7 +368,6 @@ def job_key(
     except ImportError as e:
         raise ImportError(f"cache= needs cuda.core.utils.make_program_cache_key (cuda-core >= 1.2.0): {e}") from None
     _source, _name, front, link, _names = args
-    target = ("cubin" if job.link else "ptx") if job.front == "none" else job.target
     # include_path / pre_include content is hashed into extra_digest, which make_program_cache_key asks for
     key_options = dataclasses.replace(options, include_path=None, pre_include=None)
     described = {
@@ -385,7 +384,7 @@ def job_key(
         described["nvjitlink"] = list(nvjitlink.version())
     digest = hashlib.sha256(json.dumps(described, sort_keys=True).encode()).digest()
     key: bytes = make_program_cache_key(
-        code=code, code_type=code_type, options=key_options, target_type=target,
+        code=code, code_type=code_type, options=key_options, target_type=job.target,
         name_expressions=tuple(names), extra_digest=digest,
     )  # fmt: skip
     return key

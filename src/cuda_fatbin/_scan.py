@@ -323,8 +323,8 @@ def _visit_archive(path: str, follow: bool, out: _Listing) -> None:
             out.items.append(_Item(path, m, m.size, error=f"ArchiveError: {m.error}"))
         elif m.name.lower().endswith(SUFFIXES):  # not opened: it could hold binaries, so it is not passed over
             out.items.append(_Item(path, m, m.size, error=f"ArchiveError: {NESTED}"))
-        elif m.size >= 16 and _is_binary(m.head):
-            out.items.append(_Item(path, m, m.size))
+        elif m.size >= 16 and _is_binary(m.head):  # read as the archive was listed: a named symlink followed
+            out.items.append(_Item(path, m, m.size, follow=follow))
 
 
 @contextlib.contextmanager
@@ -463,10 +463,12 @@ def _distribution_index(paths: list[str], binaries: Iterable[str]) -> dict[str, 
             label = f"{normalize(name)} {version}"
             try:
                 for row in csv.reader(record.splitlines()):
-                    if row and row[0].replace("\\", "/").rsplit("/", 1)[-1] in names:
-                        real = os.path.realpath(os.path.join(folder, row[0]))
-                        if real in wanted:
-                            index[real] = label
+                    # as written, and with a Windows installer's backslashes read as folders
+                    for rel in {row[0], row[0].replace("\\", "/")} if row else ():
+                        if rel.rsplit("/", 1)[-1] in names:
+                            real = os.path.realpath(os.path.join(folder, rel))
+                            if real in wanted:
+                                index[real] = label
             except (csv.Error, ValueError):  # a broken RECORD (a NUL in a path...): no owner for its files
                 continue
     return index
