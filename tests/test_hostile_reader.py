@@ -13,7 +13,7 @@ import sys
 import time
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from cuda_fatbin import _arch, _reader, iter_fatbins, parse_archs
@@ -73,6 +73,12 @@ _GENCODE_TEXT = st.lists(st.sampled_from(_PIECES), max_size=40).map("".join)
 
 @settings(max_examples=400, deadline=None)
 @given(_GENCODE_TEXT)
+@example("arch=x arch=compute_80,code=sm_86 arch=compute_90,code=[sm_90] arch=compute_75,code=sm_75")  # a miss first
+@example("arch=compute_80,code=sm_86 ")  # a clause at 0: nothing before it is read, the text's end included
+@example("arch=compute_80,code=sm_86 -gencode")  # nor a prefix that the text ends with
+@example("-gencode x arch=compute_80,code=sm_86")  # a prefix not just before the clause stays
+@example("Xarch=compute_80,code=sm_86=arch=compute_90,code=sm_90")  # only " " and "=" are eaten before arch=
+@example("-gencode=arch=compute_80,code=[sm_80,sm_86]--generate-code arch=compute_90,code=[sm_90]]")
 def test_gencode_clauses_equal_the_old_regex(text):
     found, left = _arch._gencode_clauses(text)
     assert found == [(m["arch"], m["code"]) for m in _OLD_GENCODE_RE.finditer(text)]

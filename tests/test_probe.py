@@ -152,6 +152,19 @@ def test_probe_report_and_cli(monkeypatch, capsys, builder):
 
 
 @pytest.mark.parametrize("path", RECORDED, ids=[p.name for p in RECORDED])
+def test_the_matrix_is_the_one_the_recorded_gpu_runs_ran(path):
+    """Case by case, in order: the name, rule, entries (kind, arch, tag, ISA, compression, header, container...),
+    environment and cache of each case the H200 ran (docs/gpu-validation.md). A change to the matrix is a new
+    experiment: it is run on a GPU and recorded again before its cases stand as evidence."""
+    doc = json.loads(path.read_text())
+    cuda = (doc["driver"] // 1000, doc["driver"] % 1000 // 10)
+    cases = matrix(doc["gpu"]["capability"], doc["nvrtc_archs"], driver_cuda=cuda)
+    got = [{"name": c.name, "rule": c.rule, "entries": [e.describe() for e in c.entries], "env": dict(c.env),
+            "cache": c.cache} for c in cases]  # fmt: skip
+    assert got == [{k: row[k] for k in ("name", "rule", "entries", "env", "cache")} for row in doc["cases"]]
+
+
+@pytest.mark.parametrize("path", RECORDED, ids=[p.name for p in RECORDED])
 def test_recorded_runs_replay(path, builder):
     """Every case of a recorded GPU run, rebuilt here, is predicted as the driver behaved then.
 

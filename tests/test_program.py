@@ -596,3 +596,81 @@ def test_nvvm_options_as_text_or_bytes():
     for source, options in ((NVVM_IR, [b"-arch=compute_80"]), (NVVM_IR.decode(), ["-arch=compute_80"])):
         out, log = _nvvm(source, "m.ll", options, "ptx")
         assert b".target sm_80" in out and log == ""
+
+
+def test_min_driver_messages_name_each_gap_and_every_fix(recwarn):
+    """The whole message, for PTX newer than the driver, zstd before CUDA 12.4 and concatenation before 13.4
+    (needed_driver; the zstd and concat limits are libnvfatbin's, docs/formats.md)."""
+    from cuda_fatbin import DriverCompatibilityError
+    from cuda_fatbin._fatbin import nvfatbin_version
+    from cuda_fatbin._select import ptx_isa_needs
+
+    def refusal(min_driver: str, **kw: object) -> str:
+        with pytest.raises(DriverCompatibilityError) as info:
+            Program(KERNEL_SRC, "c++").compile("fatbin", min_driver=min_driver, **kw)
+        return str(info.value)
+
+    built = read_fatbin(bytes(Program(KERNEL_SRC, "c++").compile("fatbin", archs=["sm_80", "compute_90"]).code))
+    ptx = next(e for e in built.entries if e.kind == "ptx")
+    need = ptx_isa_needs(ptx.version)
+    older = f"{need[0]}.{need[1] - 1}" if need[1] else f"{need[0] - 1}.9"
+    assert refusal(older, archs=["sm_80", "compute_90"]) == (
+        f"min_driver is CUDA {older}, but compute capability 9.0 would load PTX compute_90 (ISA "
+        f"{ptx.version[0]}.{ptx.version[1]}), {ptx.compression}, which needs a CUDA {need[0]}.{need[1]} driver; fix: "
+        f"add SASS for sm_90 (archs=[..., 'sm_90']); or compile with an NVRTC no newer than the driver (pip install "
+        f"'nvidia-cuda-nvrtc=={older}.*') (or raise min_driver)"
+    )
+    zstd = FatbinOptions(compress_all=True)
+    assert refusal("12.0", archs=["sm_80"], ptx_for=(), fatbin_options=zstd) == (
+        "min_driver is CUDA 12.0, but compute capability 8.0 would load SASS sm_80, zstd, which needs a CUDA 12.4 "
+        "driver; fix: compress with LZ4 (FatbinOptions(compress_mode='speed')) or not at all (compress=False) "
+        "(or raise min_driver)"
+    )
+    Program(KERNEL_SRC, "c++").compile("fatbin", archs=["sm_80"], ptx_for=(), fatbin_options=zstd, min_driver="12.4")
+    with pytest.warns(UserWarning) as caught:
+        Program(KERNEL_SRC, "c++").compile("fatbin", archs=["sm_80"], ptx_for=(), fatbin_options=zstd,
+                                           min_driver="12.0", min_driver_action="warn")  # fmt: skip
+    [w] = caught
+    assert w.filename == __file__ and str(w.message).startswith("min_driver is CUDA 12.0, but ")  # the caller's line
+    if nvfatbin_version() < (13, 4):
+        return  # no -concat before libnvfatbin 13.4: the rest needs it
+    concat = FatbinOptions(concat=True)
+    made = Program(KERNEL_SRC, "c++").compile("fatbin", archs=["sm_80"], ptx_for=(), fatbin_options=concat)
+    compression = read_fatbin(bytes(made.code)).entries[0].compression  # the concatenated entry's
+    assert refusal("13.0", archs=["sm_80"], ptx_for=(), fatbin_options=concat) == (
+        f"min_driver is CUDA 13.0, but compute capability 8.0 would load SASS sm_80, {compression}, concatenated, "
+        "which needs a CUDA 13.4 driver; fix: drop FatbinOptions(concat=True) (or raise min_driver)"
+    )
+
+
+def test_nvvm_ir_to_ptx_alone_and_its_errors():
+    """compile("ptx") of NVVM IR runs libNVVM here, as "fatbin" does: no driver asked, the same error words."""
+    obj = Program(NVVM_IR, "nvvm", ProgramOptions(arch="compute_90")).compile("ptx")
+    text = bytes(obj.code).decode()
+    assert obj.code_type == "ptx" and ".target sm_90" in text and ".entry" in text
+    logs = io.StringIO()
+    Program(NVVM_IR.decode(), "nvvm", ProgramOptions(arch="compute_80")).compile("ptx", logs=logs)
+    assert logs.getvalue() == ""  # libNVVM said nothing: nothing written
+    with pytest.raises(FatbinCompileError) as info:
+        Program(b"this is not IR", "nvvm", ProgramOptions(arch="compute_80", name="mine")).compile("ptx")
+    assert str(info.value) == (
+        "1 compile job(s) failed:\n--- NVVM compute_80 -> ptx ---\n"
+        "nvvmCompileProgram failed: ERROR_COMPILATION (9)\nmine (1, 0): parse expected top-level entity"
+    )
+
+
+def test_cpp_to_ptx_alone_writes_nvrtcs_warnings_and_hints_a_missing_header():
+    logs = io.StringIO()
+    src = "__global__ void k(int* p) { int unused; p[0] = 1; }"
+    Program(src, "c++", ProgramOptions(arch="compute_80")).compile("ptx", logs=logs)
+    assert "unused" in logs.getvalue()  # NVRTC's warning reaches the log
+    with pytest.raises(FatbinCompileError) as info:
+        Program('#include "not_here.h"\n', "c++", ProgramOptions(arch="compute_80")).compile("ptx")
+    assert str(info.value).startswith("1 compile job(s) failed:\n--- NVRTC compute_80 -> ptx ---\n")
+    assert "not_here.h" in str(info.value) and info.value.hint == ""  # not a CUDA header: no hint
+    with pytest.raises(FatbinCompileError) as info:
+        Program("#include <cuda_fp16.h>\n", "c++", ProgramOptions(arch="compute_80"), cuda_headers=False).compile("ptx")
+    assert info.value.hint == (
+        "cuda_fp16.h is a CUDA header: drop cuda_headers=False (--no-cuda-headers), or pass its folder in "
+        "include_path (-I)"
+    )

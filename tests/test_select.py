@@ -508,3 +508,43 @@ def test_disable_ptx_jit_models_the_warm_and_cold_driver_with_the_same_driver_an
         f"ignores PTX; with a warm JIT cache: {select_entry(both, '8.6', force_ptx_jit=True).reason} "
         "(cached JIT output)"
     )
+
+
+@pytest.mark.parametrize(
+    "kind, spec, gpu, rule",
+    [  # RULES: tie_sass, tie_ptx_exact, tie_ptx_other observed on an H200 (docs/gpu-validation.md, the probe's
+        # "tie" cases); every other tie is tie_unseen (the model's assumption, reported as unconfirmed)
+        ("cubin", "sm_90", "9.0", "tie_sass"),
+        ("cubin", "sm_90a", "9.0", "tie_sass"),
+        ("cubin", "sm_80", "8.6", "tie_unseen"),  # same major, lower minor
+        ("cubin", "sm_100f", "10.3", "tie_unseen"),  # family
+        ("ptx", "sm_90", "9.0", "tie_ptx_exact"),
+        ("ptx", "sm_80", "9.0", "tie_ptx_other"),  # a lower major
+        ("ptx", "sm_90a", "9.0", "tie_ptx_other"),  # 'a' PTX for the device
+        ("ptx", "sm_80", "8.6", "tie_unseen"),  # same major, lower minor
+        ("ptx", "sm_100f", "10.0", "tie_unseen"),  # 'f' PTX for the device's own SM
+    ],
+)
+def test_each_kind_of_tie_names_the_rule_that_orders_it(artifacts, supported_specs, kind, spec, gpu, rule):
+    if spec not in supported_specs:
+        pytest.skip(f"this NVRTC has no {spec}")
+    data = artifacts[(kind, spec)]
+    arch = spec if kind == "cubin" else "compute_" + spec[3:]
+    fb = build_fatbin([Part(data, kind=kind, arch=arch, identifier="first"),
+                       Part(data, kind=kind, arch=arch, identifier="last")], allow_duplicates=True)  # fmt: skip
+    sel = select_entry(fb, gpu)
+    assert sel.rules[-1] == rule and sel.entry is not None
+    assert sel.unconfirmed == (rule == "tie_unseen")
+
+
+def test_a_tie_of_relocatable_ptx_is_unseen(needs_nvcc, tmp_path):
+    """Relocatable PTX among itself is not observed (RULES tie_unseen): reported, unconfirmed."""
+    import subprocess
+
+    for name in ("r1", "r2"):
+        (tmp_path / f"{name}.cu").write_text('extern "C" __global__ void k(float* p) { p[0] = 1; }\n')
+        subprocess.run([needs_nvcc, "-c", "-rdc=true", "-arch=sm_80", "-o", f"{name}.o", f"{name}.cu"], cwd=tmp_path,
+                       check=True)  # fmt: skip
+    data = build_fatbin([tmp_path / "r1.o", tmp_path / "r2.o"], allow_duplicates=True)
+    sel = select_entry(data, "8.0")
+    assert (sel.rules, sel.unconfirmed) == (("ptx_lower", "reloc_ptx", "tie_unseen"), True)

@@ -1,0 +1,136 @@
+"""judge(): one status per GPU for a whole binary, from its registered, relocatable and stored fatbins
+(docs/scan.md, "How a binary is judged"). Each fatbin's own answer is select_entry's (tests/test_select.py,
+checked against an H200 in docs/gpu-validation.md); what is tested here is how judge combines them: exactly,
+status and reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from cuda_fatbin import Part, build_fatbin, read_fatbin, select_entry
+from cuda_fatbin._reader import Fatbin
+from cuda_fatbin._select import fatbin_status, judge
+
+from fatbin_testing import nvrtc_compile
+
+OLD_DRIVER = "12.0"  # older than the PTX ISA NVRTC 13 writes: its PTX needs a newer driver
+
+
+@pytest.fixture(scope="module")
+def parts(artifacts) -> dict[str, bytes]:
+    """Fatbin bytes by spec: "sm_80" (SASS), "compute_90a" (PTX), "stub" (a cubin without code)."""
+    out = {}
+    for spec in ("sm_80", "sm_86", "sm_90", "sm_90a", "sm_100a"):
+        out[spec] = build_fatbin([Part(artifacts[("cubin", spec)], identifier=spec)])
+    for spec in ("sm_80", "sm_90a"):
+        out["compute_" + spec[3:]] = build_fatbin([Part(artifacts[("ptx", spec)], identifier="compute_" + spec[3:])])
+    out["stub"] = build_fatbin([Part(nvrtc_compile("", "80", "cubin"), identifier="stub")])
+    return out
+
+
+def fb(parts: dict[str, bytes], spec: str, at: int, *, relocatable: bool = False, embedded: bool = False) -> Fatbin:
+    """The fatbin of ``spec`` as found at offset ``at`` of a binary, registered, relocatable or stored as data."""
+    f = read_fatbin(parts[spec])
+    return Fatbin(f.entries, at, f.size, f.version, None, False, relocatable, embedded)
+
+
+def why(parts: dict[str, bytes], spec: str, gpu: str, driver: str | None = None) -> str:
+    return select_entry(read_fatbin(parts[spec]), gpu, driver=driver).reason
+
+
+def test_a_binary_whose_fatbins_load_in_part_is_partial(parts):
+    got = judge([fb(parts, "sm_80", 0), fb(parts, "sm_90", 1)], ["8.0"])
+    assert got == {"8.0": {"status": "partial", "reason": (
+        "1 of 2 registered fatbins load, 1 have no entry (kernels in those fail if called): "
+        + why(parts, "sm_90", "8.0"))}}  # fmt: skip
+    got = judge([fb(parts, "sm_90", 0), fb(parts, "sm_80", 1), fb(parts, "sm_86", 2)], "8.6")  # a string as well
+    assert got == {"8.6": {"status": "partial", "reason": (
+        "2 of 3 registered fatbins load, 1 have no entry (kernels in those fail if called): "
+        + why(parts, "sm_90", "8.6"))}}  # fmt: skip
+
+
+def test_fatbins_that_all_load_give_the_weakest(parts):
+    got = judge([fb(parts, "sm_86", 0), fb(parts, "sm_80", 1)], "8.6;9.0")
+    weakest = "2 registered fatbins, the weakest: "
+    assert got == {
+        "8.6": {"status": "SASS compatible", "reason": weakest + why(parts, "sm_80", "8.6")},
+        "9.0": {"status": "no entry", "reason": weakest + why(parts, "sm_86", "9.0")},
+    }
+    alone = judge([fb(parts, "sm_80", 0)], ["8.0"])
+    assert alone == {"8.0": {"status": "SASS exact", "reason": why(parts, "sm_80", "8.0")}}
+
+
+def test_fatbins_without_code_are_skipped_or_are_all_there_is(parts):
+    skipped = "; 1 registered fatbins without code skipped"
+    got = judge([fb(parts, "stub", 0), fb(parts, "sm_80", 1)], ["9.0", "8.0"])
+    assert got == {
+        "9.0": {"status": "no entry", "reason": why(parts, "sm_80", "9.0") + skipped},
+        "8.0": {"status": "SASS exact", "reason": "2 registered fatbins, the weakest: " + why(parts, "sm_80", "8.0")},
+    }  # on 8.0 the code-less sm_80 cubin loads: only a fatbin without code that would fail is passed over
+    assert judge([fb(parts, "stub", 0)], ["9.0"]) == {
+        "9.0": {"status": "no kernels", "reason": "its fatbins hold no code" + skipped}}  # fmt: skip
+
+
+def test_the_load_time_link_stands_in_for_what_does_not_fit(parts):
+    rdc = fb(parts, "sm_86", 2, relocatable=True)
+    link = "the CUDA runtime links the 1 relocatable (-rdc) fatbins at load time: " + select_entry(rdc, "8.6").reason
+    # a registered fatbin without an entry, one that loads, and the objects' sm_86 code: linked at load
+    got = judge([fb(parts, "sm_90", 0), fb(parts, "sm_80", 1), fb(parts, "sm_86", 2, relocatable=True)], ["8.6"])
+    assert got == {"8.6": {"status": "SASS compatible",
+                           "reason": "2 registered fatbins, the weakest: " + why(parts, "sm_80", "8.6")}}  # fmt: skip
+    got = judge([fb(parts, "sm_90", 0), rdc], ["8.6"])
+    assert got == {"8.6": {"status": "SASS exact", "reason": link}}
+    got = judge([rdc], ["8.6"])  # no registered fatbin at all
+    assert got == {"8.6": {"status": "SASS exact", "reason": link}}
+
+
+def test_a_load_time_link_that_cannot_serve_is_said(parts):
+    cannot = "the load-time link of the 1 relocatable fatbins cannot serve it either"
+    got = judge([fb(parts, "sm_90", 0), fb(parts, "sm_100a", 1, relocatable=True)], ["8.0"])
+    assert got == {"8.0": {"status": "no entry", "reason": why(parts, "sm_90", "8.0") + "; " + cannot}}
+    got = judge([fb(parts, "compute_80", 1, relocatable=True)], ["9.0"], driver=OLD_DRIVER)  # PTX too new
+    assert got == {"9.0": {"status": "no entry", "reason": "no fatbin; " + cannot}}
+    # every registered fatbin loads: the link is not asked, and says nothing
+    got = judge([fb(parts, "sm_80", 0), fb(parts, "sm_100a", 1, relocatable=True)], ["8.0"])
+    assert got == {"8.0": {"status": "SASS exact", "reason": why(parts, "sm_80", "8.0")}}
+
+
+def test_arch_specific_fatbins_are_told_beside_and_decide_only_alone(parts):
+    specials = [fb(parts, "sm_90a", 0), fb(parts, "compute_90a", 1), fb(parts, "sm_100a", 2)]
+    got = judge(specials, ["9.0"])
+    assert got == {"9.0": {"status": "SASS exact",
+                           "reason": why(parts, "sm_90a", "9.0") + "; 2 of 3 arch-specific fatbins load"}}  # fmt: skip
+    got = judge([*specials, fb(parts, "sm_80", 3)], ["9.0"])  # an ordinary fatbin decides
+    assert got == {"9.0": {"status": "no entry",
+                           "reason": why(parts, "sm_80", "9.0") + "; 2 of 3 arch-specific fatbins load"}}  # fmt: skip
+    got = judge([fb(parts, "compute_90a", 0)], ["9.0"], driver=OLD_DRIVER)
+    assert got == {"9.0": {"status": "needs newer driver", "reason": (
+        fatbin_status(fb(parts, "compute_90a", 0), read_fatbin(parts["sm_90"]).entries[0].arch, OLD_DRIVER)[1]
+        + "; 0 of 1 arch-specific fatbins load")}}  # fmt: skip
+
+
+def test_fatbins_stored_as_data_are_told_beside_and_decide_only_alone(parts):
+    stored = [fb(parts, "sm_80", 0, embedded=True), fb(parts, "compute_80", 1, embedded=True)]
+    got = judge(stored, ["9.0"])
+    assert got == {"9.0": {"status": "PTX JIT", "reason": (
+        "a fatbin stored as data: " + why(parts, "compute_80", "9.0")
+        + "; 1 of 2 fatbins stored as data load (PTX JIT at best)")}}  # fmt: skip
+    got = judge(stored, ["9.0"], driver=OLD_DRIVER)
+    assert got["9.0"]["status"] == "needs newer driver"
+    assert got["9.0"]["reason"].endswith("; 0 of 2 fatbins stored as data load (needs newer driver at best)")
+    got = judge([fb(parts, "sm_90", 2), *stored], ["9.0"])  # a registered fatbin decides
+    assert got == {"9.0": {"status": "SASS exact", "reason": (
+        why(parts, "sm_90", "9.0") + "; 1 of 2 fatbins stored as data load (PTX JIT at best)")}}  # fmt: skip
+
+
+def test_fatbin_status_without_a_cache_and_with_one(parts):
+    gpu = read_fatbin(parts["sm_90"]).entries[0].arch
+    f = fb(parts, "compute_80", 0)
+    assert fatbin_status(f, gpu, None) == ("PTX JIT", why(parts, "compute_80", "9.0"))
+    assert fatbin_status(f, gpu, OLD_DRIVER) == ("needs newer driver", why(parts, "compute_80", "9.0", OLD_DRIVER))
+    assert fatbin_status(fb(parts, "sm_80", 0), gpu, None) == ("no entry", why(parts, "sm_80", "9.0"))
+    # no entry on any driver: not a newer driver's to fix
+    assert fatbin_status(fb(parts, "sm_80", 0), gpu, OLD_DRIVER) == ("no entry", why(parts, "sm_80", "9.0", OLD_DRIVER))
+    cache: dict[object, object] = {}
+    assert fatbin_status(f, gpu, None, cache) == fatbin_status(f, gpu, None) and len(cache) == 1
+    assert fatbin_status(f, gpu, None, cache) == fatbin_status(f, gpu, None) and len(cache) == 1
