@@ -520,3 +520,59 @@ def test_public_names():
     with pytest.raises(AttributeError):
         _ = cuda_fatbin.no_such_name
     assert isinstance(Arch.parse("90"), Arch)
+
+
+def test_tile_ir_parts_are_recorded_with_their_identifier_and_options(cuobjdump):
+    """cuobjdump -all prints each Tile IR entry's identifier (none when not given) and its tileIROptions."""
+    if nvfatbin_version() < (13, 1):
+        pytest.skip("Tile IR needs libnvfatbin 13.1 (FatbinLibraryError there: test_feature_gates)")
+    with FatbinBuilder() as b:
+        b.add_tile_ir(TILE_IR, identifier="t", options="-O3")
+        b.add_tile_ir(TILE_IR)
+        with pytest.raises(ValueError, match=r"^options 'a\\x00b' contains a NUL character$"):
+            b.add_tile_ir(TILE_IR, options="a\0b")
+        with pytest.raises(TypeError, match="^options must be a str or None; got int$"):
+            b.add_tile_ir(TILE_IR, options=5)  # type: ignore[arg-type]
+        assert b.parts == [{"index": 0, "kind": "tile_ir", "arch": None, "identifier": "t"},
+                           {"index": 1, "kind": "tile_ir", "arch": None, "identifier": None}]  # fmt: skip
+        data = b.build()
+    recs = [(r.get("identifier"), r["tileIROptions"]) for r in all_records(cuobjdump(data, "-all"))]
+    assert recs == [("t", "-O3"), (None, "")]
+
+
+def test_a_failing_call_names_the_part_its_arch_and_identifier():
+    part = {"index": 2, "kind": "cubin", "arch": "sm_80", "identifier": "k"}
+    e = F.FatbinError("nvFatbinAddCubin", 6, "ERROR_ELF_ARCH_MISMATCH", "arch mismatch", part)
+    assert str(e) == (
+        "nvFatbinAddCubin failed for part #2 (cubin sm_80, identifier 'k'): ERROR_ELF_ARCH_MISMATCH (6): arch mismatch"
+    )
+    assert (e.function, e.result, e.result_name, e.error_string, e.part) == (
+        "nvFatbinAddCubin", 6, "ERROR_ELF_ARCH_MISMATCH", "arch mismatch", part)  # fmt: skip
+    bare = F.FatbinError("nvFatbinAddIndex", 15, "ERROR_INVALID_INDEX", "invalid index input",
+                         {"index": 0, "kind": "index", "arch": None, "identifier": None})  # fmt: skip
+    assert str(bare) == "nvFatbinAddIndex failed for part #0 (index): ERROR_INVALID_INDEX (15): invalid index input"
+    assert str(F.FatbinError("nvFatbinCreate", 1, "ERROR_INTERNAL", "x", None)) == (
+        "nvFatbinCreate failed: ERROR_INTERNAL (1): x")  # fmt: skip
+
+
+def test_a_binding_without_the_function_names_its_version_or_says_it_is_unknown(monkeypatch):
+    import importlib.metadata
+
+    class Bare:  # a cuda.bindings.nvfatbin without add_tile_ir
+        pass
+
+    monkeypatch.setattr(F, "nvfatbin_version", lambda: (13, 5))
+    monkeypatch.setattr(F, "_nvfatbin", lambda: Bare())
+    with pytest.raises(F.FatbinLibraryError) as info:
+        F._require("add_tile_ir")
+    version = importlib.metadata.version("cuda-bindings")
+    assert str(info.value) == (f"add_tile_ir needs cuda.bindings.nvfatbin.add_tile_ir, which the installed cuda-bindings "
+                               f"{version} lacks — upgrade it: pip install -U cuda-bindings")  # fmt: skip
+    assert (info.value.feature, info.value.required, info.value.found) == ("add_tile_ir", (13, 1), (13, 5))
+
+    def missing(name: str) -> str:
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", missing)
+    with pytest.raises(F.FatbinLibraryError, match="the installed cuda-bindings \\(unknown version\\) lacks"):
+        F._require("add_tile_ir")

@@ -674,3 +674,45 @@ def test_cpp_to_ptx_alone_writes_nvrtcs_warnings_and_hints_a_missing_header():
         "cuda_fp16.h is a CUDA header: drop cuda_headers=False (--no-cuda-headers), or pass its folder in "
         "include_path (-I)"
     )
+
+
+def test_ptx_alone_names_nvrtcs_program_and_needs_no_log_sink():
+    src = "__global__ void k(int* p) { int unused; p[0] = 1; }"
+    obj = Program(src, "c++", ProgramOptions(arch="compute_80")).compile("ptx")  # a warning, and nowhere to write it
+    assert ".entry" in bytes(obj.code).decode()
+    with pytest.raises(FatbinCompileError) as info:
+        Program("int x = ;", "c++", ProgramOptions(arch="compute_80")).compile("ptx")
+    assert "\ndefault_program(1): error: " in str(info.value)  # NVRTC's name for an unnamed program
+
+
+def test_the_linker_is_given_the_program_options_it_understands(monkeypatch):
+    """SASS that nvJitLink makes from PTX is made with the ProgramOptions nvJitLink has (cuda.core's
+    LinkerOptions says which, and how it spells them)."""
+    from cuda.core import LinkerOptions
+
+    from cuda_fatbin import Arch, _program
+
+    options = ProgramOptions(arch="compute_80", ftz=True, max_register_count=32, lineinfo=True, std="c++17")
+    got = _program._linker_options(options, Arch.parse("sm_86"))
+    assert got == tuple(
+        LinkerOptions(arch="sm_86", ftz=True, max_register_count=32, lineinfo=True).as_bytes("nvjitlink")
+    )
+    monkeypatch.setattr(_program, "_LINKER_FIELDS", (*_program._LINKER_FIELDS, "std"))  # a field LinkerOptions lacks
+    assert _program._linker_options(options, Arch.parse("sm_86")) == got
+
+
+def test_a_compile_without_an_arch_asks_the_first_gpu(monkeypatch):
+    from cuda_fatbin import _driver
+    from cuda_fatbin._driver import DeviceInfo
+
+    asked = []
+
+    def fake(needed_for: str = "this", instead: str = "") -> tuple[DeviceInfo, ...]:
+        asked.append((needed_for, instead))
+        return (DeviceInfo(0, "A", (8, 6), 13000), DeviceInfo(1, "B", (9, 0), 13000))
+
+    monkeypatch.setattr(_driver, "devices", fake)
+    obj = Program("__global__ void k(int* p) { p[0] = 1; }", "c++").compile("cubin")
+    assert [str(e.arch) for e in read_fatbin(bytes(obj.code)).entries] == ["sm_86"]
+    assert asked == [("a compile without ProgramOptions.arch",
+                      "pass ProgramOptions(arch='sm_XX'), or compile to 'fatbin' with archs=[...]")]  # fmt: skip
