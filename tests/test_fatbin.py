@@ -566,8 +566,10 @@ def test_a_binding_without_the_function_names_its_version_or_says_it_is_unknown(
     with pytest.raises(F.FatbinLibraryError) as info:
         F._require("add_tile_ir")
     version = importlib.metadata.version("cuda-bindings")
-    assert str(info.value) == (f"add_tile_ir needs cuda.bindings.nvfatbin.add_tile_ir, which the installed cuda-bindings "
-                               f"{version} lacks — upgrade it: pip install -U cuda-bindings")  # fmt: skip
+    assert str(info.value) == (
+        f"add_tile_ir needs cuda.bindings.nvfatbin.add_tile_ir, which the installed cuda-bindings {version} lacks — "
+        "upgrade it: pip install -U cuda-bindings"
+    )
     assert (info.value.feature, info.value.required, info.value.found) == ("add_tile_ir", (13, 1), (13, 5))
 
     def missing(name: str) -> str:
