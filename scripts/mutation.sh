@@ -10,6 +10,7 @@
 #   FRESH=1 bash scripts/mutation.sh                  # start over (drops every kept verdict)
 #   JOBS=1 bash scripts/mutation.sh                   # mutants run at once (default: every core)
 #   bash scripts/mutation.sh 'cuda_fatbin._arch.x_parse*'   # only the mutants named (mutmut's globs)
+#   SKIP_CLEAN=1 bash scripts/mutation.sh ...         # without mutmut's serial clean pass (scripts/mutmut_run.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # installed unless 3.8.1 is there already (a machine without network: carry the wheel)
@@ -26,6 +27,6 @@ for module in ${MODULES:-}; do
 done
 jobs="${JOBS:-$(python -c 'import os; print(len(os.sched_getaffinity(0)))')}"
 start=$(date +%s)
-mutmut run --max-children "$jobs" "${names[@]}" || true
+python scripts/mutmut_run.py run --max-children "$jobs" "${names[@]}" || true
 echo "mutmut run took $(( $(date +%s) - start )) s with --max-children $jobs"
 python scripts/mutation_score.py --min 90 "${score[@]}"
