@@ -97,6 +97,9 @@ def test_a_named_fifo_is_a_row_and_a_named_folder_symlink_is_walked(fatbin, tmp_
         (str(tmp_path / "f"), "OSError: a FIFO, not a regular file; not read"),
         (str(tmp_path / "dl" / "k.fatbin"), None),
     ]
+    report = scan([tmp_path / "f"], gpus="80", max_workers=1)
+    assert [(b.path, b.archive, b.member, b.error) for b in report.binaries] == [
+        (str(tmp_path / "f"), None, None, "OSError: a FIFO, not a regular file; not read")]  # fmt: skip
 
 
 def test_each_file_that_cannot_be_opened_is_a_row_and_the_walk_goes_on(fatbin, tmp_path, monkeypatch):
