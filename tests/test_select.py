@@ -324,6 +324,8 @@ RULE_CASES = [
     (("sm_80", "sm_86"), "8.9", ("sass_lower_minor",), ["also runnable (SASS compatible), not preferred"]),
     (("sm_90a",), "9.0", ("arch_specific",), []),
     (("sm_100f!",), "10.3", ("family",), []),
+    (("sm_103f!",), "10.0", ("family",), ["sm_103f runs only on 10.x with minor >= 3"]),  # the family, too low
+    (("sm_100f!",), "12.0", ("family_other_major",), ["sm_100f runs only on 10.x with minor >= 0"]),
     (("compute_80",), "9.0", ("ptx_lower",), []),
     (("compute_75", "compute_86"), "9.0", ("ptx_lower", "ptx_nearest"), ["also runnable (PTX JIT), not preferred"]),
     (("compute_90", "sm_90"), "9.0", ("sass_exact", "sass_over_ptx"), ["also runnable (PTX JIT), not preferred"]),
