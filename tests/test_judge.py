@@ -134,3 +134,14 @@ def test_fatbin_status_without_a_cache_and_with_one(parts):
     cache: dict[object, object] = {}
     assert fatbin_status(f, gpu, None, cache) == fatbin_status(f, gpu, None) and len(cache) == 1
     assert fatbin_status(f, gpu, None, cache) == fatbin_status(f, gpu, None) and len(cache) == 1
+
+
+def test_a_fatbin_whose_cubin_cannot_be_read_counts_as_code(parts):
+    """An ELF entry that is not an ELF image (here: empty) cannot be told to hold no code: it is counted, not
+    skipped as a stub, so the binary is "no entry" on a GPU it does not fit, not "no kernels"."""
+    import struct
+
+    entry = struct.pack("<HHIQIIHHIIIQQQ", 2, 0x0101, 64, 0, 0, 0, 0, 1, 90, 0, 0, 0x11, 0, 0)  # sm_90, no payload
+    bad = read_fatbin(struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(entry)) + entry)
+    got = judge([Fatbin(bad.entries, 0, bad.size, bad.version)], ["8.0"])
+    assert got == {"8.0": {"status": "no entry", "reason": select_entry(bad, "8.0").reason}}
