@@ -447,3 +447,15 @@ def test_a_cuda_core_without_cache_keys_is_told_what_to_install(monkeypatch):
     with pytest.raises(ImportError) as info:
         _cache.job_key(JOB, "src", "c++", ProgramOptions(arch="compute_80"), (), ("", "", (), {}, ()), b"")
     assert str(info.value).startswith("cache= needs cuda.core.utils.make_program_cache_key (cuda-core >= 1.2.0): ")
+
+
+def test_a_header_whose_name_is_not_utf8_is_fingerprinted_by_its_bytes(tmp_path):
+    inc = tmp_path / "inc"
+    inc.mkdir()
+    with open(os.path.join(os.fsencode(inc), b"caf\xe9.h"), "wb") as f:  # Latin-1, as an old tarball leaves it
+        f.write(b"#define A 1\n")
+    first = digest(inc)
+    os.rename(os.path.join(os.fsencode(inc), b"caf\xe9.h"), os.path.join(os.fsencode(inc), b"caf\xe8.h"))
+    assert digest(inc) != first  # another name, another key
+    os.rename(os.path.join(os.fsencode(inc), b"caf\xe8.h"), os.path.join(os.fsencode(inc), b"caf\xe9.h"))
+    assert digest(inc) == first

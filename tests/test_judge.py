@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import pytest
 
-from cuda_fatbin import Part, build_fatbin, read_fatbin, select_entry
+from cuda_fatbin import Arch, FatbinOptions, Part, build_fatbin, read_fatbin, select_entry
 from cuda_fatbin._reader import Fatbin
 from cuda_fatbin._select import fatbin_status, judge
 
 from fatbin_testing import nvrtc_compile
 
 OLD_DRIVER = "12.0"  # older than the PTX ISA NVRTC 13 writes: its PTX needs a newer driver
+ARCH90 = Arch.parse("sm_90")
 
 
 @pytest.fixture(scope="module")
@@ -22,9 +23,11 @@ def parts(artifacts) -> dict[str, bytes]:
     out = {}
     for spec in ("sm_80", "sm_86", "sm_90", "sm_90a", "sm_100a"):
         out[spec] = build_fatbin([Part(artifacts[("cubin", spec)], identifier=spec)])
-    for spec in ("sm_80", "sm_90a"):
+    for spec in ("sm_80", "sm_90", "sm_90a"):
         out["compute_" + spec[3:]] = build_fatbin([Part(artifacts[("ptx", spec)], identifier="compute_" + spec[3:])])
-    out["stub"] = build_fatbin([Part(nvrtc_compile("", "80", "cubin"), identifier="stub")])
+    stub = nvrtc_compile("", "80", "cubin")
+    out["stub"] = build_fatbin([Part(stub, identifier="stub")])
+    out["zstd stub"] = build_fatbin([Part(stub, identifier="stub")], options=FatbinOptions(compress_all=True))
     return out
 
 
@@ -41,12 +44,28 @@ def why(parts: dict[str, bytes], spec: str, gpu: str, driver: str | None = None)
 def test_a_binary_whose_fatbins_load_in_part_is_partial(parts):
     got = judge([fb(parts, "sm_80", 0), fb(parts, "sm_90", 1)], ["8.0"])
     assert got == {"8.0": {"status": "partial", "reason": (
-        "1 of 2 registered fatbins load, 1 have no entry (kernels in those fail if called): "
+        "1 of 2 registered fatbins load, 1 do not (kernels in those fail if called): "
         + why(parts, "sm_90", "8.0"))}}  # fmt: skip
     got = judge([fb(parts, "sm_90", 0), fb(parts, "sm_80", 1), fb(parts, "sm_86", 2)], "8.6")  # a string as well
     assert got == {"8.6": {"status": "partial", "reason": (
-        "2 of 3 registered fatbins load, 1 have no entry (kernels in those fail if called): "
+        "2 of 3 registered fatbins load, 1 do not (kernels in those fail if called): "
         + why(parts, "sm_90", "8.6"))}}  # fmt: skip
+
+
+def test_none_loading_is_the_worst_and_a_driver_gap_among_loads_is_the_drivers(parts):
+    """Not partial when none loads: a fatbin that needs a newer driver beside one with no entry is no entry
+    (covered by nothing); when a newer driver would load every one, it needs a newer driver."""
+    old = OLD_DRIVER
+    got = judge([fb(parts, "compute_90", 0), fb(parts, "sm_80", 1)], ["9.0"], driver=old)
+    assert got == {"9.0": {"status": "no entry",
+                           "reason": "2 registered fatbins, the weakest: " + why(parts, "sm_80", "9.0", old)}}  # fmt: skip
+    got = judge([fb(parts, "compute_90", 0), fb(parts, "sm_80", 1), fb(parts, "sm_90", 2)], ["9.0"], driver=old)
+    assert got == {"9.0": {"status": "partial", "reason": (
+        "1 of 3 registered fatbins load, 2 do not (kernels in those fail if called): "
+        + why(parts, "compute_90", "9.0", old))}}  # fmt: skip
+    got = judge([fb(parts, "compute_90", 0), fb(parts, "sm_90", 1)], ["9.0"], driver=old)
+    assert got == {"9.0": {"status": "needs newer driver", "reason": (
+        "2 registered fatbins, the weakest: " + fatbin_status(fb(parts, "compute_90", 0), ARCH90, old)[1])}}  # fmt: skip
 
 
 def test_fatbins_that_all_load_give_the_weakest(parts):
@@ -67,6 +86,9 @@ def test_fatbins_without_code_are_skipped_or_are_all_there_is(parts):
         "9.0": {"status": "no entry", "reason": why(parts, "sm_80", "9.0") + skipped},
         "8.0": {"status": "SASS exact", "reason": "2 registered fatbins, the weakest: " + why(parts, "sm_80", "8.0")},
     }  # on 8.0 the code-less sm_80 cubin loads: only a fatbin without code that would fail is passed over
+    # a stub that a newer driver would load (zstd before CUDA 12.4) is passed over all the same
+    got = judge([fb(parts, "zstd stub", 0), fb(parts, "sm_80", 1)], ["8.0"], driver=OLD_DRIVER)
+    assert got == {"8.0": {"status": "SASS exact", "reason": why(parts, "sm_80", "8.0", OLD_DRIVER) + skipped}}
     assert judge([fb(parts, "stub", 0)], ["9.0"]) == {
         "9.0": {"status": "no kernels", "reason": "its fatbins hold no code" + skipped}}  # fmt: skip
 
@@ -82,6 +104,10 @@ def test_the_load_time_link_stands_in_for_what_does_not_fit(parts):
     assert got == {"8.6": {"status": "SASS exact", "reason": link}}
     got = judge([rdc], ["8.6"])  # no registered fatbin at all
     assert got == {"8.6": {"status": "SASS exact", "reason": link}}
+    ptx = fb(parts, "compute_90", 1, relocatable=True)  # PTX the runtime links for the GPU: it serves too
+    got = judge([fb(parts, "sm_90", 0), ptx], ["10.0"])
+    assert got == {"10.0": {"status": "PTX JIT", "reason": (
+        "the CUDA runtime links the 1 relocatable (-rdc) fatbins at load time: " + select_entry(ptx, "10.0").reason)}}  # fmt: skip
 
 
 def test_a_load_time_link_that_cannot_serve_is_said(parts):
@@ -105,7 +131,7 @@ def test_arch_specific_fatbins_are_told_beside_and_decide_only_alone(parts):
                            "reason": why(parts, "sm_80", "9.0") + "; 2 of 3 arch-specific fatbins load"}}  # fmt: skip
     got = judge([fb(parts, "compute_90a", 0)], ["9.0"], driver=OLD_DRIVER)
     assert got == {"9.0": {"status": "needs newer driver", "reason": (
-        fatbin_status(fb(parts, "compute_90a", 0), read_fatbin(parts["sm_90"]).entries[0].arch, OLD_DRIVER)[1]
+        fatbin_status(fb(parts, "compute_90a", 0), ARCH90, OLD_DRIVER)[1]
         + "; 0 of 1 arch-specific fatbins load")}}  # fmt: skip
 
 

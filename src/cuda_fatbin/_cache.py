@@ -190,14 +190,14 @@ def include_digest(
     budget = _Budget(max_files)
     seen: set[tuple[int, int]] = set()  # a folder reached from two include directories is hashed once
     for d in dirs:
-        h.update(f"dir {os.fspath(d)}\0".encode())
+        h.update(f"dir {os.fspath(d)}\0".encode(errors="surrogateescape"))
         label = named.get(_identity(d))
         if label is not None:
-            h.update(f"label {label}\0".encode())
+            h.update(f"label {label}\0".encode(errors="surrogateescape"))
         else:
             _hash_tree(h, os.fspath(d), skip, budget, seen)
     for p in pre:
-        h.update(f"pre {os.fspath(p)}\0".encode())
+        h.update(f"pre {os.fspath(p)}\0".encode(errors="surrogateescape"))
         _hash_file(h, os.fspath(p), None, skip, budget, os.fspath(p))
     return h.digest()
 
@@ -212,7 +212,7 @@ def _hash_tree(h: Any, root: str, skip: set[tuple[int, int]], budget: _Budget, s
             fd = os.open(path, os.O_RDONLY | O_DIRECTORY | O_CLOEXEC) if _FD_WALK else None
             st = os.fstat(fd) if fd is not None else os.stat(path)
         except OSError as e:  # gone, unreadable, or past the system's path length (no compiler opens it either)
-            h.update(f"unopened {rel} {e.errno}\0".encode())
+            h.update(f"unopened {rel} {e.errno}\0".encode(errors="surrogateescape"))
             if fd is not None:
                 os.close(fd)
             continue
@@ -249,18 +249,18 @@ def _hash_file(
     try:
         st = os.stat(path, dir_fd=dir_fd)  # links followed: a linked header is what the compiler reads
     except OSError as e:
-        h.update(f"unreadable {rel} {e.errno}\0".encode())
+        h.update(f"unreadable {rel} {e.errno}\0".encode(errors="surrogateescape"))
         return
     if (st.st_dev, st.st_ino) in skip:
         return
     if not stat.S_ISREG(st.st_mode):
-        h.update(f"special {rel} {describe(st)}\0".encode())
+        h.update(f"special {rel} {describe(st)}\0".encode(errors="surrogateescape"))
         return
     budget.take(st.st_size, root or rel)
     try:
         fd = os.open(path, os.O_RDONLY | O_NONBLOCK | O_CLOEXEC | getattr(os, "O_NOCTTY", 0), dir_fd=dir_fd)
     except OSError as e:
-        h.update(f"unreadable {rel} {e.errno}\0".encode())
+        h.update(f"unreadable {rel} {e.errno}\0".encode(errors="surrogateescape"))
         return
     content = hashlib.sha256()
     try:
@@ -272,7 +272,7 @@ def _hash_file(
         content.update(f"unreadable {e.errno}".encode())
     finally:
         os.close(fd)
-    h.update(f"{rel}\0".encode())
+    h.update(f"{rel}\0".encode(errors="surrogateescape"))
     h.update(content.digest())
 
 

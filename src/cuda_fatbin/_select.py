@@ -701,8 +701,9 @@ def _code(fb: Fatbin, cache: dict[object, Any]) -> bool:
 def judge(fatbins: Iterable[Fatbin], gpus: GpuList, driver: DriverSpec = None) -> dict[str, dict[str, str]]:
     """One status per GPU for a whole binary: the judgement ``scan`` and ``which`` both give (docs/scan.md).
 
-    Registered fatbins with code decide: they must all load (any kernel may be called), the worst counts,
-    and when some load and others have no entry the binary is ``"partial"``. nvcc's kernel-less
+    Registered fatbins with code decide: they must all load (any kernel may be called), the worst counts.
+    When some load and others do not, some of those on no driver at all, the binary is ``"partial"``; when
+    a newer driver would load every one, it ``"needs newer driver"``. nvcc's kernel-less
     device-link stubs are skipped. Registered fatbins that do not fit are served by the runtime's
     load-time device link when every relocatable (``-rdc``) fatbin has an entry for the GPU. Fatbins
     whose entries are all ``a``/``f`` are used by a library on those GPUs only, and fatbins stored as
@@ -777,14 +778,14 @@ def _judge_one(
     status: str | None = None
     reason = ""
     if rows:
-        bad = [r for r in rows if rank(r) == none]
+        failing = [r for r in rows if rank(r) > ok]  # no entry, or one a newer driver would load
         worst = max(rows, key=rank)
-        if rank(worst) == driver_bad or not bad or len(bad) == len(rows):
+        if not failing or len(failing) == len(rows) or rank(worst) == driver_bad:  # all, none, or a driver's to fix
             status, reason = worst[0]
         else:
             status = "partial"
-            reason = (f"{len(rows) - len(bad)} of {len(rows)} registered fatbins load, {len(bad)} have no entry "
-                      f"(kernels in those fail if called): {bad[0][0][1]}")  # fmt: skip
+            reason = (f"{len(rows) - len(failing)} of {len(rows)} registered fatbins load, {len(failing)} do not "
+                      f"(kernels in those fail if called): {failing[0][0][1]}")  # fmt: skip
         if len(rows) > 1 and status != "partial":
             reason = f"{len(rows)} registered fatbins, the weakest: {reason}"
     special: list[_Row] = [(fatbin_status(fb, gpu, driver, cache), fb) for fb in registered if _specialised(fb)]
