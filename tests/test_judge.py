@@ -57,15 +57,15 @@ def test_none_loading_is_the_worst_and_a_driver_gap_among_loads_is_the_drivers(p
     (covered by nothing); when a newer driver would load every one, it needs a newer driver."""
     old = OLD_DRIVER
     got = judge([fb(parts, "compute_90", 0), fb(parts, "sm_80", 1)], ["9.0"], driver=old)
-    assert got == {"9.0": {"status": "no entry",
-                           "reason": "2 registered fatbins, the weakest: " + why(parts, "sm_80", "9.0", old)}}  # fmt: skip
+    weakest = "2 registered fatbins, the weakest: "
+    assert got == {"9.0": {"status": "no entry", "reason": weakest + why(parts, "sm_80", "9.0", old)}}
     got = judge([fb(parts, "compute_90", 0), fb(parts, "sm_80", 1), fb(parts, "sm_90", 2)], ["9.0"], driver=old)
     assert got == {"9.0": {"status": "partial", "reason": (
         "1 of 3 registered fatbins load, 2 do not (kernels in those fail if called): "
         + why(parts, "compute_90", "9.0", old))}}  # fmt: skip
     got = judge([fb(parts, "compute_90", 0), fb(parts, "sm_90", 1)], ["9.0"], driver=old)
-    assert got == {"9.0": {"status": "needs newer driver", "reason": (
-        "2 registered fatbins, the weakest: " + fatbin_status(fb(parts, "compute_90", 0), ARCH90, old)[1])}}  # fmt: skip
+    assert got == {"9.0": {"status": "needs newer driver",
+                           "reason": weakest + fatbin_status(fb(parts, "compute_90", 0), ARCH90, old)[1]}}  # fmt: skip
 
 
 def test_fatbins_that_all_load_give_the_weakest(parts):
@@ -106,8 +106,8 @@ def test_the_load_time_link_stands_in_for_what_does_not_fit(parts):
     assert got == {"8.6": {"status": "SASS exact", "reason": link}}
     ptx = fb(parts, "compute_90", 1, relocatable=True)  # PTX the runtime links for the GPU: it serves too
     got = judge([fb(parts, "sm_90", 0), ptx], ["10.0"])
-    assert got == {"10.0": {"status": "PTX JIT", "reason": (
-        "the CUDA runtime links the 1 relocatable (-rdc) fatbins at load time: " + select_entry(ptx, "10.0").reason)}}  # fmt: skip
+    linked = "the CUDA runtime links the 1 relocatable (-rdc) fatbins at load time: "
+    assert got == {"10.0": {"status": "PTX JIT", "reason": linked + select_entry(ptx, "10.0").reason}}
 
 
 def test_a_load_time_link_that_cannot_serve_is_said(parts):
