@@ -416,3 +416,32 @@ def test_a_file_whose_reading_process_dies_is_a_row_without_an_archive(fatbin, t
         (str(tmp_path / "die.fatbin"), None, None, "the process reading it died (a file that changed while read?)"),
         (str(tmp_path / "ok.fatbin"), None, None, None),
     ]
+
+
+def test_a_line_as_written_wins_over_its_backslashes_read_as_folders(fatbin, tmp_path):
+    site_dir = tmp_path / "site"
+    install(site_dir, "aaa-1.0.dist-info", b"Name: aaa\nVersion: 1.0\n", b"a/b.fatbin,,\n", {"a/b.fatbin": fatbin})
+    install(site_dir, "zzz-1.0.dist-info", b"Name: zzz\nVersion: 1.0\n", b"a\\b.fatbin,,\n", {"a\\b.fatbin": fatbin})
+    assert owners(scan([site_dir], gpus="80", max_workers=1), site_dir) == {
+        "a/b.fatbin": "aaa 1.0", "a\\b.fatbin": "zzz 1.0"}  # fmt: skip
+
+
+def test_a_line_that_names_no_file_owns_nothing_and_the_others_stand(fatbin, tmp_path):
+    site_dir = tmp_path / "site"
+    (site_dir / "p").mkdir(parents=True)
+    chain = site_dir / "c0"
+    chain.symlink_to(site_dir / "p")
+    for i in range(1, 1200):  # a chain of links longer than any path lookup follows (ELOOP), and than recursion
+        (site_dir / f"c{i}").symlink_to(site_dir / f"c{i - 1}")
+    record = b"p/first.fatbin,,\nx\0y/first.fatbin,,\nc1199/second.fatbin,,\np/second.fatbin,,\nc30/third.fatbin,,\n"
+    install(site_dir, "brk-1.0.dist-info", b"Name: brk\nVersion: 1.0\n", record,
+            {"p/first.fatbin": fatbin, "p/second.fatbin": fatbin, "p/third.fatbin": fatbin})  # fmt: skip
+    got = owners(scan([site_dir], gpus="80", max_workers=1), site_dir)
+    assert got == {"p/first.fatbin": "brk 1.0", "p/second.fatbin": "brk 1.0", "p/third.fatbin": "brk 1.0"}
+
+
+def test_a_record_that_is_not_csv_owns_nothing(fatbin, tmp_path):
+    site_dir = tmp_path / "site"
+    record = b'p/k.fatbin,,\n"' + b"x" * (200 << 10) + b'",,\n'  # a field over the csv module's limit
+    install(site_dir, "big-1.0.dist-info", b"Name: big\nVersion: 1.0\n", record, {"p/k.fatbin": fatbin})
+    assert owners(scan([site_dir], gpus="80", max_workers=1), site_dir) == {"p/k.fatbin": None}

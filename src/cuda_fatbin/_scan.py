@@ -445,32 +445,48 @@ def _installed(folder: str) -> Iterator[tuple[str, str, str]]:
 
 
 def _distribution_index(paths: list[str], binaries: Iterable[str]) -> dict[str, str]:
-    """Real path of each of ``binaries`` that an installed distribution owns -> ``"name version"``.
+    """Each of ``binaries`` that an installed distribution owns -> ``"name version"``.
 
     The owners are read from the RECORD files of the ``*.dist-info`` folders directly in the folders of
     ``paths`` (:func:`_installed`; a wheel is named by its file name). Only a RECORD line of the same
-    name as a binary (or as what it links to) is resolved, so the work is one name test per installed
-    file plus one ``realpath`` per candidate, and a binary of any name (``kernels.bin``, ``libk.so.1``,
-    ``tool``) is attributed. A broken RECORD or METADATA gives no owner for its files, never an error.
+    name as a binary (or as what it links to) is resolved, with one ``os.stat`` (the kernel follows at
+    most 40 symlinks): the work is one name test per installed file plus one ``stat`` per candidate, and a
+    binary of any name (``kernels.bin``, ``libk.so.1``, ``tool``) is attributed. A line names a file as
+    written or, when that names none, with its backslashes read as folders (a Windows installer's
+    RECORD). A line that names no file owns nothing; a RECORD that is not CSV owns nothing, whole.
     """
     import csv
 
-    wanted = {os.path.realpath(b) for b in binaries}
-    names = {os.path.basename(b) for b in binaries} | {os.path.basename(w) for w in wanted}
+    wanted: dict[tuple[int, int], list[str]] = {}
+    names: set[str] = set()
+    for b in binaries:
+        try:
+            st = os.stat(b)
+            real = os.path.realpath(b)
+        except (OSError, ValueError, RecursionError):  # gone since it was read, or a link chain too long
+            continue
+        wanted.setdefault((st.st_dev, st.st_ino), []).append(b)
+        names |= {os.path.basename(b), os.path.basename(real)}
     index: dict[str, str] = {}
     for folder in [p for p in paths if os.path.isdir(p)] if wanted else []:
         for name, version, record in _installed(folder):
-            label = f"{normalize(name)} {version}"
+            owned: dict[tuple[int, int], str] = {}
             try:
                 for row in csv.reader(record.splitlines()):
-                    # as written, and with a Windows installer's backslashes read as folders
-                    for rel in {row[0], row[0].replace("\\", "/")} if row else ():
-                        if rel.rsplit("/", 1)[-1] in names:
-                            real = os.path.realpath(os.path.join(folder, rel))
-                            if real in wanted:
-                                index[real] = label
-            except (csv.Error, ValueError):  # a broken RECORD (a NUL in a path...): no owner for its files
+                    for rel in (row[0], row[0].replace("\\", "/")) if row else ():
+                        if rel.rsplit("/", 1)[-1] not in names:
+                            continue
+                        try:
+                            st = os.stat(os.path.join(folder, rel))
+                        except (OSError, ValueError):  # no such file, a loop, a NUL in the line
+                            continue
+                        if (st.st_dev, st.st_ino) in wanted:
+                            owned[(st.st_dev, st.st_ino)] = f"{normalize(name)} {version}"
+                        break  # the spelling that names a file is the one meant
+            except csv.Error:  # not CSV (a field over the csv module's limit...): no owner for its files
                 continue
+            for key, label in owned.items():
+                index.update(dict.fromkeys(wanted[key], label))
     return index
 
 
@@ -571,7 +587,7 @@ def scan(
     reports = [r for r in reports if r.has_device_code or r.error]
     index = _distribution_index(roots, [r.path for r in reports if r.archive is None])
     for r in reports:
-        r.distribution = _wheel_distribution(r.archive) if r.archive else index.get(os.path.realpath(r.path))
+        r.distribution = _wheel_distribution(r.archive) if r.archive else index.get(r.path)
     reports.sort(key=lambda r: r.path)
     gpu_keys = [a.capability for a in archs]
     read = sum(1 for i in items if i.error is None)
