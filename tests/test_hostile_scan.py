@@ -210,14 +210,14 @@ def test_an_unreadable_folder_is_a_row(fatbin, tmp_path, monkeypatch):
     (tmp_path / "sub").mkdir()
     import cuda_fatbin._scan as scan_module
 
-    real = os.scandir
+    real = os.open
 
-    def denied(path):
+    def denied(path, flags, *args, **kwargs):  # as for a folder without permission (root reads any)
         if str(path).endswith("sub"):
             raise PermissionError(13, "Permission denied", str(path))
-        return real(path)
+        return real(path, flags, *args, **kwargs)
 
-    monkeypatch.setattr(scan_module.os, "scandir", denied)
+    monkeypatch.setattr(scan_module.os, "open", denied)
     report = scan([tmp_path], gpus="80", max_workers=1)
     assert [b.path for b in report.unreadable] == [str(tmp_path / "sub")] and not report.covered
 

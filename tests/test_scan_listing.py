@@ -107,11 +107,11 @@ def test_each_file_that_cannot_be_opened_is_a_row_and_the_walk_goes_on(fatbin, t
         (tmp_path / name).write_bytes(fatbin)
     real = _scan.open_input
 
-    def refusing(path: str, *, follow: bool = True) -> tuple[int, os.stat_result]:
+    def refusing(path: str, *, follow: bool = True, dir_fd: int | None = None) -> tuple[int, os.stat_result]:
         assert follow is False  # found in a folder: never followed
         if path.endswith(("a", "b")):
             raise PermissionError(errno.EACCES, "Permission denied", path)
-        return real(path, follow=follow)
+        return real(path, follow=follow, dir_fd=dir_fd)
 
     monkeypatch.setattr(_scan, "open_input", refusing)
     listing = _scan._list_inputs([str(tmp_path)])
@@ -145,14 +145,14 @@ def test_a_folder_that_cannot_be_listed_is_a_row_and_the_others_are_walked(fatbi
     for name in ("a", "b", "c"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "k.fatbin").write_bytes(fatbin)
-    real = os.scandir
+    real = _scan._listdir
 
-    def refusing(path: str) -> object:
-        if path.endswith(("a", "b")):
-            raise PermissionError(errno.EACCES, "Permission denied", path)
-        return real(path)
+    def refusing(folder: str, listed_as: tuple[int, int] | None) -> object:
+        if folder.endswith(("a", "b")):
+            raise PermissionError(errno.EACCES, "Permission denied", folder)
+        return real(folder, listed_as)
 
-    monkeypatch.setattr(_scan.os, "scandir", refusing)
+    monkeypatch.setattr(_scan, "_listdir", refusing)
     listing = _scan._list_inputs([str(tmp_path)])
     assert [(i.path, i.error) for i in listing.items] == [
         (str(tmp_path / "a"), "PermissionError: Permission denied"),
@@ -445,3 +445,33 @@ def test_a_record_that_is_not_csv_owns_nothing(fatbin, tmp_path):
     record = b'p/k.fatbin,,\n"' + b"x" * (200 << 10) + b'",,\n'  # a field over the csv module's limit
     install(site_dir, "big-1.0.dist-info", b"Name: big\nVersion: 1.0\n", record, {"p/k.fatbin": fatbin})
     assert owners(scan([site_dir], gpus="80", max_workers=1), site_dir) == {"p/k.fatbin": None}
+
+
+@pytest.mark.parametrize("swap", ["symlink", "folder"])
+def test_a_folder_swapped_while_the_tree_is_walked_is_a_row_and_nothing_outside_is_read(
+    fatbin, tmp_path, monkeypatch, swap
+):
+    """The folder ``sub`` is listed in its parent, then replaced before it is read itself: by a symlink to a
+    folder outside the tree, or by that folder moved in. Neither is listed (docs/security.md)."""
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub" / "mine.fatbin").write_bytes(fatbin)
+    outside.mkdir()
+    (outside / "secret.fatbin").write_bytes(fatbin)
+    real = _scan._listdir
+
+    def swapping(folder: str, listed_as: tuple[int, int] | None) -> object:
+        if folder.endswith("sub"):
+            os.rename(folder, str(tmp_path / "old"))
+            if swap == "symlink":
+                os.symlink(outside, folder)
+            else:
+                os.rename(outside, folder)
+        return real(folder, listed_as)
+
+    monkeypatch.setattr(_scan, "_listdir", swapping)
+    listing = _scan._list_inputs([str(root)])
+    [item] = listing.items
+    assert item.path == str(root / "sub") and item.member is None
+    assert item.error == ("OSError: another folder now (changed while listed)" if swap == "folder"
+                          else "NotADirectoryError: a symlink or a file now (changed while listed); not followed")  # fmt: skip

@@ -47,13 +47,16 @@ O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _CHUNK = 1 << 20
 
 
-def open_input(path: str | bytes | os.PathLike[str], *, follow: bool = True) -> tuple[int, os.stat_result]:
+def open_input(
+    path: str | bytes | os.PathLike[str], *, follow: bool = True, dir_fd: int | None = None
+) -> tuple[int, os.stat_result]:
     """Open ``path`` for reading: ``(descriptor, fstat of it)``; the caller closes the descriptor.
 
     The open never blocks (``O_NONBLOCK``: a FIFO with no writer opens at once) and, with ``follow=False``,
     a symlink at ``path`` itself is refused (``ELOOP``) instead of followed. Judge the result by the
     returned ``stat`` (``stat.S_ISREG``), which describes what was opened. On a regular file
-    ``O_NONBLOCK`` changes nothing.
+    ``O_NONBLOCK`` changes nothing. With ``dir_fd`` (an open folder), ``path`` is a name in that folder:
+    nothing on the way to it is looked up again.
 
     Raises
     ------
@@ -69,7 +72,7 @@ def open_input(path: str | bytes | os.PathLike[str], *, follow: bool = True) -> 
     >>> os.close(fd)
     """
     flags = os.O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_BINARY | (0 if follow else O_NOFOLLOW)
-    fd = os.open(path, flags)
+    fd = os.open(path, flags, dir_fd=dir_fd)
     try:
         return fd, os.fstat(fd)
     except BaseException:

@@ -241,15 +241,16 @@ def _list_inputs(roots: Iterable[str]) -> _Listing:
     could not be read (as an item with its error).
 
     Directories are walked without recursion and without following symlinks (a symlink found in a folder
-    is counted as skipped, never read, so nothing outside the tree is read through one); each real file
-    is read once. Paths the user names are followed.
+    is counted as skipped, never read, so nothing outside the tree is read through one; a folder swapped
+    for a symlink or another folder after it was listed is an error row, see :func:`_listdir`); each real
+    file is read once, opened by its name in the folder listed. Paths the user names are followed.
     """
     out = _Listing()
     seen: set[tuple[int, int]] = set()
 
-    def visit(path: str, follow: bool) -> None:
-        try:
-            fd, st = open_input(path, follow=follow)
+    def visit(path: str, follow: bool, dir_fd: int | None = None) -> None:
+        try:  # with dir_fd: the name in the folder listed, not the path looked up again
+            fd, st = open_input(os.path.basename(path) if dir_fd is not None else path, follow=follow, dir_fd=dir_fd)
         except OSError as e:
             out.items.append(_Item(path, error=_error(e)))
             return
@@ -286,28 +287,67 @@ def _list_inputs(roots: Iterable[str]) -> _Listing:
         if not stat.S_ISDIR(st.st_mode):
             visit(root, True)
             continue
-        stack = [root]  # depth-first, in name order, without recursion (a tree 100,000 deep is fine)
+        # depth-first, in name order, without recursion (a tree 100,000 deep is fine); each folder found in
+        # the walk with the identity it was listed with
+        stack: list[tuple[str, tuple[int, int] | None]] = [(root, None)]
         while stack:
-            folder = stack.pop()
+            folder, listed_as = stack.pop()
             try:
-                with os.scandir(folder) as it:
-                    entries = sorted(it, key=lambda e: e.name)
+                entries, dir_fd = _listdir(folder, listed_as)
             except OSError as e:
                 out.items.append(_Item(folder, error=_error(e)))
                 continue
-            subdirs = []
-            for entry in entries:
-                try:
-                    if entry.is_symlink():
-                        out.skipped["symlink"] += 1
-                    elif entry.is_dir(follow_symlinks=False):
-                        subdirs.append(entry.path)
-                    else:
-                        visit(entry.path, False)
-                except OSError as e:
-                    out.items.append(_Item(entry.path, error=_error(e)))
-            stack.extend(reversed(subdirs))
+            try:
+                subdirs = []
+                for entry in entries:
+                    path = os.path.join(folder, entry.name)
+                    try:
+                        if entry.is_symlink():
+                            out.skipped["symlink"] += 1
+                        elif entry.is_dir(follow_symlinks=False):
+                            found = entry.stat(follow_symlinks=False)
+                            subdirs.append((path, (found.st_dev, found.st_ino)))
+                        else:
+                            visit(path, False, dir_fd)
+                    except OSError as e:
+                        out.items.append(_Item(path, error=_error(e)))
+                stack.extend(reversed(subdirs))
+            finally:
+                if dir_fd is not None:
+                    os.close(dir_fd)
     return out
+
+
+#: Folders are opened and listed through a descriptor where the platform can (not on Windows).
+_FD_WALK = os.scandir in os.supports_fd and os.open in os.supports_dir_fd
+
+
+def _listdir(folder: str, listed_as: tuple[int, int] | None) -> tuple[list[os.DirEntry[str]], int | None]:
+    """The entries of ``folder`` in name order, and the open folder (``None`` where folders cannot be opened).
+
+    A folder found in the walk (``listed_as``: its device and inode when its parent was listed) is opened
+    without following a symlink and must still be that folder: one swapped since for a symlink, or for a
+    folder elsewhere through a swapped parent, is an error, never listed. The caller closes the folder.
+    """
+    if not _FD_WALK:
+        with os.scandir(folder) as it:
+            return sorted(it, key=lambda e: e.name), None
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(folder, flags | (getattr(os, "O_NOFOLLOW", 0) if listed_as is not None else 0))
+    except OSError as e:
+        if listed_as is not None and e.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise OSError(e.errno, "a symlink or a file now (changed while listed); not followed", folder) from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if listed_as is not None and (st.st_dev, st.st_ino) != listed_as:
+            raise OSError(errno.EIO, "another folder now (changed while listed)", folder)
+        with os.scandir(fd) as it:
+            return sorted(it, key=lambda e: e.name), fd
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def _visit_archive(path: str, follow: bool, out: _Listing) -> None:
