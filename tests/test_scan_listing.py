@@ -473,5 +473,5 @@ def test_a_folder_swapped_while_the_tree_is_walked_is_a_row_and_nothing_outside_
     listing = _scan._list_inputs([str(root)])
     [item] = listing.items
     assert item.path == str(root / "sub") and item.member is None
-    assert item.error == ("OSError: another folder now (changed while listed)" if swap == "folder"
-                          else "NotADirectoryError: a symlink or a file now (changed while listed); not followed")  # fmt: skip
+    symlink = "NotADirectoryError: a symlink or a file now (changed while listed); not followed"
+    assert item.error == ("OSError: another folder now (changed while listed)" if swap == "folder" else symlink)
