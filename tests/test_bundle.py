@@ -676,8 +676,11 @@ class FailingOS:
             return real
 
         def failing(path: Any, *args: Any, **kwargs: Any) -> Any:
-            if os.fspath(path).startswith(self._under):
-                raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
+            where = os.readlink(f"/proc/self/fd/{path}") if isinstance(path, int) else os.fspath(path)  # a folder fd
+            if kwargs.get("dir_fd") is not None:  # a name in an open folder
+                where = os.path.join(os.readlink(f"/proc/self/fd/{kwargs['dir_fd']}"), where)
+            if where.startswith(self._under):
+                raise PermissionError(errno.EACCES, "Permission denied", where)
             return real(path, *args, **kwargs)
 
         return failing
@@ -698,3 +701,28 @@ def test_a_leftover_that_cannot_be_removed_stays_and_the_build_succeeds(root, mo
     assert KernelBundle.open(root).fatbin("k")  # published all the same
     left = {"scandir": {name, stage.name}, "unlink": {name, stage.name}, "rmdir": {stage.name}}[call]
     assert left <= set(os.listdir(root))
+
+
+@pytest.mark.parametrize("which", ["own", "crashed"])
+def test_a_staging_folder_swapped_for_a_symlink_never_leads_the_removal_elsewhere(root, tmp_path, monkeypatch, which):
+    """The build's own staging folder, or a crashed build's that the clean-up found, is replaced by a symlink
+    to a folder outside the bundle just before it is emptied: nothing there is removed (docs/security.md)."""
+    data = (root / manifest_of(root)["suites"]["k"]["file"]).read_bytes()
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    name, content = changed_copy(data, 0)
+    (victim / name).write_bytes(content)  # what a build leaves in a staging folder: removed there
+    (victim / "manifest.json").write_bytes((root / "manifest.json").read_bytes())
+    if which == "crashed":
+        (root / f"{_bundle._STAGE_PREFIX}x").mkdir()
+    real = _bundle._remove_stage
+
+    def swapped(stage: Path, **kw: Any) -> None:
+        if (which == "own") == kw.get("ours", True):
+            os.rename(stage, tmp_path / f"moved-{stage.name}")
+            stage.symlink_to(victim)
+        real(stage, **kw)
+
+    monkeypatch.setattr(_bundle, "_remove_stage", swapped)
+    rebuild(root)
+    assert sorted(os.listdir(victim)) == sorted([name, "manifest.json"])

@@ -545,6 +545,7 @@ def _publish(root: Path, files: Mapping[str, bytes], manifest: bytes) -> None:
     """
     with locked_dir(root) as locked:
         stage = Path(tempfile.mkdtemp(prefix=_STAGE_PREFIX, dir=root))
+        made = _identity(os.lstat(stage))
         try:
             for name, data in files.items():
                 create_new(stage / name, data)
@@ -555,7 +556,7 @@ def _publish(root: Path, files: Mapping[str, bytes], manifest: bytes) -> None:
             os.replace(stage / MANIFEST, root / MANIFEST)
             fsync_dir(root)
         finally:
-            _remove_stage(stage)
+            _remove_stage(stage, listed_as=made)
         if locked:  # without a lock another build may be between its renames: leave its files alone
             _clean(root, set(files))
 
@@ -602,35 +603,60 @@ def _manifest_names(root: Path, suite: str) -> str | None:
     return name
 
 
-def _remove_stage(stage: Path, *, ours: bool = True) -> None:
+def _remove_stage(stage: Path, *, ours: bool = True, listed_as: tuple[int, int] | None = None) -> None:
     """Remove a staging folder: the files a build puts there (by name, regular files only), then the folder.
 
     In a staging folder of another build (``ours=False``: a crashed build's, or a folder someone named
     like one) a file goes only if its content is what a build writes there: a fatbin whose bytes have the
     hash its name gives, a ``manifest.json`` that begins as a build's manifest does (:func:`_is_manifest`).
-    Anything else stays, and so does the folder then.
+    Anything else stays, and so does the folder then. The folder is opened without following a symlink
+    and must be the one made or listed (``listed_as``: its device and inode); its files are judged and
+    removed by name in it, so a folder swapped for a symlink meanwhile never leads the removal elsewhere.
     """
-    with contextlib.suppress(OSError), os.scandir(stage) as entries:
-        for entry in list(entries):
-            match = _FILE_RE.fullmatch(entry.name)
-            if not (entry.name == MANIFEST or match) or not entry.is_file(follow_symlinks=False):
-                continue
-            if not ours and (_content_prefix(Path(entry.path)) != match[2] if match else not _is_manifest(entry.path)):
-                continue
-            with contextlib.suppress(OSError):
-                os.unlink(entry.path)
+    try:
+        fd: int | None = os.open(stage, _DIR_FLAGS) if _DIR_FD else None
+    except OSError:
+        return
+    try:
+        if fd is not None and listed_as is not None and _identity(os.fstat(fd)) != listed_as:
+            return  # another folder now: not the one to empty
+        with contextlib.suppress(OSError), os.scandir(stage if fd is None else fd) as entries:
+            for entry in list(entries):
+                match = _FILE_RE.fullmatch(entry.name)
+                if not (entry.name == MANIFEST or match) or not entry.is_file(follow_symlinks=False):
+                    continue
+                where = entry.name if fd is not None else os.path.join(stage, entry.name)
+                if not ours and (
+                    _content_prefix(where, fd) != match[2] if match else not _is_manifest(where, fd)
+                ):  # fmt: skip
+                    continue
+                with contextlib.suppress(OSError):
+                    os.unlink(where, dir_fd=fd)
+    finally:
+        if fd is not None:
+            os.close(fd)
     with contextlib.suppress(OSError):
         os.rmdir(stage)
 
 
-def _is_manifest(path: str) -> bool:
-    """Whether the regular file at ``path`` is a manifest a build wrote, whole or cut short by a crash.
+#: Staging folders are opened and emptied through a descriptor where the platform can (not on Windows).
+_DIR_FD = os.open in os.supports_dir_fd and os.unlink in os.supports_dir_fd and os.scandir in os.supports_fd
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _identity(st: os.stat_result) -> tuple[int, int]:
+    return (st.st_dev, st.st_ino)
+
+
+def _is_manifest(path: str, dir_fd: int | None = None) -> bool:
+    """Whether the regular file at ``path`` (a name in ``dir_fd``, if given) is a manifest a build wrote,
+    whole or cut short by a crash.
 
     Builds write ``json.dumps(manifest, indent=1, sort_keys=True)``: every manifest starts with
     :data:`_MANIFEST_HEAD`, and a torn one is a prefix of such bytes.
     """
     try:
-        raw = read_regular(path, MAX_MANIFEST_BYTES)
+        raw = read_regular(path, MAX_MANIFEST_BYTES, dir_fd=dir_fd)
     except OSError:
         return False
     return raw.startswith(_MANIFEST_HEAD) or _MANIFEST_HEAD.startswith(raw)
@@ -650,7 +676,8 @@ def _clean(root: Path, keep: set[str]) -> None:
         entries = list(scan)
     for entry in entries:
         if entry.name.startswith(_STAGE_PREFIX) and entry.is_dir(follow_symlinks=False):
-            _remove_stage(Path(entry.path), ours=False)
+            with contextlib.suppress(OSError):
+                _remove_stage(Path(entry.path), ours=False, listed_as=_identity(entry.stat(follow_symlinks=False)))
             continue
         match = _FILE_RE.fullmatch(entry.name)
         if match is None or entry.name in keep or not entry.is_file(follow_symlinks=False):
@@ -660,15 +687,16 @@ def _clean(root: Path, keep: set[str]) -> None:
                 os.unlink(entry.path)
 
 
-def _content_prefix(path: Path) -> str | None:
-    """The first 16 hex digits of the SHA-256 of a file a build could have written, else None.
+def _content_prefix(path: str | Path, dir_fd: int | None = None) -> str | None:
+    """The first 16 hex digits of the SHA-256 of a file a build could have written (at ``path``, a name in
+    ``dir_fd`` if given), else None.
 
     That is a regular file holding one fatbin: its header (read first, 16 bytes) has the fatbin magic
     and gives the file's size. Anything else is not read further, so a huge or sparse file planted under
     an output's name costs 16 bytes of reading, not its size.
     """
     try:
-        fd, st = open_input(path, follow=False)
+        fd, st = open_input(path, follow=False, dir_fd=dir_fd)
     except OSError:
         return None
     try:

@@ -137,8 +137,10 @@ def read_exact(fd: int, size: int, path: str | os.PathLike[str] = "") -> bytes:
     return bytes(out)
 
 
-def read_regular(path: str | os.PathLike[str], limit: int, *, follow: bool = False) -> bytes:
+def read_regular(path: str | os.PathLike[str], limit: int, *, follow: bool = False, dir_fd: int | None = None) -> bytes:
     """The bytes of the regular file at ``path``, of at most ``limit`` bytes; a symlink there is not followed.
+
+    With ``dir_fd`` (an open folder), ``path`` is a name in that folder (:func:`open_input`).
 
     Opened with :func:`open_input` (never blocks: a FIFO is refused, not waited on), judged by the ``fstat``
     of what was opened (:func:`check_regular`) before anything is read, read with :func:`read_exact`.
@@ -164,9 +166,9 @@ def read_regular(path: str | os.PathLike[str], limit: int, *, follow: bool = Fal
     a symlink, not followed
     """
     try:
-        fd, st = open_input(path, follow=follow)
+        fd, st = open_input(path, follow=follow, dir_fd=dir_fd)
     except OSError as e:
-        if not follow and e.errno in (errno.ELOOP, errno.EMLINK) and os.path.islink(path):
+        if not follow and e.errno in (errno.ELOOP, errno.EMLINK) and _is_link(path, dir_fd):
             raise OSError(errno.ELOOP, "a symlink, not followed", os.fspath(path)) from None
         raise
     try:
@@ -174,6 +176,13 @@ def read_regular(path: str | os.PathLike[str], limit: int, *, follow: bool = Fal
         return read_exact(fd, st.st_size, path)
     finally:
         os.close(fd)
+
+
+def _is_link(path: str | os.PathLike[str], dir_fd: int | None) -> bool:
+    try:
+        return stat.S_ISLNK(os.lstat(path, dir_fd=dir_fd).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 #: A JSON string, or an unterminated one up to the end of the text: once begun the match never fails, so
