@@ -475,3 +475,10 @@ def test_a_folder_swapped_while_the_tree_is_walked_is_a_row_and_nothing_outside_
     assert item.path == str(root / "sub") and item.member is None
     symlink = "NotADirectoryError: a symlink or a file now (changed while listed); not followed"
     assert item.error == ("OSError: another folder now (changed while listed)" if swap == "folder" else symlink)
+
+
+@pytest.mark.parametrize("metadata", [b"Name:  \nVersion: 1.0\n", b"Name: x\nVersion: \t\n", b"Version: 1.0\n"])
+def test_a_dist_info_without_a_name_or_a_version_owns_nothing(fatbin, tmp_path, metadata):
+    site_dir = tmp_path / "site"
+    install(site_dir, "x-1.0.dist-info", metadata, b"p/k.fatbin,,\n", {"p/k.fatbin": fatbin})
+    assert owners(scan([site_dir], gpus="80", max_workers=1), site_dir) == {"p/k.fatbin": None}
