@@ -19,7 +19,8 @@ if os.environ.get("SKIP_CLEAN") == "1":
         if isinstance(_cls, type) and "run_clean_tests" in vars(_cls):
             _cls.run_clean_tests = lambda self, tests: 0  # type: ignore[method-assign]
 
-from mutmut.__main__ import cli
+if __name__ == "__main__":  # not when a test's process started with "spawn" imports this file as its main
+    from mutmut.__main__ import cli
 
-sys.argv[0] = "mutmut"
-cli()
+    sys.argv[0] = "mutmut"
+    cli()
