@@ -703,16 +703,21 @@ def test_a_leftover_that_cannot_be_removed_stays_and_the_build_succeeds(root, mo
     assert left <= set(os.listdir(root))
 
 
+@pytest.mark.parametrize("how", ["symlink", "folder"])
 @pytest.mark.parametrize("which", ["own", "crashed"])
-def test_a_staging_folder_swapped_for_a_symlink_never_leads_the_removal_elsewhere(root, tmp_path, monkeypatch, which):
+def test_a_staging_folder_swapped_for_a_symlink_never_leads_the_removal_elsewhere(
+    root, tmp_path, monkeypatch, which, how
+):
     """The build's own staging folder, or a crashed build's that the clean-up found, is replaced by a symlink
     to a folder outside the bundle just before it is emptied: nothing there is removed (docs/security.md)."""
-    data = (root / manifest_of(root)["suites"]["k"]["file"]).read_bytes()
     victim = tmp_path / "victim"
     victim.mkdir()
-    name, content = changed_copy(data, 0)
-    (victim / name).write_bytes(content)  # what a build leaves in a staging folder: removed there
-    (victim / "manifest.json").write_bytes((root / "manifest.json").read_bytes())
+    name = "k.0123456789abcdef.fatbin"  # names a build writes; a removal by name alone would take them
+    (victim / name).write_bytes(b"not what the name says")
+    if which == "own":  # the build's own folder is emptied by name: a manifest of any content would go
+        (victim / "manifest.json").write_text('{"mine": true}')
+    else:  # another build's is judged by content: this one would go
+        (victim / "manifest.json").write_bytes((root / "manifest.json").read_bytes())
     if which == "crashed":
         (root / f"{_bundle._STAGE_PREFIX}x").mkdir()
     real = _bundle._remove_stage
@@ -720,9 +725,40 @@ def test_a_staging_folder_swapped_for_a_symlink_never_leads_the_removal_elsewher
     def swapped(stage: Path, **kw: Any) -> None:
         if (which == "own") == kw.get("ours", True):
             os.rename(stage, tmp_path / f"moved-{stage.name}")
-            stage.symlink_to(victim)
+            if how == "symlink":
+                stage.symlink_to(victim)
+            else:  # the victim folder itself moved in under the stage's name
+                os.rename(victim, stage)
         real(stage, **kw)
 
     monkeypatch.setattr(_bundle, "_remove_stage", swapped)
     rebuild(root)
-    assert sorted(os.listdir(victim)) == sorted([name, "manifest.json"])
+    left = victim if how == "symlink" else next(root.glob(f"{_bundle._STAGE_PREFIX}*"))
+    assert sorted(os.listdir(left)) == sorted([name, "manifest.json"])
+
+
+def test_without_folder_descriptors_a_staging_folder_is_emptied_by_path(root, monkeypatch):
+    """Where folders cannot be opened (Windows: no dir_fd), a crashed build's staging folder is judged and
+    emptied by path, with the same rules."""
+    monkeypatch.setattr(_bundle, "_DIR_FD", False)
+    data = (root / manifest_of(root)["suites"]["k"]["file"]).read_bytes()
+    name, content = changed_copy(data, 0)
+    stage = root / f"{_bundle._STAGE_PREFIX}x"
+    stage.mkdir()
+    (stage / name).write_bytes(content)  # a build's leftover: removed
+    (stage / "notes.txt").write_text("mine")  # stays, and so does the folder
+    crashed = root / f"{_bundle._STAGE_PREFIX}y"
+    crashed.mkdir()
+    (crashed / "manifest.json").write_bytes((root / "manifest.json").read_bytes())
+    rebuild(root)
+    assert os.listdir(stage) == ["notes.txt"] and not crashed.exists()
+    assert not [p for p in root.iterdir() if p.name.startswith(_bundle._STAGE_PREFIX) and p != stage]
+
+
+def test_a_build_leaves_no_descriptor_open(root):
+    (root / f"{_bundle._STAGE_PREFIX}x").mkdir()  # a crashed build's folder: opened and emptied
+    rebuild(root)  # the first build of this process opens what it keeps open anyway (libraries, caches)
+    (root / f"{_bundle._STAGE_PREFIX}y").mkdir()
+    before = len(os.listdir("/proc/self/fd"))
+    rebuild(root)
+    assert len(os.listdir("/proc/self/fd")) == before

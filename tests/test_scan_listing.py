@@ -482,3 +482,15 @@ def test_a_dist_info_without_a_name_or_a_version_owns_nothing(fatbin, tmp_path, 
     site_dir = tmp_path / "site"
     install(site_dir, "x-1.0.dist-info", metadata, b"p/k.fatbin,,\n", {"p/k.fatbin": fatbin})
     assert owners(scan([site_dir], gpus="80", max_workers=1), site_dir) == {"p/k.fatbin": None}
+
+
+def test_without_folder_descriptors_the_walk_lists_the_same(fatbin, tmp_path, monkeypatch):
+    """Where folders cannot be opened (Windows: no dir_fd), the walk lists by path, with the same result."""
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "k.fatbin").write_bytes(fatbin)
+    (tmp_path / "a.fatbin").write_bytes(fatbin)
+    (tmp_path / "c").symlink_to(tmp_path / "b")
+    with_fds = items(_scan._list_inputs([str(tmp_path)]))
+    monkeypatch.setattr(_scan, "_FD_WALK", False)
+    assert items(_scan._list_inputs([str(tmp_path)])) == with_fds
+    assert [p for p, *_ in with_fds] == [str(tmp_path / "a.fatbin"), str(tmp_path / "b" / "k.fatbin")]
