@@ -740,7 +740,7 @@ def test_a_staging_folder_swapped_for_a_symlink_never_leads_the_removal_elsewher
 def test_without_folder_descriptors_a_staging_folder_is_emptied_by_path(root, monkeypatch):
     """Where folders cannot be opened (Windows: no dir_fd), a crashed build's staging folder is judged and
     emptied by path, with the same rules."""
-    monkeypatch.setattr(_bundle, "_DIR_FD", False)
+    monkeypatch.setattr(_bundle, "DIR_FD", False)
     data = (root / manifest_of(root)["suites"]["k"]["file"]).read_bytes()
     name, content = changed_copy(data, 0)
     stage = root / f"{_bundle._STAGE_PREFIX}x"

@@ -217,3 +217,48 @@ def test_loads_json_refuses_what_json_does_not_have(raw, name):
     with pytest.raises(ValueError) as info:
         _files.loads_json(raw, 4)
     assert str(info.value) == f"not JSON: {name}"
+
+
+def _open_fds() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not _files.DIR_FD, reason="folders are opened by descriptor only where dir_fd exists (not Windows)")
+def test_open_dir_follows_a_named_link_and_refuses_a_listed_folder_that_changed(tmp_path):
+    """A folder named by the user may be a symlink (followed); one found in a listing must still be the folder
+    listed: a symlink, a file or another folder in its place is an OSError saying so, and nothing stays open."""
+    real = tmp_path / "real"
+    (real / "inner").mkdir(parents=True)
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    listed = _files.identity(os.lstat(real))
+    before = _open_fds()
+    fd = _files.open_dir(link)  # named: followed
+    try:
+        assert os.listdir(fd) == ["inner"] and _files.identity(os.fstat(fd)) == listed
+    finally:
+        os.close(fd)
+    fd = _files.open_dir(real, listed_as=listed)
+    os.close(fd)
+    with pytest.raises(OSError, match=r"a symlink or a file now \(changed while listed\); not followed") as e:
+        _files.open_dir(link, listed_as=listed)  # a symlink where the folder was: not followed
+    assert e.value.errno in (errno.ELOOP, errno.ENOTDIR) and e.value.filename == link  # Linux: ENOTDIR
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(OSError, match=r"a symlink or a file now") as e:
+        _files.open_dir(tmp_path / "file", listed_as=listed)
+    assert e.value.errno == errno.ENOTDIR
+    with pytest.raises(OSError, match=r"^\[Errno 5\] another folder now \(changed while listed\): ") as e:
+        _files.open_dir(real / "inner", listed_as=listed)
+    assert e.value.errno == errno.EIO
+    with pytest.raises(FileNotFoundError):  # any other failure is the system's own error
+        _files.open_dir(tmp_path / "gone", listed_as=listed)
+    with pytest.raises(NotADirectoryError):  # a file named by the user: not a folder, not "changed"
+        _files.open_dir(tmp_path / "file")
+    assert _open_fds() == before
+
+
+def test_identity_is_device_and_inode(tmp_path):
+    (tmp_path / "a").write_text("x")
+    os.link(tmp_path / "a", tmp_path / "b")
+    st = os.stat(tmp_path / "a")
+    assert _files.identity(st) == (st.st_dev, st.st_ino) == _files.identity(os.stat(tmp_path / "b"))

@@ -491,6 +491,6 @@ def test_without_folder_descriptors_the_walk_lists_the_same(fatbin, tmp_path, mo
     (tmp_path / "a.fatbin").write_bytes(fatbin)
     (tmp_path / "c").symlink_to(tmp_path / "b")
     with_fds = items(_scan._list_inputs([str(tmp_path)]))
-    monkeypatch.setattr(_scan, "_FD_WALK", False)
+    monkeypatch.setattr(_scan, "DIR_FD", False)
     assert items(_scan._list_inputs([str(tmp_path)])) == with_fds
     assert [p for p, *_ in with_fds] == [str(tmp_path / "a.fatbin"), str(tmp_path / "b" / "k.fatbin")]

@@ -25,7 +25,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._files import check_regular, create_new, fsync_dir, loads_json, locked_dir, open_input, read_regular
+from ._files import (
+    DIR_FD,
+    check_regular,
+    create_new,
+    fsync_dir,
+    identity,
+    loads_json,
+    locked_dir,
+    open_dir,
+    open_input,
+    read_regular,
+)
 from ._reader import read_fatbin
 from ._select import ZSTD_MIN_CUDA, parse_driver, ptx_isa_needs, select_entry
 
@@ -545,7 +556,7 @@ def _publish(root: Path, files: Mapping[str, bytes], manifest: bytes) -> None:
     """
     with locked_dir(root) as locked:
         stage = Path(tempfile.mkdtemp(prefix=_STAGE_PREFIX, dir=root))
-        made = _identity(os.lstat(stage))
+        made = identity(os.lstat(stage))
         try:
             for name, data in files.items():
                 create_new(stage / name, data)
@@ -603,7 +614,7 @@ def _manifest_names(root: Path, suite: str) -> str | None:
     return name
 
 
-def _remove_stage(stage: Path, *, ours: bool = True, listed_as: tuple[int, int] | None = None) -> None:
+def _remove_stage(stage: Path, *, listed_as: tuple[int, int], ours: bool = True) -> None:
     """Remove a staging folder: the files a build puts there (by name, regular files only), then the folder.
 
     In a staging folder of another build (``ours=False``: a crashed build's, or a folder someone named
@@ -613,13 +624,11 @@ def _remove_stage(stage: Path, *, ours: bool = True, listed_as: tuple[int, int] 
     and must be the one made or listed (``listed_as``: its device and inode); its files are judged and
     removed by name in it, so a folder swapped for a symlink meanwhile never leads the removal elsewhere.
     """
-    try:
-        fd: int | None = os.open(stage, _DIR_FLAGS) if _DIR_FD else None
+    try:  # a folder swapped since it was made or listed is not the one to empty
+        fd: int | None = open_dir(stage, listed_as=listed_as) if DIR_FD else None
     except OSError:
         return
     try:
-        if fd is not None and listed_as is not None and _identity(os.fstat(fd)) != listed_as:
-            return  # another folder now: not the one to empty
         with contextlib.suppress(OSError), os.scandir(stage if fd is None else fd) as entries:
             for entry in list(entries):
                 match = _FILE_RE.fullmatch(entry.name)
@@ -637,15 +646,6 @@ def _remove_stage(stage: Path, *, ours: bool = True, listed_as: tuple[int, int] 
             os.close(fd)
     with contextlib.suppress(OSError):
         os.rmdir(stage)
-
-
-#: Staging folders are opened and emptied through a descriptor where the platform can (not on Windows).
-_DIR_FD = os.open in os.supports_dir_fd and os.unlink in os.supports_dir_fd and os.scandir in os.supports_fd
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-
-
-def _identity(st: os.stat_result) -> tuple[int, int]:
-    return (st.st_dev, st.st_ino)
 
 
 def _is_manifest(path: str, dir_fd: int | None = None) -> bool:
@@ -677,7 +677,7 @@ def _clean(root: Path, keep: set[str]) -> None:
     for entry in entries:
         if entry.name.startswith(_STAGE_PREFIX) and entry.is_dir(follow_symlinks=False):
             with contextlib.suppress(OSError):
-                _remove_stage(Path(entry.path), ours=False, listed_as=_identity(entry.stat(follow_symlinks=False)))
+                _remove_stage(Path(entry.path), ours=False, listed_as=identity(entry.stat(follow_symlinks=False)))
             continue
         match = _FILE_RE.fullmatch(entry.name)
         if match is None or entry.name in keep or not entry.is_file(follow_symlinks=False):

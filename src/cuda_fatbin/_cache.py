@@ -34,7 +34,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ._arch import Arch
-from ._files import O_CLOEXEC, O_DIRECTORY, O_NONBLOCK, check_regular, describe, loads_json, open_input, read_exact
+from ._files import (
+    DIR_FD,
+    O_CLOEXEC,
+    O_NONBLOCK,
+    check_regular,
+    describe,
+    identity,
+    loads_json,
+    open_dir,
+    open_input,
+    read_exact,
+)
 from ._multiarch import Job, JobResult
 
 TYPE_CHECKING = False
@@ -58,7 +69,6 @@ INCLUDE_BYTES_PER_FILE = (512 << 20) // MAX_INCLUDE_FILES
 _HEADER_SUFFIXES = frozenset({".h", ".hh", ".hpp", ".hxx", ".h++", ".cuh", ".inl", ".inc", ".ipp", ".tpp", ".tcc",
                               ".txx", ".def", ".cu", ".c", ".cc", ".cpp", ".cxx", ""})  # fmt: skip
 _SKIPPED_DIRS = frozenset({"__pycache__"})  # and every hidden folder (.git, .venv, ...)
-_FD_WALK = bool(O_DIRECTORY) and os.scandir in os.supports_fd and os.open in os.supports_dir_fd
 
 
 class CacheEntryError(ValueError):
@@ -121,13 +131,13 @@ def default_cache_dir() -> Path:
     return base / "cuda-fatbin"
 
 
-def _identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+def _path_identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
     """``(st_dev, st_ino)`` of what ``path`` names (links followed), or None if there is nothing."""
     try:
         st = os.stat(path)
     except (OSError, ValueError):
         return None
-    return st.st_dev, st.st_ino
+    return identity(st)
 
 
 def cache_root(cache: Any) -> str | None:
@@ -185,13 +195,13 @@ def include_digest(
     dirs = [dirs] if isinstance(dirs, (str, os.PathLike)) else list(dirs)
     pre = options.pre_include or []
     pre = [pre] if isinstance(pre, (str, os.PathLike)) else list(pre)
-    skip = {i for i in map(_identity, exclude) if i is not None}
-    named = {_identity(k): v for k, v in (labels or {}).items()}
+    skip = {i for i in map(_path_identity, exclude) if i is not None}
+    named = {_path_identity(k): v for k, v in (labels or {}).items()}
     budget = _Budget(max_files)
     seen: set[tuple[int, int]] = set()  # a folder reached from two include directories is hashed once
     for d in dirs:
         h.update(f"dir {os.fspath(d)}\0".encode(errors="surrogateescape"))
-        label = named.get(_identity(d))
+        label = named.get(_path_identity(d))
         if label is not None:
             h.update(f"label {label}\0".encode(errors="surrogateescape"))
         else:
@@ -209,7 +219,7 @@ def _hash_tree(h: Any, root: str, skip: set[tuple[int, int]], budget: _Budget, s
         rel, path = stack.pop()
         fd = None
         try:  # with descriptors where the system has them: the folder listed is the folder judged
-            fd = os.open(path, os.O_RDONLY | O_DIRECTORY | O_CLOEXEC) if _FD_WALK else None
+            fd = open_dir(path) if DIR_FD else None
             st = os.fstat(fd) if fd is not None else os.stat(path)
         except OSError as e:  # gone, unreadable, or past the system's path length (no compiler opens it either)
             h.update(f"unopened {rel} {e.errno}\0".encode(errors="surrogateescape"))
@@ -217,9 +227,9 @@ def _hash_tree(h: Any, root: str, skip: set[tuple[int, int]], budget: _Budget, s
                 os.close(fd)
             continue
         try:
-            if (st.st_dev, st.st_ino) in skip or (st.st_dev, st.st_ino) in seen or not stat.S_ISDIR(st.st_mode):
+            if identity(st) in skip or identity(st) in seen or not stat.S_ISDIR(st.st_mode):
                 continue
-            seen.add((st.st_dev, st.st_ino))
+            seen.add(identity(st))
             with os.scandir(fd if fd is not None else path) as listing:
                 entries = sorted(listing, key=lambda e: e.name)
             folders = []
@@ -251,7 +261,7 @@ def _hash_file(
     except OSError as e:
         h.update(f"unreadable {rel} {e.errno}\0".encode(errors="surrogateescape"))
         return
-    if (st.st_dev, st.st_ino) in skip:
+    if identity(st) in skip:
         return
     if not stat.S_ISREG(st.st_mode):
         h.update(f"special {rel} {describe(st)}\0".encode(errors="surrogateescape"))

@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     from typing import Any, BinaryIO
 
 __all__ = [
-    "check_regular", "create_new", "fsync_dir", "is_regular", "loads_json", "locked_dir", "open_input",
-    "read_exact", "read_regular", "temp_name", "write_atomic",
+    "DIR_FD", "check_regular", "create_new", "fsync_dir", "identity", "is_regular", "loads_json", "locked_dir",
+    "open_dir", "open_input", "read_exact", "read_regular", "temp_name", "write_atomic",
 ]  # fmt: skip
 
 O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -45,6 +45,65 @@ O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 O_BINARY = getattr(os, "O_BINARY", 0)
 O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _CHUNK = 1 << 20
+#: Folders can be opened, listed, and have their files opened and removed by name through a descriptor
+#: (``dir_fd``): so on Linux and macOS, not on Windows, where callers work with paths instead.
+DIR_FD = (
+    bool(O_DIRECTORY)
+    and os.open in os.supports_dir_fd
+    and os.unlink in os.supports_dir_fd
+    and os.scandir in os.supports_fd
+)
+
+
+def identity(st: os.stat_result) -> tuple[int, int]:
+    """What tells two names of one file from two files: ``(st_dev, st_ino)`` of a ``stat`` result.
+
+    Examples
+    --------
+    >>> import os, sys
+    >>> identity(os.stat(sys.executable)) == identity(os.stat(os.path.realpath(sys.executable)))
+    True
+    """
+    return (st.st_dev, st.st_ino)
+
+
+def open_dir(path: str | os.PathLike[str], *, listed_as: tuple[int, int] | None = None) -> int:
+    """Open the folder ``path`` to list it, or to open and remove files in it by name: a descriptor.
+
+    Without ``listed_as`` a symlink to a folder is followed (a folder the user named). With it (the
+    folder's :func:`identity` when its parent was listed), a symlink is not followed and the folder
+    opened must be that one: a folder swapped meanwhile for a symlink, a file, or another folder (through
+    a swapped parent) is an :class:`OSError` saying so, never opened. The caller closes the descriptor.
+    Only where :data:`DIR_FD` is true.
+
+    Raises
+    ------
+    OSError
+        The folder cannot be opened, or is not the one listed.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> where = tempfile.mkdtemp()
+    >>> fd = open_dir(where, listed_as=identity(os.stat(where)))
+    >>> os.listdir(fd)
+    []
+    >>> os.close(fd)
+    """
+    flags = os.O_RDONLY | O_DIRECTORY | O_CLOEXEC | (O_NOFOLLOW if listed_as is not None else 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        if listed_as is not None and e.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise OSError(e.errno, "a symlink or a file now (changed while listed); not followed", path) from None
+        raise
+    try:
+        if listed_as is not None and identity(os.fstat(fd)) != listed_as:
+            raise OSError(errno.EIO, "another folder now (changed while listed)", path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def open_input(
@@ -392,7 +451,7 @@ def fsync_dir(path: str | os.PathLike[str]) -> None:
     if not O_DIRECTORY:
         return
     try:
-        fd = os.open(path, os.O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        fd = open_dir(path)
     except OSError:
         return
     try:
@@ -421,7 +480,7 @@ def locked_dir(path: str | os.PathLike[str]) -> Iterator[bool]:
     except ImportError:  # Windows
         yield False
         return
-    fd = os.open(path, os.O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    fd = open_dir(path)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield True

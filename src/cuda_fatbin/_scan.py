@@ -29,7 +29,7 @@ from ._arch import Arch, split_arch_list
 from ._archive import MAX_MEMBER, NESTED, SEPARATOR, SUFFIXES, Member, list_members, read_member
 from ._detect import FATBIN_MAGIC
 from ._elf import ELF_MAGIC
-from ._files import describe, is_regular, open_input, read_exact, read_regular
+from ._files import DIR_FD, describe, identity, is_regular, open_dir, open_input, read_exact, read_regular
 from ._reader import iter_fatbins
 from ._select import _RANK, STATUSES, UNCOVERED, judge, parse_driver
 
@@ -255,7 +255,7 @@ def _list_inputs(roots: Iterable[str]) -> _Listing:
             out.items.append(_Item(path, error=_error(e)))
             return
         try:
-            key = (st.st_dev, st.st_ino)
+            key = identity(st)
             if not is_regular(st):
                 if follow:  # a path the user named: it was asked for and cannot be read
                     out.items.append(_Item(path, error=f"OSError: {describe(st)}, not a regular file; not read"))
@@ -306,7 +306,7 @@ def _list_inputs(roots: Iterable[str]) -> _Listing:
                             out.skipped["symlink"] += 1
                         elif entry.is_dir(follow_symlinks=False):
                             found = entry.stat(follow_symlinks=False)
-                            subdirs.append((path, (found.st_dev, found.st_ino)))
+                            subdirs.append((path, identity(found)))
                         else:
                             visit(path, False, dir_fd)
                     except OSError as e:
@@ -318,31 +318,19 @@ def _list_inputs(roots: Iterable[str]) -> _Listing:
     return out
 
 
-#: Folders are opened and listed through a descriptor where the platform can (not on Windows).
-_FD_WALK = os.scandir in os.supports_fd and os.open in os.supports_dir_fd
-
-
 def _listdir(folder: str, listed_as: tuple[int, int] | None) -> tuple[list[os.DirEntry[str]], int | None]:
     """The entries of ``folder`` in name order, and the open folder (``None`` where folders cannot be opened).
 
     A folder found in the walk (``listed_as``: its device and inode when its parent was listed) is opened
-    without following a symlink and must still be that folder: one swapped since for a symlink, or for a
-    folder elsewhere through a swapped parent, is an error, never listed. The caller closes the folder.
+    without following a symlink and must still be that folder (:func:`~cuda_fatbin._files.open_dir`): one
+    swapped since for a symlink, or for a folder elsewhere through a swapped parent, is an error, never
+    listed. The caller closes the folder.
     """
-    if not _FD_WALK:
+    if not DIR_FD:
         with os.scandir(folder) as it:
             return sorted(it, key=lambda e: e.name), None
-    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = open_dir(folder, listed_as=listed_as)
     try:
-        fd = os.open(folder, flags | (getattr(os, "O_NOFOLLOW", 0) if listed_as is not None else 0))
-    except OSError as e:
-        if listed_as is not None and e.errno in (errno.ELOOP, errno.ENOTDIR):
-            raise OSError(e.errno, "a symlink or a file now (changed while listed); not followed", folder) from None
-        raise
-    try:
-        st = os.fstat(fd)
-        if listed_as is not None and (st.st_dev, st.st_ino) != listed_as:
-            raise OSError(errno.EIO, "another folder now (changed while listed)", folder)
         with os.scandir(fd) as it:
             return sorted(it, key=lambda e: e.name), fd
     except BaseException:
@@ -368,7 +356,7 @@ def _visit_archive(path: str, follow: bool, out: _Listing) -> None:
 
 
 @contextlib.contextmanager
-def _opened(path: str, identity: tuple[int, int], follow: bool) -> Iterator[str | bytes | mmap.mmap]:
+def _opened(path: str, listed_as: tuple[int, int], follow: bool) -> Iterator[str | bytes | mmap.mmap]:
     """The file as listed: opened without following a symlink (unless the user named it), never blocking,
     refused unless it is the regular file that was listed (same device and inode).
 
@@ -380,7 +368,7 @@ def _opened(path: str, identity: tuple[int, int], follow: bool) -> Iterator[str 
     try:
         if not is_regular(st):
             raise OSError(errno.EINVAL, f"{describe(st)} now, not a regular file (changed since listed)", path)
-        if identity != (0, 0) and (st.st_dev, st.st_ino) != identity:
+        if listed_as != (0, 0) and identity(st) != listed_as:
             raise OSError(errno.EIO, "another file now (changed since listed)", path)
         if os.path.isdir("/proc/self/fd"):
             yield f"/proc/self/fd/{fd}"
@@ -394,7 +382,7 @@ def _opened(path: str, identity: tuple[int, int], follow: bool) -> Iterator[str 
 
 def scan_binary(
     path: str, member: Member | None, gpus: list[Arch], driver: DriverSpec, embedded: bool, *,
-    identity: tuple[int, int] = (0, 0), follow: bool = True,
+    listed_as: tuple[int, int] = (0, 0), follow: bool = True,
 ) -> BinaryReport:  # fmt: skip
     """Read one binary (``member`` of the archive ``path``, if given) and judge it for every GPU.
 
@@ -407,7 +395,7 @@ def scan_binary(
         if member:
             fatbins = list(iter_fatbins(read_member(path, member, follow=follow), embedded=embedded, relocatable=True))
         else:
-            with _opened(path, identity, follow) as source:
+            with _opened(path, listed_as, follow) as source:
                 fatbins = list(iter_fatbins(source, embedded=embedded, relocatable=True))
     except (OSError, ValueError, MemoryError, RecursionError) as exc:  # FatbinFormatError is a ValueError
         report.error = re.sub(r"/proc/self/fd/\d+", lambda _m: path, _error(exc))  # the name the user knows
@@ -438,7 +426,7 @@ def _scan_item(item: _Item, gpus: list[Arch], driver: DriverSpec, embedded: bool
     if item.error is not None:
         return BinaryReport(item.shown, archive=item.path if item.member else None,
                             member=item.member.name if item.member else None, error=item.error)  # fmt: skip
-    return scan_binary(item.path, item.member, gpus, driver, embedded, identity=item.identity, follow=item.follow)
+    return scan_binary(item.path, item.member, gpus, driver, embedded, listed_as=item.identity, follow=item.follow)
 
 
 def normalize(name: str) -> str:
@@ -505,7 +493,7 @@ def _distribution_index(paths: list[str], binaries: Iterable[str]) -> dict[str, 
             real = os.path.realpath(b)
         except (OSError, ValueError, RecursionError):  # gone since it was read, or a link chain too long
             continue
-        wanted.setdefault((st.st_dev, st.st_ino), []).append(b)
+        wanted.setdefault(identity(st), []).append(b)
         names |= {os.path.basename(b), os.path.basename(real)}
     index: dict[str, str] = {}
     for folder in [p for p in paths if os.path.isdir(p)] if wanted else []:
@@ -520,8 +508,8 @@ def _distribution_index(paths: list[str], binaries: Iterable[str]) -> dict[str, 
                             st = os.stat(os.path.join(folder, rel))
                         except (OSError, ValueError):  # no such file, a loop, a NUL in the line
                             continue
-                        if (st.st_dev, st.st_ino) in wanted:
-                            owned[(st.st_dev, st.st_ino)] = f"{normalize(name)} {version}"
+                        if identity(st) in wanted:
+                            owned[identity(st)] = f"{normalize(name)} {version}"
                         break  # the spelling that names a file is the one meant
             except csv.Error:  # not CSV (a field over the csv module's limit...): no owner for its files
                 continue
