@@ -1,0 +1,241 @@
+"""The probe's runner on the CPU: what each case's processes are given (files, environment, JIT cache),
+where the toolkit's nvcc is found, and what the report says about the machine.
+
+A fake ``run_child`` stands in for the process that loads a fatbin on the GPU (tests/gpu runs the real
+one); it records what it was handed.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from cuda_fatbin import _probe
+from cuda_fatbin._probe import Case, Entry
+
+
+class FakeChild:
+    """Records, for each run, the fatbin's bytes, the environment's CUDA variables and whether the cache
+    folder existed; answers from ``outcomes`` in turn."""
+
+    def __init__(self, *outcomes: tuple[str, str]) -> None:
+        self.outcomes = list(outcomes)
+        self.runs: list[tuple[str, bytes, dict[str, str], bool]] = []
+
+    def __call__(self, path: Path, env: dict[str, str], timeout: float = 0) -> tuple[str, str]:
+        cuda = {k: v for k, v in env.items() if k.startswith("CUDA_")}
+        self.runs.append((path.name, path.read_bytes(), cuda, os.path.isdir(env["CUDA_CACHE_PATH"])))
+        return self.outcomes.pop(0)
+
+
+@pytest.fixture
+def clean(monkeypatch):
+    for key in _probe._ENV_KEYS:
+        monkeypatch.delenv(key, raising=False)
+
+
+CASE = (Entry("ptx", "sm_90", 1),)
+
+
+def test_a_cold_case_runs_once_in_a_fresh_cache_with_its_variables(tmp_path, monkeypatch, clean):
+    child = FakeChild(("TAG 1", "ran"))
+    monkeypatch.setattr(_probe, "run_child", child)
+    case = Case("c", "ptx_jit", CASE, env=(("CUDA_FORCE_PTX_JIT", "1"),))
+    assert _probe.observe(case, b"fatbin", b"other", tmp_path, 7) == ("TAG 1", "ran")
+    cache = str(tmp_path / "cache7")
+    assert child.runs == [("case7.fatbin", b"fatbin", {"CUDA_CACHE_PATH": cache, "CUDA_FORCE_PTX_JIT": "1"}, True)]
+    assert not os.path.exists(cache)  # removed after the case
+    assert sorted(os.listdir(tmp_path)) == ["case7.fatbin"]
+
+
+def test_a_warm_case_runs_the_same_fatbin_first_without_the_cases_variables(tmp_path, monkeypatch, clean):
+    child = FakeChild(("TAG 1", "first"), ("ERROR CUDA_ERROR_NO_BINARY_FOR_GPU", "cuModuleLoadData"))
+    monkeypatch.setattr(_probe, "run_child", child)
+    case = Case("w", "ptx_jit", CASE, env=(("CUDA_DISABLE_PTX_JIT", "1"),), cache="warm")
+    outcome = _probe.observe(case, b"fatbin", None, tmp_path, 0)
+    assert outcome == ("ERROR CUDA_ERROR_NO_BINARY_FOR_GPU", "warm-up run: TAG 1; cuModuleLoadData")
+    cache = str(tmp_path / "cache0")
+    assert child.runs == [
+        ("case0.fatbin", b"fatbin", {"CUDA_CACHE_PATH": cache}, True),
+        ("case0.fatbin", b"fatbin", {"CUDA_CACHE_PATH": cache, "CUDA_DISABLE_PTX_JIT": "1"}, True),
+    ]
+
+
+def test_a_warm_other_case_warms_the_cache_with_the_other_ptx(tmp_path, monkeypatch, clean):
+    child = FakeChild(("TAG 99", ""), ("TAG 1", "x"))
+    monkeypatch.setattr(_probe, "run_child", child)
+    case = Case("o", "ptx_jit", CASE, cache="warm-other")
+    assert _probe.observe(case, b"fatbin", b"other ptx", tmp_path, 3) == ("TAG 1", "warm-up with other PTX: TAG 99; x")
+    cache = str(tmp_path / "cache3")
+    assert child.runs == [
+        ("other3.fatbin", b"other ptx", {"CUDA_CACHE_PATH": cache}, True),
+        ("case3.fatbin", b"fatbin", {"CUDA_CACHE_PATH": cache}, True),
+    ]
+    child = FakeChild(("TAG 1", ""))  # no other PTX to warm with: the case alone
+    monkeypatch.setattr(_probe, "run_child", child)
+    assert _probe.observe(case, b"fatbin", None, tmp_path, 4) == ("TAG 1", "")
+    assert [r[0] for r in child.runs] == ["case4.fatbin"]
+
+
+def test_the_childs_environment_drops_every_variable_that_changes_loading(monkeypatch):
+    for key in _probe._ENV_KEYS:
+        monkeypatch.setenv(key, "1")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")  # which GPU: kept
+    env = _probe._clean_env("/c")
+    assert {k: v for k, v in env.items() if k.startswith("CUDA_")} == {
+        "CUDA_CACHE_PATH": "/c",
+        "CUDA_VISIBLE_DEVICES": "0",
+    }
+    assert env["PATH"] == os.environ["PATH"]
+
+
+def _nvcc(root: Path) -> str:
+    (root / "bin").mkdir(parents=True)
+    (root / "bin" / "nvcc").write_text("")
+    return str(root / "bin" / "nvcc")
+
+
+def test_the_toolkits_nvcc_is_found_in_cuda_home_then_cuda_path_then_usr_local(tmp_path, monkeypatch):
+    home, path = _nvcc(tmp_path / "home"), _nvcc(tmp_path / "path")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "folder" / "bin" / "nvcc").mkdir(parents=True)  # a folder named nvcc: not a program
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CUDA_PATH", str(tmp_path / "path"))
+    assert _probe._toolkit_nvcc() == home
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "empty"))
+    assert _probe._toolkit_nvcc() == path
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "folder"))
+    monkeypatch.delenv("CUDA_PATH")
+    usual = "/usr/local/cuda/bin/nvcc"
+    assert _probe._toolkit_nvcc() == (usual if os.path.isfile(usual) else None)
+    monkeypatch.delenv("CUDA_HOME")
+    assert _probe._toolkit_nvcc() == (usual if os.path.isfile(usual) else None)
+
+
+def test_the_builder_takes_nvcc_from_path_then_the_toolkit(tmp_path, monkeypatch):
+    monkeypatch.setattr(_probe.shutil, "which", lambda name: f"/on/path/{name}")
+    assert _probe.Builder().nvcc == "/on/path/nvcc"
+    assert _probe.Builder(nvcc="/mine").nvcc == "/mine" and _probe.Builder(ptx_isa="8.8").ptx_isa == "8.8"
+    monkeypatch.setattr(_probe.shutil, "which", lambda name: None)
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path))
+    nvcc = _nvcc(tmp_path)
+    assert _probe.Builder().nvcc == nvcc
+    assert _probe.Builder().ptx_isa is None
+
+
+def test_the_report_names_every_version_and_what_could_not_be_asked(monkeypatch):
+    from cuda_fatbin import __version__
+
+    got = _probe._versions()
+    assert list(got) == ["python", "cuda-fatbin", "cuda-core", "cuda-bindings", "nvrtc", "libnvfatbin"]
+    assert got["python"] == sys.version.split()[0] and got["cuda-fatbin"] == __version__
+    assert got["cuda-core"] == importlib.metadata.version("cuda-core")
+    assert got["cuda-bindings"] == importlib.metadata.version("cuda-bindings")
+    from cuda.bindings import nvrtc
+
+    from cuda_fatbin._fatbin import nvfatbin_version
+
+    assert got["nvrtc"] == "{}.{}".format(*nvrtc.nvrtcVersion()[1:])
+    assert got["libnvfatbin"] == "{}.{}".format(*nvfatbin_version())
+
+    def missing(name: str) -> str:
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    def broken() -> None:
+        raise RuntimeError("no library")
+
+    monkeypatch.setattr(importlib.metadata, "version", missing)
+    monkeypatch.setattr(nvrtc, "nvrtcVersion", broken)
+    monkeypatch.setattr("cuda_fatbin._fatbin.nvfatbin_version", lambda: 1 / 0)
+    got = _probe._versions()
+    assert got["cuda-core"] == got["cuda-bindings"] == "not installed"
+    assert got["nvrtc"] == "not available (RuntimeError)"
+    assert got["libnvfatbin"] == "not available (ZeroDivisionError)"
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    """GPU 0 a 9.0 with a CUDA 12.8 driver (GPU 1 another, never probed), NVRTC targeting three SMs."""
+    from cuda_fatbin import _arch, _driver
+
+    gpus = (_driver.DeviceInfo(0, "Fake GPU", (9, 0), 12080), _driver.DeviceInfo(1, "Other", (8, 0), 12080))
+    monkeypatch.setattr(_driver, "devices", lambda *a, **k: gpus)
+    monkeypatch.setattr(_arch, "nvrtc_supported_sms", lambda: (80, 89, 90))
+
+
+def test_each_case_is_built_predicted_observed_and_reported(fake_gpu, monkeypatch, tmp_path):
+    import datetime
+    import re
+
+    from cuda_fatbin._arch import Arch
+
+    select = ["disable: ptx lower", "single cubin exact"]
+    seen: list[tuple[str, bytes, bytes | None, Path, int]] = []
+    progress: list[tuple[int, int, str]] = []
+
+    def fake_observe(case, data, other, workdir, index):
+        seen.append((case.name, data, other, workdir, index))
+        assert workdir.is_dir() and workdir.name.startswith("cuda-fatbin-probe-")
+        if "[warm-other]" in case.name:
+            return "TAG 5", "obs"  # the model says TAG 1: a disagreement
+        return ("TAG 1" if "exact" in case.name else "ERROR CUDA_ERROR_NO_BINARY_FOR_GPU"), ""
+
+    monkeypatch.setattr(_probe, "observe", fake_observe)
+    before = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    report = _probe.probe(select=select, jobs=3, progress=lambda *a: progress.append(a))
+    cases = [
+        c for c in _probe.matrix(Arch(9, 0), (80, 89, 90), driver_cuda=(12, 8)) if any(n in c.name for n in select)
+    ]
+    assert [r.case for r in report.results] == cases and len(cases) == 8
+    assert (report.gpu_name, report.capability, report.driver, report.jobs, report.archs) == (
+        "Fake GPU", "9.0", 12080, 3, (80, 89, 90)
+    )  # fmt: skip
+    assert report.versions == _probe._versions()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", report.started)
+    started = datetime.datetime.strptime(report.started, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
+    assert before <= started <= datetime.datetime.now(datetime.timezone.utc)
+    assert 0 <= report.seconds < 600
+    builder = _probe.Builder()
+    ran = [r for r in report.results if r.not_observable is None]
+    assert [s[0] for s in seen] == [r.case.name for r in ran]  # in order (one worker per case, three at once)
+    assert sorted(s[4] for s in seen) == list(range(len(ran))) and len({s[3] for s in seen}) == 1
+    assert not seen[0][3].exists()  # the work folder is gone after the run
+    for r, (name, data, other, _, _) in zip(ran, seen):
+        assert r.observed == (
+            "TAG 5" if "[warm-other]" in name else "TAG 1" if "exact" in name else "ERROR CUDA_ERROR_NO_BINARY_FOR_GPU"
+        )
+        assert data == _probe.build_case(r.case, builder)
+        if r.case.cache == "warm-other":  # other PTX for the same arch, tag 99
+            ptx = next(e for e in r.case.entries if e.kind == "ptx")
+            assert other == _probe.build_case(Case("other", "", (Entry("ptx", ptx.arch, 99),)), builder)
+        else:
+            assert other is None
+        predicted, sel, note = _probe.predict(r.case, data, "9.0", 12080)
+        assert (r.predicted, r.reason, r.rules) == (predicted, sel.reason, sel.rules)
+        assert r.agree is ("[warm-other]" not in r.case.name)  # the fake disagrees there only
+        assert r.detail == "; ".join(x for x in (note, "obs" if "[warm-other]" in r.case.name else "") if x)
+    by_name = {r.case.name: r for r in report.results}
+    assert by_name["single cubin exact f (not observable: no arch sm_90f)"].not_observable == "no arch sm_90f"
+    assert [r.case.name for r in report.disagreements] == [c.name for c in cases if "[warm-other]" in c.name]
+    assert not report.ok
+    assert [p[:2] for p in progress] == [(i, len(ran)) for i in range(1, len(ran) + 1)]
+    assert sorted(p[2] for p in progress) == sorted(r.case.name for r in ran)
+
+
+def test_limit_and_the_number_of_workers(fake_gpu, monkeypatch):
+    monkeypatch.setattr(_probe, "observe", lambda *a: ("TAG 1", ""))
+    report = _probe.probe(select=["single cubin exact"], limit=2)
+    assert [r.case.name for r in report.results] == [
+        "single cubin exact: sm_90 [cold]",
+        "single cubin exact: sm_90 [warm]",
+    ]
+    assert report.ok and report.jobs == os.cpu_count()
+    monkeypatch.setattr(_probe.os, "cpu_count", lambda: None)
+    assert _probe.probe(select=["single cubin exact"], limit=1, jobs=0).jobs == 1
+    monkeypatch.setattr(_probe.os, "cpu_count", lambda: 5)
+    assert _probe.probe(select=["single cubin exact"], limit=0).jobs == 5
+    assert _probe.probe(select=["single cubin exact"], limit=0).results == []
