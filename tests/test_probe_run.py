@@ -19,7 +19,7 @@ from cuda_fatbin._probe import Case, Entry
 
 
 class FakeChild:
-    """Records, for each run, the fatbin's bytes, the environment's CUDA variables and whether the cache
+    """Records, for each run, the fatbin's bytes, the environment's loading variables and whether the cache
     folder existed; answers from ``outcomes`` in turn."""
 
     def __init__(self, *outcomes: tuple[str, str]) -> None:
@@ -27,7 +27,7 @@ class FakeChild:
         self.runs: list[tuple[str, bytes, dict[str, str], bool]] = []
 
     def __call__(self, path: Path, env: dict[str, str], timeout: float = 0) -> tuple[str, str]:
-        cuda = {k: v for k, v in env.items() if k.startswith("CUDA_")}
+        cuda = {k: v for k, v in env.items() if k in _probe._ENV_KEYS}  # the variables that change loading
         self.runs.append((path.name, path.read_bytes(), cuda, os.path.isdir(env["CUDA_CACHE_PATH"])))
         return self.outcomes.pop(0)
 
