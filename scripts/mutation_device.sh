@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Mutation testing on a many-core machine that cannot generate mutants itself (no network; another Python):
+# the mutants and mutmut's test mapping are made here, carried there, run there, and the verdicts come back.
+#
+#   # here, in a mutation clone (git clone -q . /tmp/m && cd /tmp/m), once: mutants and the test mapping
+#   SKIP_CLEAN=1 python scripts/mutmut_run.py run 'cuda_fatbin._term.x_nothing*'   # stops after the mapping
+#   bash scripts/mutation_device.sh pack /path/to/checkout 'cuda_fatbin._cli.*' 'cuda_fatbin._arch.*'
+#   # there (the device tool runs it in the checkout, carrying .mutation-device and the wheels in .whl):
+#   bash scripts/mutation_device.sh run 540            # seconds it may take, all steps included
+#   # here again, in the clone: keep its kills, list what is left for this machine
+#   python scripts/mutation_merge.py /path/to/meta.tgz
+#
+# "run" unpacks the clone's commit over the checkout (mutmut copies the tests from there: they must be the
+# ones the mapping was made with), runs the CPU suite once on the unmutated commit with every core to find
+# the tests that fail on that machine for its own reasons (they are deselected: a test failing unmutated
+# would count every mutant it reaches as killed), then mutmut without its serial clean pass
+# (scripts/mutmut_run.py), and packs every verdict into $OUT/meta.tgz, also when stopped at the deadline.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+here=${MUTATION_DEVICE_DIR:-.mutation-device}
+case "${1:-}" in
+pack)
+    checkout=$2; shift 2
+    out="$checkout/$here"
+    mkdir -p "$out"
+    test -f mutants/mutmut-stats.json || { echo "no mutants/mutmut-stats.json: run mutmut here first" >&2; exit 2; }
+    git diff --quiet HEAD || { echo "the clone has uncommitted changes: the mapping must match its commit" >&2; exit 2; }
+    tar czf "$out/mutants.tgz" mutants
+    git archive HEAD | gzip > "$out/commit.tgz"
+    printf '%s\n' "$@" > "$out/names.txt"
+    ls -la "$out"
+    ;;
+run)
+    start=$(date +%s)
+    budget=${2:-540}
+    root=$PWD
+    py=${PYTHON:-python3}
+    if [ -d .whl ]; then
+        $py -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/whl .whl/*.whl \
+            || exit 3
+        export PYTHONPATH=/tmp/whl
+    fi
+    export CUDA_FATBIN_TEST_CACHE=$root/.mutation-cache PYTHONUNBUFFERED=1
+    tar xzf "$here/commit.tgz" -C "$root"      # src and tests as the mapping saw them
+    find src tests -exec touch -d 2020-01-01 {} +   # older than the mutants: mutmut generates nothing again
+    tar xzf "$here/mutants.tgz"
+    find mutants -exec touch {} +
+    rm -rf /tmp/unmutated && mkdir -p /tmp/unmutated && tar xzf "$here/commit.tgz" -C /tmp/unmutated
+    jobs=$($py -c 'import os; print(len(os.sched_getaffinity(0)))')
+    (cd /tmp/unmutated && PYTHONPATH=${PYTHONPATH:-}:/tmp/unmutated/src timeout 240 $py -m pytest -m 'not gpu' \
+        -p no:randomly -q --timeout=120 --hypothesis-profile=mutation --ignore=tests/test_distributed.py \
+        --ignore=tests/gpu --ignore=tests/test_docs.py --ignore=tests/test_interrupt.py -n "$jobs" \
+        -p no:cacheprovider tests > /tmp/unmutated.log 2>&1)
+    tail -n 12 /tmp/unmutated.log
+    cp /tmp/unmutated.log "${OUT:-/tmp}/unmutated.log"
+    grep -aq " passed" /tmp/unmutated.log || { echo "the unmutated suite did not finish: no mutants run"; exit 3; }
+    deselect=$(grep -a '^FAILED' /tmp/unmutated.log | sed 's/^FAILED \([^ ]*\).*/--deselect \1/' | tr '\n' ' ')
+    export PYTEST_ADDOPTS="$deselect"
+    echo "deselected (they fail unmutated here): $deselect"
+    left=$(( budget - ($(date +%s) - start) - 25 ))
+    set -f
+    SKIP_CLEAN=1 timeout -k 15 -s INT "$left" $py scripts/mutmut_run.py run --max-children "$jobs" $(cat "$here/names.txt") \
+        2>&1 | tr '\r' '\n' | grep -av '^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]' | tail -n 5
+    find mutants -name '*.meta' | tar czf "${OUT:-/tmp}/meta.tgz" -T -
+    echo "done in $(( $(date +%s) - start )) s"
+    ;;
+*)
+    echo "usage: $0 pack CHECKOUT NAME... | run SECONDS" >&2
+    exit 2
+    ;;
+esac
