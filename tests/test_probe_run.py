@@ -237,3 +237,133 @@ def test_limit_and_the_number_of_workers(fake_gpu, monkeypatch):
     monkeypatch.setattr(_probe.os, "cpu_count", lambda: 5)
     assert _probe.probe(select=["single cubin exact"], limit=0).jobs == 5
     assert _probe.probe(select=["single cubin exact"], limit=0).results == []
+
+
+def test_without_a_gpu_the_probe_says_what_to_do(monkeypatch):
+    from cuda_fatbin import NoDriverError, _driver
+
+    monkeypatch.setattr(_driver, "_probe", lambda: ((), "no CUDA driver library (libcuda.so.1: not found)"))
+    with pytest.raises(NoDriverError) as e:
+        _probe.probe()
+    assert str(e.value) == (
+        "cuda-fatbin probe needs a GPU and its driver: no CUDA driver library (libcuda.so.1: not found); "
+        "run it on a machine with a GPU"
+    )
+
+
+def test_the_cases_follow_the_drivers_cuda_version_and_the_start_is_utc(fake_gpu, monkeypatch):
+    import time
+
+    monkeypatch.setenv("TZ", "Asia/Kolkata")  # UTC+5:30: a local time would be hours off
+    time.tzset()
+    try:
+        monkeypatch.setattr(_probe, "observe", lambda *a: ("TAG 1", ""))
+        report = _probe.probe(select=["ISA"])
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+    names = [r.case.name for r in report.results]
+    assert names == [c.name for c in _probe.matrix("9.0", (80, 89, 90), driver_cuda=(12, 8)) if "ISA" in c.name]
+    assert "ptx exact ISA 8.8 alone [cold]" in names  # the ISA of CUDA 12.8: the driver's, not one unknown
+    import datetime
+
+    started = datetime.datetime.strptime(report.started, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
+    assert abs((datetime.datetime.now(datetime.timezone.utc) - started).total_seconds()) < 600
+
+
+def test_a_case_that_cannot_be_built_is_reported_and_the_rest_run(fake_gpu, monkeypatch):
+    real = _probe.build_case
+    first = _probe.matrix("9.0", (80, 89, 90), driver_cuda=(12, 8))[0]
+
+    def build(case, builder):
+        if case == first:
+            raise _probe.NotObservable("no tool for it here")
+        return real(case, builder)
+
+    monkeypatch.setattr(_probe, "build_case", build)
+    monkeypatch.setattr(_probe, "observe", lambda *a: ("TAG 1", ""))
+    report = _probe.probe(select=[first.name, "single cubin exact a"])
+    assert (report.results[0].case.name, report.results[0].not_observable) == (first.name, "no tool for it here")
+    assert len(report.run) == 2 and [r.observed for r in report.run] == ["TAG 1", "TAG 1"]
+
+
+def test_the_models_note_and_the_observation_are_both_kept(fake_gpu, monkeypatch):
+    real = _probe.predict
+    monkeypatch.setattr(_probe, "predict", lambda *a: (*real(*a)[:2], "a note"))
+    monkeypatch.setattr(_probe, "observe", lambda *a: ("TAG 1", "warm-up run: TAG 1"))
+    report = _probe.probe(select=["single cubin exact: sm_90 [cold]"])
+    assert [r.detail for r in report.results] == ["a note; warm-up run: TAG 1"]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_at_most_jobs_cases_run_at_once(fake_gpu, monkeypatch, jobs):
+    import threading
+    import time
+
+    active, peak, lock = [0], [0], threading.Lock()
+
+    def slow(*a):
+        with lock:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+        time.sleep(0.2)
+        with lock:
+            active[0] -= 1
+        return "TAG 1", ""
+
+    monkeypatch.setattr(_probe, "observe", slow)
+    _probe.probe(select=["single cubin exact"], limit=4, jobs=jobs)
+    assert peak[0] == jobs
+
+
+def test_the_report_as_a_document(fake_gpu, monkeypatch):
+    monkeypatch.setattr(_probe, "observe", lambda *a: ("TAG 1", ""))
+    report = _probe.probe(select=["single cubin exact"], jobs=2)
+    report.seconds = 12.345
+    doc = report.to_dict()
+    assert {k: v for k, v in doc.items() if k not in ("versions", "started", "cases")} == {
+        "schema": 1, "gpu": {"name": "Fake GPU", "capability": "9.0"}, "driver": 12080, "seconds": 12.3,
+        "jobs": 2, "nvrtc_archs": [80, 89, 90], "cases_run": 4, "disagreements": 0, "not_observable": 1,
+    }  # fmt: skip
+    assert doc["cases"] == [r.to_dict() for r in report.results]
+
+
+def _child(monkeypatch, code: str) -> None:
+    monkeypatch.setattr(_probe, "_CHILD", code)
+
+
+def test_the_child_runs_isolated_with_the_given_environment_and_file(tmp_path, monkeypatch):
+    path = tmp_path / "x.fatbin"
+    path.write_bytes(b"12345")
+    _child(
+        monkeypatch,
+        "import os, sys; print('TAG', sys.flags.isolated, os.environ.get('X'), len(open(sys.argv[1], 'rb').read()))",
+    )
+    monkeypatch.setenv("X", "from the parent")
+    assert _probe.run_child(path, {"X": "given", "PATH": os.environ["PATH"]}) == ("TAG 1", "given 5")
+
+
+def test_what_the_child_said_or_how_it_died(tmp_path, monkeypatch):
+    path = tmp_path / "x.fatbin"
+    path.write_bytes(b"")
+    _child(monkeypatch, "print('noise'); print('TAG 3'); print('ERROR CUDA_ERROR_LAUNCH_FAILED cuLaunchKernel  now')")
+    assert _probe.run_child(path, {}) == ("ERROR CUDA_ERROR_LAUNCH_FAILED", "cuLaunchKernel now")
+    _child(monkeypatch, "print('noise'); print('TAG 3')")
+    assert _probe.run_child(path, {}) == ("TAG 3", "")
+    _child(monkeypatch, "import os; os.kill(os.getpid(), 40)")  # a real-time signal: no name in signal.Signals
+    assert _probe.run_child(path, {}) == ("CRASH signal 40", "the process loading the fatbin died")
+    _child(monkeypatch, "import sys; sys.stderr.write('first\\n' + 'e' * 300 + '\\n'); sys.exit(3)")
+    assert _probe.run_child(path, {}) == ("CRASH exit", "exit 3: " + "e" * 200)
+    _child(monkeypatch, "import sys; sys.exit(4)")
+    assert _probe.run_child(path, {}) == ("CRASH exit", "exit 4: ")
+
+
+def test_a_cache_folder_already_gone_is_no_error(tmp_path, monkeypatch, clean):
+    import shutil
+
+    def child(path, env, timeout=0):
+        shutil.rmtree(env["CUDA_CACHE_PATH"])  # the driver (or anyone) removed it
+        return "TAG 1", ""
+
+    monkeypatch.setattr(_probe, "run_child", child)
+    assert _probe.observe(Case("c", "r", CASE), b"x", None, tmp_path, 0) == ("TAG 1", "")
