@@ -554,12 +554,13 @@ class _Data:
             i = self._win.find(sub, pos - self._win_at, min(end, win_end) - self._win_at)
             if i >= 0:
                 return self._win_at + i
-            # the data run goes on: search again from where ``sub`` may straddle the window's end; a hole
-            # follows: it reads as zeros, which ``sub`` holds none of
-            pos = win_end - len(sub) + 1 if win_end < self._win_data_end else win_end
             if win_end >= end:
                 return -1
-            pos = self._load(max(pos, self._win_at + 1), end)  # a new window even where pos is in this one
+            # the data run goes on: search again from where ``sub`` may straddle the window's end (never before
+            # pos: a window kept from an earlier call may begin before it); a hole follows: it reads as zeros,
+            # which ``sub`` holds none of. The window is read again even where pos is in this one: an earlier
+            # call's end may have cut it short
+            pos = self._load(max(pos, win_end - len(sub) + 1) if win_end < self._win_data_end else win_end, end)
             if pos < 0:
                 return -1
         return -1

@@ -1,0 +1,118 @@
+"""The search of a large file through ``os.pread`` windows that skip holes (``_reader._Data``), in this process.
+
+Oracle: ``bytes.find`` on the file's content. The window is made small (8 KiB) so that every boundary the
+search can meet — window ends, data runs ending in a hole, the end of the range, the end of the file — falls
+inside a file of a few MiB; where the file system keeps no holes, the same answers are due.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from cuda_fatbin import _reader
+from cuda_fatbin._reader import FatbinFormatError
+
+W = 8192
+SUB = b"\x50\xed\x55\xba"  # a fatbin's magic: no zero byte, as the search requires
+MiB = 1 << 20
+
+
+def _layout(path, runs: list[tuple[int, bytes]], size: int) -> bytes:
+    """A sparse file of ``size`` bytes holding ``runs`` (offset, bytes); its content as bytes."""
+    content = bytearray(size)
+    with open(path, "wb") as f:
+        f.truncate(size)
+        for at, data in runs:
+            f.seek(at)
+            f.write(data)
+            content[at : at + len(data)] = data
+    return bytes(content)
+
+
+def _run(n: int, marks: dict[int, bytes]) -> bytes:
+    """``n`` non-zero bytes with ``marks`` (offset in the run: bytes) written in."""
+    out = bytearray(b"\x01" * n)
+    for at, data in marks.items():
+        out[at : at + len(data)] = data
+    return bytes(out)
+
+
+@pytest.fixture
+def small_windows(monkeypatch):
+    monkeypatch.setattr(_reader, "_WINDOW", W)
+
+
+def _points(content: bytes) -> list[int]:
+    found = [i for i in range(len(content)) if content.startswith(SUB, i)]
+    edges = {0, len(content), len(content) - 1, MiB, MiB + 1, MiB + W, 2 * MiB, 3 * MiB}
+    for i in found:
+        edges |= {i - 1, i, i + 1, i + len(SUB) - 1, i + len(SUB)}
+    return sorted(p for p in edges if 0 <= p <= len(content))
+
+
+LAYOUTS = {
+    # magics at, just before and across window ends, in a data run that a hole ends, then at the file's end
+    "runs and holes": lambda: (
+        [(0, _run(3 * W, {W - 4: SUB, W - 2: SUB, 2 * W - 1: SUB})),
+         (MiB, _run(2 * W + 100, {0: SUB, W - 3: SUB, 2 * W + 96: SUB})),
+         (3 * MiB - W, _run(W, {W - 4: SUB}))],
+        3 * MiB,
+    ),
+    # one data run longer than many windows, magics straddling each of the first window ends
+    "dense": lambda: ([(0, _run(2 * MiB, {k * W - s: SUB for k, s in zip(range(1, 5), (1, 2, 3, 4))}))], 2 * MiB),
+    # the magic cut by a hole: never found
+    "cut by a hole": lambda: ([(MiB, _run(W, {W - 2: SUB[:2]})), (MiB + 4 * W, _run(W, {0: SUB[2:]}))], 2 * MiB),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", LAYOUTS)
+def test_find_through_windows_is_bytes_find(tmp_path, small_windows, name):
+    runs, size = LAYOUTS[name]()
+    path = tmp_path / "f.bin"
+    content = _layout(path, runs, size)
+    data = _reader._open(str(path))
+    assert data.fd is not None  # over 1 MiB: mapped, searched through pread
+    points = _points(content)
+    for sub in (SUB, SUB[:2], b"\x01\x01"):
+        for start in points:
+            for end in points:
+                if end > start:
+                    assert data.find(sub, start, end) == content.find(sub, start, end), (sub, start, end)
+    assert [fb.offset for fb in _reader.iter_fatbins(str(path), embedded=True)] == [
+        fb.offset for fb in _reader.iter_fatbins(content, embedded=True)
+    ]
+
+
+def test_reading_a_range_of_a_file_that_shrank_is_an_error(tmp_path, small_windows):
+    path = tmp_path / "f.bin"
+    content = _layout(path, [(0, _run(2 * MiB, {MiB + 10: SUB}))], 2 * MiB)
+    data = _reader._open(str(path))
+    assert data.read(MiB, MiB + 16) == content[MiB : MiB + 16]
+    os.truncate(path, MiB)
+    with pytest.raises(FatbinFormatError) as e:  # the window at the cut: a short read
+        data.find(SUB, MiB - 100, 2 * MiB)
+    assert e.value.message == f"{str(path)!r} shrank to {MiB} bytes while it was being read"
+    assert e.value.offset == MiB  # where the data now ends
+    with pytest.raises(FatbinFormatError) as e:
+        data.find(SUB, MiB + 5, 2 * MiB)  # past the new end: no data there (ENXIO), and the map is longer
+    assert e.value.message == f"{str(path)!r} shrank to {MiB} bytes while it was being read"
+    assert e.value.offset == MiB + 5
+    with pytest.raises(FatbinFormatError) as e:
+        data.read(MiB - 8, MiB + 8)
+    assert (e.value.message, e.value.offset) == (f"{str(path)!r} shrank while it was being read", MiB)
+
+
+def test_a_window_an_earlier_search_cut_short_is_read_again(tmp_path, small_windows):
+    """Found by mutation testing: a window cut to 1 byte by an earlier call's end, then reused, skipped the
+    magic at its first byte; a kept window ending just after ``start`` found a magic that began before it."""
+    path = tmp_path / "f.bin"
+    content = _layout(path, [(0, _run(2 * MiB, {MiB: SUB, MiB + 3 * W - 2: SUB}))], 2 * MiB)
+    data = _reader._open(str(path))
+    assert data.find(SUB, MiB, MiB + 1) == -1  # the window is [MiB, MiB + 1)
+    assert data.find(SUB, MiB, 2 * MiB) == MiB == content.find(SUB, MiB, 2 * MiB)
+    data = _reader._open(str(path))
+    assert data.find(b"\x01", MiB + 2 * W, 2 * MiB) == MiB + 2 * W  # the window is [MiB + 2W, MiB + 3W)
+    start = MiB + 3 * W - 1  # inside the magic that straddles the window's end
+    assert data.find(SUB, start, 2 * MiB) == -1 == content.find(SUB, start, 2 * MiB)
