@@ -253,3 +253,53 @@ def test_header_payload_mismatch_is_flagged_and_predicted(builder, tmp_path, cap
     assert main(["inspect", str(path), "--json"]) == 0
     (record,) = json.loads(capsys.readouterr().out)["files"]
     assert [e["payload_mismatch"] for e in record["fatbins"][0]["entries"]] == [mismatch, None]
+
+
+@pytest.mark.parametrize(
+    ("gpu", "sms", "expected"),
+    [  # (compatible, lower, lower2, higher), worked out from _Targets' definitions by hand
+        ("9.0", SMS, (None, "sm_89", "sm_88", "sm_100")),
+        ("8.9", SMS, ("sm_88", "sm_75", None, "sm_90")),  # one SM of a lower major
+        ("9.0", (80, 89, 90), (None, "sm_89", "sm_80", None)),  # two SMs of lower majors, nothing higher
+        ("8.6", (75, 80, 86, 87, 89), ("sm_80", "sm_75", None, "sm_87")),  # higher only in its own major
+        ("10.0", (90, 100, 103, 110), (None, "sm_90", None, "sm_110")),  # 10.3 is its own major: not "higher"
+        ("12.1", SMS, ("sm_120", "sm_110", "sm_103", None)),
+        ("7.5", (75, 80), (None, None, None, "sm_80")),  # no lower major
+    ],
+)  # fmt: skip
+def test_the_archs_of_each_relation_to_the_gpu(gpu, sms, expected):
+    """compatible: the highest SM of the GPU's major below it; lower, lower2: the two highest of lower majors;
+    higher: the lowest above it in another major, else the lowest above it."""
+    from cuda_fatbin._arch import Arch
+
+    t = _probe._targets(Arch.parse(gpu), sms)
+    assert t.exact == f"sm_{Arch.parse(gpu).sm}"
+    assert (t.compatible, t.lower, t.lower2, t.higher) == expected
+
+
+def test_prediction_of_an_unreadable_or_entryless_fatbin(builder):
+    case = Case("t", "r", (Entry("cubin", "sm_90", 1),))
+    cut = b"\x50\xed\x55\xba\x01\x00\x10\x00" + (100).to_bytes(8, "little")  # 100 bytes declared, none there
+    predicted, sel, note = predict(case, cut, "9.0", 13000)
+    assert (predicted, sel) == ("ERROR", None)
+    assert note == "unreadable: fatbin declares 100 bytes of entries but only 0 follow (at offset 0x8)"
+    none = Case("t", "sass_other_major", (Entry("cubin", "sm_80", 1),))
+    predicted, sel, note = predict(none, build_case(none, builder), "9.0", 13000)
+    assert (predicted, note) == ("ERROR", "") and sel is not None and sel.entry is None
+    one = Case("t", "sass_exact", (Entry("cubin", "sm_90", 7),))
+    predicted, sel, note = predict(one, build_case(one, builder), "9.0", 13000)
+    assert (predicted, note) == ("TAG 7", "")
+
+
+def test_a_relocatable_entry_is_named_by_its_position_in_the_first_container(builder):
+    """libnvfatbin's add_reloc takes no identifier: the probe names the chosen relocatable entry by its place
+    among the first container's entries (the driver reads the first container only), in the case's order."""
+    if not builder.nvcc:
+        pytest.skip("relocatable PTX needs nvcc -rdc")
+    two = Case("t", "reloc_ptx", (Entry("cubin", "sm_80", 1), Entry("reloc", "sm_90", 2)))
+    predicted, sel, note = predict(two, build_case(two, builder), "9.0", 13000)
+    assert (predicted, note) == ("TAG 2", "") and sel is not None and sel.entry.kind == "reloc"
+    apart = Case("t", "reloc_ptx", (Entry("reloc", "sm_90", 1, container=1), Entry("cubin", "sm_80", 2),
+                                     Entry("reloc", "sm_90", 3)))  # fmt: skip
+    predicted, sel, note = predict(apart, build_case(apart, builder), "9.0", 13000)
+    assert (predicted, note) == ("TAG 3", "")
