@@ -737,6 +737,29 @@ def test_a_staging_folder_swapped_for_a_symlink_never_leads_the_removal_elsewher
     assert sorted(os.listdir(left)) == sorted([name, "manifest.json"])
 
 
+def test_a_staging_folder_swapped_after_it_was_opened_is_emptied_as_opened(root, tmp_path, monkeypatch):
+    """The build's own staging folder is opened, then swapped for a symlink to a folder outside the bundle:
+    what is listed and removed is the folder opened (its files, by name in it), never the symlink's target."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "k.0123456789abcdef.fatbin").write_text("mine")  # a name the build's own folder is emptied of
+    moved = tmp_path / "moved"
+    real = _bundle.open_dir
+
+    def open_then_swap(path, **kw):
+        fd = real(path, **kw)
+        if Path(path).name.startswith(_bundle._STAGE_PREFIX):
+            (Path(path) / "manifest.json").write_text("{}")  # left in the folder opened: removed by name
+            os.rename(path, moved)
+            Path(path).symlink_to(victim)
+        return fd
+
+    monkeypatch.setattr(_bundle, "open_dir", open_then_swap)
+    rebuild(root)
+    assert os.listdir(victim) == ["k.0123456789abcdef.fatbin"]
+    assert os.listdir(moved) == []  # the build's files went from the folder it had opened
+
+
 def test_without_folder_descriptors_a_staging_folder_is_emptied_by_path(root, monkeypatch):
     """Where folders cannot be opened (Windows: no dir_fd), a crashed build's staging folder is judged and
     emptied by path, with the same rules."""
