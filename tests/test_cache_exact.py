@@ -459,3 +459,31 @@ def test_a_header_whose_name_is_not_utf8_is_fingerprinted_by_its_bytes(tmp_path)
     assert digest(inc) != first  # another name, another key
     os.rename(os.path.join(os.fsencode(inc), b"caf\xe8.h"), os.path.join(os.fsencode(inc), b"caf\xe9.h"))
     assert digest(inc) == first
+
+
+def test_names_that_are_not_utf8_are_hashed_in_every_kind_of_row(tmp_path):
+    """A FIFO, a dangling link and a folder too deep to open, each named with bytes that are not UTF-8: the
+    fingerprint is computed (surrogate escapes, as for regular files), the same each time, and depends on
+    each name."""
+    inc = tmp_path / "inc"
+    inc.mkdir()
+    base = os.fsencode(inc)
+    os.mkfifo(os.path.join(base, b"\xff.h"))  # special: hashed by its name
+    os.symlink(b"/nonexistent/x.h", os.path.join(base, b"\xfe.h"))  # unreadable: its name and errno
+    fd = os.open(base, os.O_RDONLY)
+    try:  # past the system's path length: the deepest folder cannot be opened by path ("unopened")
+        for _ in range(24):
+            name = b"\xfd" + b"d" * 200
+            os.mkdir(name, dir_fd=fd)
+            inner = os.open(name, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    finally:
+        os.close(fd)
+    first = digest(inc)
+    assert digest(inc) == first
+    os.rename(os.path.join(base, b"\xff.h"), os.path.join(base, b"\xfc.h"))
+    second = digest(inc)
+    assert second != first
+    os.rename(os.path.join(base, b"\xfe.h"), os.path.join(base, b"\xfb.h"))
+    assert digest(inc) not in (first, second)
