@@ -262,3 +262,24 @@ def test_identity_is_device_and_inode(tmp_path):
     os.link(tmp_path / "a", tmp_path / "b")
     st = os.stat(tmp_path / "a")
     assert _files.identity(st) == (st.st_dev, st.st_ino) == _files.identity(os.stat(tmp_path / "b"))
+
+
+def test_a_symlink_is_named_so_only_where_the_name_itself_is_one(tmp_path, monkeypatch):
+    """ELOOP from the open says "a symlink, not followed" only when the name itself is a symlink, looked up
+    where it was opened (in dir_fd); a loop on the way to it keeps the system's own message."""
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "link").symlink_to(tmp_path / "elsewhere")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    other = tmp_path / "other"
+    other.mkdir()
+    monkeypatch.chdir(other)  # "link" is nowhere here: only the folder's descriptor finds it
+    fd = os.open(tmp_path / "d", os.O_RDONLY)
+    try:
+        with pytest.raises(OSError) as e:
+            _files.read_regular("link", 10, dir_fd=fd)
+        assert (e.value.errno, e.value.strerror) == (errno.ELOOP, "a symlink, not followed")
+    finally:
+        os.close(fd)
+    with pytest.raises(OSError) as e:
+        _files.read_regular(tmp_path / "loop" / "x", 10)
+    assert e.value.errno == errno.ELOOP and e.value.strerror == os.strerror(errno.ELOOP)
