@@ -116,3 +116,58 @@ def test_a_window_an_earlier_search_cut_short_is_read_again(tmp_path, small_wind
     assert data.find(b"\x01", MiB + 2 * W, 2 * MiB) == MiB + 2 * W  # the window is [MiB + 2W, MiB + 3W)
     start = MiB + 3 * W - 1  # inside the magic that straddles the window's end
     assert data.find(SUB, start, 2 * MiB) == -1 == content.find(SUB, start, 2 * MiB)
+
+
+@pytest.fixture
+def no_seek_data(monkeypatch):
+    """A file system (or platform) that cannot find holes: SEEK_DATA and SEEK_HOLE fail with EINVAL."""
+    import errno
+
+    real = os.lseek
+
+    def lseek(fd, pos, how):
+        if how in (getattr(os, "SEEK_DATA", -1), getattr(os, "SEEK_HOLE", -1)):
+            raise OSError(errno.EINVAL, "not supported")
+        return real(fd, pos, how)
+
+    monkeypatch.setattr(os, "lseek", lseek)
+
+
+@pytest.mark.parametrize("name", LAYOUTS)
+def test_find_without_holes_support_is_bytes_find(tmp_path, small_windows, no_seek_data, name):
+    """Found by a stranger's attack: without SEEK_DATA a window cut short by an earlier call's end was taken
+    for data followed by a hole, and a magic straddling its end was missed."""
+    runs, size = LAYOUTS[name]()
+    path = tmp_path / "f.bin"
+    content = _layout(path, runs, size)
+    data = _reader._open(str(path))
+    points = _points(content)
+    for sub in (SUB, SUB[:2]):
+        for start in points:
+            for end in points:
+                if end > start:
+                    assert data.find(sub, start, end) == content.find(sub, start, end), (sub, start, end)
+
+
+def test_a_magic_straddling_the_end_of_a_data_run_on_a_block_boundary(tmp_path, small_windows):
+    """A data run that ends at a block boundary (a hole follows), a magic in its last two bytes, searched first
+    up to one byte short of the run's end, then further (a stranger's attack found this untested)."""
+    path = tmp_path / "f.bin"
+    content = _layout(path, [(0, _run(W, {W - 2: SUB[:2]}))], 2 * MiB)
+    data = _reader._open(str(path))
+    assert data.find(SUB[:2], W - 92, W - 1) == -1 == content.find(SUB[:2], W - 92, W - 1)
+    assert data.find(SUB[:2], W - 92, W + 808) == W - 2 == content.find(SUB[:2], W - 92, W + 808)
+
+
+def test_a_window_read_short_says_how_small_the_file_is_now(tmp_path, small_windows, monkeypatch):
+    path = tmp_path / "f.bin"
+    _layout(path, [(0, _run(2 * MiB, {}))], 2 * MiB)
+    data = _reader._open(str(path))
+    real = os.pread
+    monkeypatch.setattr(os, "pread", lambda fd, n, at: (os.truncate(path, MiB + 10), real(fd, n, at))[1])
+    with pytest.raises(FatbinFormatError) as e:  # SEEK_HOLE said data to 2 MiB; the read finds 10 bytes
+        data.find(SUB, MiB, 2 * MiB)
+    assert (e.value.message, e.value.offset) == (
+        f"{str(path)!r} shrank to {MiB + 10} bytes while it was being read",
+        MiB,
+    )

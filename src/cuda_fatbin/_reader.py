@@ -568,7 +568,7 @@ class _Data:
     def _load(self, pos: int, end: int) -> int:
         """Read the window at the first data at or after ``pos`` (below ``end``); its offset, or -1."""
         assert self.fd is not None
-        data_end = end
+        data_end = len(self)  # where holes cannot be found, all is data to the end of the file
         try:
             pos = os.lseek(self.fd, pos, os.SEEK_DATA)
             data_end = os.lseek(self.fd, pos, os.SEEK_HOLE)
