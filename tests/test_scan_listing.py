@@ -477,6 +477,40 @@ def test_a_folder_swapped_while_the_tree_is_walked_is_a_row_and_nothing_outside_
     assert item.error == ("OSError: another folder now (changed while listed)" if swap == "folder" else symlink)
 
 
+@pytest.mark.parametrize("what", ["archive", "file"])
+def test_a_folder_swapped_after_it_was_listed_leads_no_read_outside(fatbin, tmp_path, monkeypatch, what):
+    """Found by a stranger's attack: ``sub`` is listed and opened, then swapped for a symlink to a folder
+    outside the tree before its entries are read. A file is opened by name in the folder opened (its content
+    is the tree's); an archive, which is listed again by path, must be the file opened, else it is a row."""
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "sub").mkdir(parents=True)
+    outside.mkdir()
+    name = "a.whl" if what == "archive" else "k.fatbin"
+    for where, member in ((root / "sub", "mine.fatbin"), (outside, "secret.fatbin")):
+        if what == "archive":
+            with zipfile.ZipFile(where / name, "w") as z:
+                z.writestr(member, fatbin)
+        else:
+            (where / name).write_bytes(fatbin if where != outside else fatbin + b"secret")
+    real = _scan._listdir
+
+    def swapping(folder: str, listed_as: tuple[int, int] | None) -> object:
+        found = real(folder, listed_as)
+        if folder.endswith("sub"):
+            os.rename(folder, str(tmp_path / "old"))
+            os.symlink(outside, folder)
+        return found
+
+    monkeypatch.setattr(_scan, "_listdir", swapping)
+    listing = _scan._list_inputs([str(root)])
+    [item] = listing.items
+    assert item.path == str(root / "sub" / name)
+    if what == "archive":
+        assert (item.member, item.error) == (None, "OSError: another file now (changed since listed)")
+    else:
+        assert item.error is None and item.size == len(fatbin)  # the tree's file, opened in its folder
+
+
 @pytest.mark.parametrize("metadata", [b"Name:  \nVersion: 1.0\n", b"Name: x\nVersion: \t\n", b"Version: 1.0\n"])
 def test_a_dist_info_without_a_name_or_a_version_owns_nothing(fatbin, tmp_path, metadata):
     site_dir = tmp_path / "site"

@@ -266,7 +266,7 @@ def _list_inputs(roots: Iterable[str]) -> _Listing:
                 return
             seen.add(key)
             if path.lower().endswith(SUFFIXES):
-                _visit_archive(path, follow, out)
+                _visit_archive(path, follow, out, key)
                 return
             if st.st_size < 16:
                 return
@@ -338,9 +338,14 @@ def _listdir(folder: str, listed_as: tuple[int, int] | None) -> tuple[list[os.Di
         raise
 
 
-def _visit_archive(path: str, follow: bool, out: _Listing) -> None:
+def _visit_archive(path: str, follow: bool, out: _Listing, listed_as: tuple[int, int]) -> None:
+    """List the archive at ``path``, which was opened as ``listed_as`` (its device and inode) when its folder
+    was listed: an archive that is another file now (a folder on the way swapped meanwhile) is an error row,
+    none of its members listed."""
     try:
         members = list_members(path, follow=follow, head=4)
+        if members and members[0].identity[:2] != listed_as:
+            raise OSError(errno.EIO, "another file now (changed since listed)", path)
     except OSError as e:  # ArchiveError included
         out.items.append(_Item(path, error=_error(e)))
         return
