@@ -746,9 +746,12 @@ def test_a_staging_folder_swapped_after_it_was_opened_is_emptied_as_opened(root,
     moved = tmp_path / "moved"
     real = _bundle.open_dir
 
+    opened: list[str] = []
+
     def open_then_swap(path, **kw):
         fd = real(path, **kw)
-        if Path(path).name.startswith(_bundle._STAGE_PREFIX):
+        opened.append(str(path))
+        if Path(path).name.startswith(_bundle._STAGE_PREFIX) and opened.count(str(path)) == 2:  # by _remove_stage
             (Path(path) / "manifest.json").write_text("{}")  # left in the folder opened: removed by name
             os.rename(path, moved)
             Path(path).symlink_to(victim)
@@ -758,6 +761,55 @@ def test_a_staging_folder_swapped_after_it_was_opened_is_emptied_as_opened(root,
     rebuild(root)
     assert os.listdir(victim) == ["k.0123456789abcdef.fatbin"]
     assert os.listdir(moved) == []  # the build's files went from the folder it had opened
+
+
+@pytest.mark.parametrize("when", ["made", "opened"])
+def test_a_staging_folder_swapped_while_the_build_writes_in_it_leads_no_write_elsewhere(
+    root, tmp_path, monkeypatch, when
+):
+    """Found by a stranger's attack: the build's staging folder, swapped for a symlink to a folder outside the
+    bundle after it was made, received the build's files through the link (left there when the rename into
+    the bundle failed). The folder made is opened without following a link and must be the one made; files
+    are created and renamed by name in it: swapped before it was opened, the build stops; after, it goes on
+    in the folder it opened."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "manifest.json").write_text('{"mine": true}')  # a write through the link would meet it
+    swapped: list[Path] = []
+
+    def swap() -> None:
+        (stage,) = root.glob(f"{_bundle._STAGE_PREFIX}*")
+        os.rename(stage, tmp_path / "moved")
+        stage.symlink_to(victim)
+        swapped.append(stage)
+
+    if when == "made":  # right after its identity was taken
+        real_identity = _bundle.identity
+
+        def identity(st):
+            got = real_identity(st)
+            if not swapped and list(root.glob(f"{_bundle._STAGE_PREFIX}*")):
+                swap()
+            return got
+
+        monkeypatch.setattr(_bundle, "identity", identity)
+        with pytest.raises(OSError, match="changed while listed"):
+            rebuild(root)
+    else:
+        real = _bundle.open_dir
+
+        def open_then_swap(path, **kw):
+            fd = real(path, **kw)
+            if Path(path).name.startswith(_bundle._STAGE_PREFIX) and not swapped:  # the first open: _publish's
+                swap()
+            return fd
+
+        monkeypatch.setattr(_bundle, "open_dir", open_then_swap)
+        rebuild(root)
+        assert os.listdir(tmp_path / "moved") == []  # what the build wrote there was renamed into the bundle
+    assert swapped and os.listdir(victim) == ["manifest.json"]
+    assert (victim / "manifest.json").read_text() == '{"mine": true}'
+    assert KernelBundle.open(root).fatbin("k")
 
 
 def test_without_folder_descriptors_a_staging_folder_is_emptied_by_path(root, monkeypatch):

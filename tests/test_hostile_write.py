@@ -245,10 +245,10 @@ def test_a_failed_rebuild_leaves_the_old_bundle_loading_byte_identical_kernels(
     else:
         real = os.replace
 
-        def interrupted(src, dst):
+        def interrupted(src, dst, **kw):
             if str(dst).endswith("manifest.json"):
                 raise KeyboardInterrupt
-            return real(src, dst)
+            return real(src, dst, **kw)
 
         monkeypatch.setattr(os, "replace", interrupted)
         expected = KeyboardInterrupt
@@ -939,11 +939,11 @@ def test_a_rebuild_failing_while_renaming_its_fatbins_in_leaves_the_old_bundle(t
     old = kernels(root)
     real, renamed = os.replace, []
 
-    def failing(src, dst):
+    def failing(src, dst, **kw):
         if str(dst).endswith(".fatbin") and renamed:
             raise OSError(errno.EACCES, "Permission denied")
         renamed.append(dst)
-        return real(src, dst)
+        return real(src, dst, **kw)
 
     monkeypatch.setattr(os, "replace", failing)
     with pytest.raises(OSError, match="Permission denied"):

@@ -557,16 +557,21 @@ def _publish(root: Path, files: Mapping[str, bytes], manifest: bytes) -> None:
     with locked_dir(root) as locked:
         stage = Path(tempfile.mkdtemp(prefix=_STAGE_PREFIX, dir=root))
         made = identity(os.lstat(stage))
-        try:
+        fd = None
+        try:  # the files are written and renamed by name in the folder made: one swapped meanwhile is not used
+            fd = open_dir(stage, listed_as=made) if DIR_FD else None
+            at = (lambda name: name) if fd is not None else (lambda name: str(stage / name))
             for name, data in files.items():
-                create_new(stage / name, data)
-            create_new(stage / MANIFEST, manifest)
+                create_new(at(name), data, dir_fd=fd)
+            create_new(at(MANIFEST), manifest, dir_fd=fd)
             for name in files:
-                os.replace(stage / name, root / name)
+                os.replace(at(name), root / name, src_dir_fd=fd)
             fsync_dir(root)
-            os.replace(stage / MANIFEST, root / MANIFEST)
+            os.replace(at(MANIFEST), root / MANIFEST, src_dir_fd=fd)
             fsync_dir(root)
         finally:
+            if fd is not None:
+                os.close(fd)
             _remove_stage(stage, listed_as=made)
         if locked:  # without a lock another build may be between its renames: leave its files alone
             _clean(root, set(files))

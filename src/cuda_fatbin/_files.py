@@ -403,13 +403,18 @@ def _publish_new(tmp: str, target: str | os.PathLike[str]) -> None:
 
 
 def create_new(
-    target: str | os.PathLike[str], data: bytes | bytearray | memoryview | Callable[[BinaryIO], object]
+    target: str | os.PathLike[str],
+    data: bytes | bytearray | memoryview | Callable[[BinaryIO], object],
+    *,
+    dir_fd: int | None = None,
 ) -> None:
     """Create ``target``, which must not exist (``O_CREAT | O_EXCL | O_NOFOLLOW``), write ``data`` and fsync it.
 
     Meant for a fresh directory of our own (a build's staging folder): there the name cannot have been
     planted. Anywhere else use :func:`write_atomic`. The bytes go through ``os.write``, so a full disk
-    fails here, not later; a failure after the file was created (a full disk, Ctrl-C) removes it.
+    fails here, not later; a failure after the file was created (a full disk, Ctrl-C) removes it. With
+    ``dir_fd`` (the folder, opened), ``target`` is a name in it: a folder swapped meanwhile for a symlink
+    never leads the write elsewhere.
 
     Raises
     ------
@@ -429,7 +434,7 @@ def create_new(
     ...     print(path.read_bytes())
     b'abc'
     """
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_BINARY, 0o666)
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_BINARY, 0o666, dir_fd=dir_fd)
     try:
         with os.fdopen(fd, "wb") as f:
             if callable(data):
@@ -442,7 +447,7 @@ def create_new(
             os.fsync(fd)
     except BaseException:  # the file is ours (O_EXCL made it): no part of it is left
         with contextlib.suppress(OSError):
-            os.unlink(target)
+            os.unlink(target, dir_fd=dir_fd)
         raise
 
 
