@@ -528,3 +528,85 @@ def test_without_folder_descriptors_the_walk_lists_the_same(fatbin, tmp_path, mo
     monkeypatch.setattr(_scan, "DIR_FD", False)
     assert items(_scan._list_inputs([str(tmp_path)])) == with_fds
     assert [p for p, *_ in with_fds] == [str(tmp_path / "a.fatbin"), str(tmp_path / "b" / "k.fatbin")]
+
+
+def test_a_folder_that_opens_but_cannot_be_listed_is_a_row_and_its_descriptor_is_closed(fatbin, tmp_path, monkeypatch):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "k.fatbin").write_bytes(fatbin)
+    real, closed = os.scandir, []
+
+    def scandir(where=None):
+        if isinstance(where, int) and os.path.basename(os.readlink(f"/proc/self/fd/{where}")) == "a":
+            raise PermissionError(errno.EACCES, "Permission denied")
+        return real(where)
+
+    real_close = os.close
+    monkeypatch.setattr(os, "scandir", scandir)
+    monkeypatch.setattr(os, "close", lambda fd: (closed.append(fd), real_close(fd))[1])
+    listing = _scan._list_inputs([str(tmp_path)])
+    assert [(i.path, i.error) for i in listing.items] == [(str(tmp_path / "a"), "PermissionError: Permission denied")]
+    assert len(closed) == 2 and all(isinstance(fd, int) for fd in closed)  # the root and "a", each closed
+
+
+def _swap_for_link(path: Path, target: Path) -> None:
+    os.rename(path, path.with_name("moved-" + path.name))
+    path.symlink_to(target)
+
+
+@pytest.mark.parametrize("what", ["file", "archive member"])
+def test_a_file_swapped_for_a_symlink_between_listing_and_reading_is_not_followed(fatbin, tmp_path, monkeypatch, what):
+    """What the walk found is read without following a symlink (a symlink to another binary put in its place
+    after the listing is refused as a symlink, not read and then found to be another file)."""
+    (tmp_path / "t").mkdir()
+    other = tmp_path / "other.fatbin"
+    other.write_bytes(fatbin)
+    name = "k.fatbin" if what == "file" else "a.whl"
+    if what == "file":
+        (tmp_path / "t" / name).write_bytes(fatbin)
+    else:
+        with zipfile.ZipFile(tmp_path / "t" / name, "w") as z:
+            z.writestr("k.fatbin", fatbin)
+        with zipfile.ZipFile(other, "w") as z:
+            z.writestr("k.fatbin", fatbin)
+    listing = _scan._list_inputs([str(tmp_path / "t")])
+    [item] = listing.items
+    _swap_for_link(tmp_path / "t" / name, other)
+    report = _scan._scan_item(item, [Arch(9, 0)], None, True)
+    assert report.error == f"OSError: {os.strerror(errno.ELOOP)}"  # refused as a link, not read as another file
+
+
+def test_an_archive_swapped_for_a_symlink_after_it_was_opened_is_not_followed(fatbin, tmp_path, monkeypatch):
+    (tmp_path / "t").mkdir()
+    with zipfile.ZipFile(tmp_path / "t" / "a.whl", "w") as z:
+        z.writestr("k.fatbin", fatbin)
+    with zipfile.ZipFile(tmp_path / "other.whl", "w") as z:
+        z.writestr("k.fatbin", fatbin)
+    real = _scan.list_members
+
+    def swapped(path, **kw):
+        _swap_for_link(Path(path), tmp_path / "other.whl")
+        return real(path, **kw)
+
+    monkeypatch.setattr(_scan, "list_members", swapped)
+    [item] = _scan._list_inputs([str(tmp_path / "t")]).items
+    assert item.member is None and item.error is not None and "changed since listed" not in item.error
+    assert "symbolic link" in item.error or "symlink" in item.error
+
+
+def test_a_binary_that_cannot_be_parsed_is_a_row_saying_why(tmp_path):
+    bad = tmp_path / "bad.fatbin"
+    bad.write_bytes(b"\x50\xed\x55\xba\x01\x00\x10\x00" + (100).to_bytes(8, "little") + b"\x01" * 16)
+    report = scan([str(bad)], gpus=["9.0"], max_workers=1)
+    [binary] = report.binaries
+    assert binary.error == "FatbinFormatError: fatbin declares 100 bytes of entries but only 16 follow (at offset 0x8)"
+
+
+def test_a_binary_the_coverage_cannot_be_judged_for_is_a_row_saying_why(fatbin, tmp_path, monkeypatch):
+    (tmp_path / "k.fatbin").write_bytes(fatbin)
+
+    def judge(*a, **k):
+        raise ValueError("an entry no rule decides")
+
+    monkeypatch.setattr(_scan, "judge", judge)
+    [binary] = scan([str(tmp_path / "k.fatbin")], gpus=["9.0"], max_workers=1).binaries
+    assert binary.error == "ValueError: an entry no rule decides" and binary.coverage == {}
