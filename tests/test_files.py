@@ -250,10 +250,12 @@ def test_open_dir_follows_a_named_link_and_refuses_a_listed_folder_that_changed(
     with pytest.raises(OSError, match=r"^\[Errno 5\] another folder now \(changed while listed\): ") as e:
         _files.open_dir(real / "inner", listed_as=listed)
     assert e.value.errno == errno.EIO
-    with pytest.raises(FileNotFoundError):  # any other failure is the system's own error
+    with pytest.raises(FileNotFoundError) as e:  # any other failure is the system's own error
         _files.open_dir(tmp_path / "gone", listed_as=listed)
-    with pytest.raises(NotADirectoryError):  # a file named by the user: not a folder, not "changed"
+    assert e.value.strerror == os.strerror(errno.ENOENT)
+    with pytest.raises(NotADirectoryError) as e:  # a file named by the user: not a folder, not "changed"
         _files.open_dir(tmp_path / "file")
+    assert e.value.strerror == os.strerror(errno.ENOTDIR)
     assert _open_fds() == before
 
 
@@ -283,3 +285,26 @@ def test_a_symlink_is_named_so_only_where_the_name_itself_is_one(tmp_path, monke
     with pytest.raises(OSError) as e:
         _files.read_regular(tmp_path / "loop" / "x", 10)
     assert e.value.errno == errno.ELOOP and e.value.strerror == os.strerror(errno.ELOOP)
+
+
+def test_create_new_in_a_folder_leaves_nothing_when_the_write_fails(tmp_path, monkeypatch):
+    """With dir_fd the name is in that folder, for the clean-up after a failure too (not in the working folder)."""
+    (tmp_path / "stage").mkdir()
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "f").write_bytes(b"not ours")  # what an unlink by name in the working folder would take
+    monkeypatch.chdir(other)
+    fd = os.open(tmp_path / "stage", os.O_RDONLY)
+
+    def failing(f):
+        f.write(b"part")
+        raise KeyboardInterrupt
+
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _files.create_new("f", failing, dir_fd=fd)
+        _files.create_new("g", b"abc", dir_fd=fd)
+    finally:
+        os.close(fd)
+    assert os.listdir(tmp_path / "stage") == ["g"] and (tmp_path / "stage" / "g").read_bytes() == b"abc"
+    assert (other / "f").read_bytes() == b"not ours"
