@@ -487,3 +487,29 @@ def test_names_that_are_not_utf8_are_hashed_in_every_kind_of_row(tmp_path):
     assert second != first
     os.rename(os.path.join(base, b"\xfe.h"), os.path.join(base, b"\xfb.h"))
     assert digest(inc) not in (first, second)
+
+
+def test_paths_and_labels_that_are_not_utf8_are_hashed(tmp_path, monkeypatch):
+    """An include folder, a pre-include, a header and a label whose names are not UTF-8, and that header
+    unopenable after its stat: each is a row of the fingerprint, never an error."""
+    base = os.fsencode(tmp_path)
+    inc, pre = os.path.join(base, b"\xfa-inc"), os.path.join(base, b"\xf9.h")
+    os.mkdir(inc)
+    with open(os.path.join(inc, b"\xf8.h"), "wb") as f:
+        f.write(b"#define A 1\n")
+    with open(pre, "wb") as f:
+        f.write(b"#define P 1\n")
+    options = SimpleNamespace(include_path=[os.fsdecode(inc)], pre_include=[os.fsdecode(pre)])
+    first = _cache.include_digest(options)
+    assert _cache.include_digest(options) == first
+    labelled = _cache.include_digest(options, labels={os.fsdecode(inc): "pkg \udcff 1.0"})
+    assert labelled not in (first, _cache.include_digest(options, labels={os.fsdecode(inc): "pkg 1.0"}))
+    real = os.open
+
+    def refusing(path, flags, *a, **k):  # the header, once stat'ed: EACCES
+        if os.fsdecode(path).endswith("\udcf8.h"):
+            raise PermissionError(errno.EACCES, "Permission denied")
+        return real(path, flags, *a, **k)
+
+    monkeypatch.setattr(os, "open", refusing)
+    assert _cache.include_digest(options) not in (first, labelled)
