@@ -513,3 +513,18 @@ def test_paths_and_labels_that_are_not_utf8_are_hashed(tmp_path, monkeypatch):
 
     monkeypatch.setattr(os, "open", refusing)
     assert _cache.include_digest(options) not in (first, labelled)
+
+
+def test_a_symlink_loop_in_an_include_folder_is_walked_once(tmp_path):
+    """A link back to its own folder: the folder is hashed once (a walk without the check would go round
+    until the header budget ran out)."""
+    inc = tmp_path / "inc"
+    inc.mkdir()
+    (inc / "a.h").write_text("#define A 1\n")
+    (inc / "loop").symlink_to(inc)
+    (inc / "sub").mkdir()
+    (inc / "sub" / "up").symlink_to(inc)
+    with_loops = digest(inc, max_files=2)
+    (inc / "loop").unlink()
+    (inc / "sub" / "up").unlink()
+    assert with_loops == digest(inc, max_files=2)  # the links add nothing: each folder is seen once
