@@ -24,7 +24,7 @@ pack)
     out="$checkout/$here"
     mkdir -p "$out"
     test -f mutants/mutmut-stats.json || { echo "no mutants/mutmut-stats.json: run mutmut here first" >&2; exit 2; }
-    git diff --quiet HEAD || { echo "the clone has uncommitted changes: the mapping must match its commit" >&2; exit 2; }
+    git diff --quiet HEAD -- src tests || { echo "the clone has uncommitted changes to src or tests: the mapping must match its commit" >&2; exit 2; }
     tar czf "$out/mutants.tgz" mutants
     git archive HEAD | gzip > "$out/commit.tgz"
     printf '%s\n' "$@" > "$out/names.txt"
@@ -45,8 +45,11 @@ run)
     find src tests -exec touch -d 2020-01-01 {} +   # older than the mutants: mutmut generates nothing again
     tar xzf "$here/mutants.tgz"
     find mutants -exec touch {} +
-    rm -rf /tmp/unmutated && mkdir -p /tmp/unmutated && tar xzf "$here/commit.tgz" -C /tmp/unmutated
     jobs=$($py -c 'import os; print(len(os.sched_getaffinity(0)))')
+    if [ -f "$here/deselect.txt" ]; then   # an earlier call's pre-run on this machine, carried back
+        deselect=$(sed 's/^/--deselect /' "$here/deselect.txt" | tr '\n' ' ')
+    else
+    rm -rf /tmp/unmutated && mkdir -p /tmp/unmutated && tar xzf "$here/commit.tgz" -C /tmp/unmutated
     (cd /tmp/unmutated && PYTHONPATH=${PYTHONPATH:-}:/tmp/unmutated/src timeout 240 $py -m pytest -m 'not gpu' \
         -p no:randomly -q --timeout=120 --hypothesis-profile=mutation --ignore=tests/test_distributed.py \
         --ignore=tests/gpu --ignore=tests/test_docs.py --ignore=tests/test_interrupt.py -n "$jobs" \
@@ -54,13 +57,21 @@ run)
     tail -n 12 /tmp/unmutated.log
     cp /tmp/unmutated.log "${OUT:-/tmp}/unmutated.log"
     grep -aq " passed" /tmp/unmutated.log || { echo "the unmutated suite did not finish: no mutants run"; exit 3; }
-    deselect=$(grep -a '^FAILED' /tmp/unmutated.log | sed 's/^FAILED \([^ ]*\).*/--deselect \1/' | tr '\n' ' ')
+    grep -a '^FAILED' /tmp/unmutated.log | sed 's/^FAILED \([^ ]*\).*/\1/' > "${OUT:-/tmp}/deselect.txt"
+    deselect=$(sed 's/^/--deselect /' "${OUT:-/tmp}/deselect.txt" | tr '\n' ' ')
+    fi
     export PYTEST_ADDOPTS="$deselect"
     echo "deselected (they fail unmutated here): $deselect"
-    left=$(( budget - ($(date +%s) - start) - 25 ))
     set -f
-    SKIP_CLEAN=1 timeout -k 15 -s INT "$left" $py scripts/mutmut_run.py run --max-children "$jobs" $(cat "$here/names.txt") \
-        2>&1 | tr '\r' '\n' | grep -av '^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]' | tail -n 5
+    # its own process group, output to a file: at the deadline the whole group goes (the test processes it
+    # forked too, which would otherwise hold a pipe open past the device call's limit)
+    SKIP_CLEAN=1 $py -c 'import os, sys; os.setpgid(0, 0); os.execv(sys.executable, [sys.executable, *sys.argv[1:]])' \
+        scripts/mutmut_run.py run --max-children "$jobs" $(cat "$here/names.txt") \
+        > /tmp/mutmut.log 2>&1 &
+    pid=$!
+    while kill -0 "$pid" 2> /dev/null && [ $(( $(date +%s) - start )) -lt $(( budget - 20 )) ]; do sleep 2; done
+    kill -INT -- "-$pid" 2> /dev/null; sleep 5; kill -KILL -- "-$pid" 2> /dev/null; wait "$pid" 2> /dev/null
+    tr '\r' '\n' < /tmp/mutmut.log | grep -av '^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]' | tail -n 5
     find mutants -name '*.meta' | tar czf "${OUT:-/tmp}/meta.tgz" -T -
     echo "done in $(( $(date +%s) - start )) s"
     ;;

@@ -1,4 +1,9 @@
-"""The cuda-fatbin command, run as a user runs it: in a subprocess, checking output and exit codes."""
+"""The cuda-fatbin command: output and exit codes of every subcommand.
+
+The command runs in this process through ``main([...])`` (tests/cli_testing.py), where a mutation run's
+mutants reach it; ``test_python_dash_m_and_entry_point_agree`` and the import tests run it as users do,
+in a subprocess.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_testing import cli_main
 from cuda_fatbin import build_fatbin, nvfatbin_version, read_fatbin
 
 from fatbin_testing import listing, once_per_process, process_tmp
@@ -23,9 +29,13 @@ extern "C" __global__ void k(int* p) { p[0] = VALUE; }
 """
 
 
-def cli(*args, cwd=None, check=None):
+cli = cli_main
+
+
+def cli_subprocess(*args, check=None):
+    """``python -m cuda_fatbin ARGS`` as users run it."""
     res = subprocess.run([sys.executable, "-m", "cuda_fatbin", *map(str, args)], capture_output=True, text=True,
-                         cwd=cwd, timeout=300)  # fmt: skip
+                         timeout=300)  # fmt: skip
     if check is not None:
         assert res.returncode == check, f"exit {res.returncode}\n{res.stdout}\n{res.stderr}"
     return res
@@ -191,7 +201,8 @@ def test_python_dash_m_and_entry_point_agree(compiled):
     if exe is None:
         pytest.skip("the console script is not installed next to this Python")
     a = subprocess.run([exe, "inspect", "--json", str(compiled)], capture_output=True, text=True, check=True).stdout
-    assert a == cli("inspect", "--json", compiled, check=0).stdout
+    b = cli_subprocess("inspect", "--json", compiled, check=0).stdout
+    assert a == b == cli("inspect", "--json", compiled, check=0).stdout
 
 
 def test_repeated_flags_accumulate(compiled, tmp_path):
@@ -289,9 +300,9 @@ def test_compile_min_driver(source, tmp_path):
     res = cli("compile", source, "--arch", "80", "--arch", "compute_90", "-DVALUE=1", "--min-driver", "12.0", "-o",
               out, check=1)  # fmt: skip
     assert "would load PTX compute_90" in res.stderr and "add SASS for sm_90" in res.stderr and not out.exists()
-    res = cli("compile", source, "--arch", "80;compute_90", "-DVALUE=1", "--min-driver", "12.0", "--min-driver-warn",
-              "-o", out, check=0)  # fmt: skip
-    assert "UserWarning" in res.stderr or "would load PTX" in res.stderr
+    with pytest.warns(UserWarning, match="would load PTX compute_90"):  # shown on stderr by Python's filters
+        cli("compile", source, "--arch", "80;compute_90", "-DVALUE=1", "--min-driver", "12.0", "--min-driver-warn",
+            "-o", out, check=0)  # fmt: skip
     assert out.exists()
 
 
