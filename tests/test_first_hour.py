@@ -3,12 +3,10 @@ bytes sources, compiler messages named after the file and shown once, a note on 
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 from cuda.core.utils import InMemoryProgramCache
 
+from cli_testing import cli_main
 from cuda_fatbin import FatbinCompileError, Program, ProgramOptions, _program, read_fatbin
 from cuda_fatbin._headers import CUDA_HEADERS_INSTALL, HeaderDir, cuda_header_dirs, missing_header_hint
 
@@ -138,16 +136,15 @@ def test_compiler_messages_are_named_after_the_file_and_shown_once():
 def test_cli_names_the_file_and_finds_the_headers(tmp_path):
     bad = tmp_path / "bad.cu"
     bad.write_text('extern "C" __global__ void k(int* p) {\n  p[0] = 1\n}\n')
-    run = [sys.executable, "-m", "cuda_fatbin", "compile"]
-    res = subprocess.run([*run, bad, "--arch", "75;80", "-o", tmp_path / "b.fatbin"], capture_output=True, text=True)
+    run = ["compile"]  # in this process (tests/cli_testing.py): mutants reach it
+    res = cli_main(*run, bad, "--arch", "75;80", "-o", tmp_path / "b.fatbin")
     assert res.returncode == 1 and res.stderr.count('bad.cu(3): error: expected a ";"') == 1, res.stderr
     good = tmp_path / "h.cu"
     good.write_text(FP16_SRC)
     out = tmp_path / "h.fatbin"
-    res = subprocess.run([*run, good, "--arch", "80", "-o", out, "-q"], capture_output=True, text=True)
+    res = cli_main(*run, good, "--arch", "80", "-o", out, "-q")
     assert res.returncode == 0 and out.exists(), res.stderr
-    res = subprocess.run([*run, good, "--arch", "80", "-o", tmp_path / "n.fatbin", "--no-cuda-headers"],
-                         capture_output=True, text=True)  # fmt: skip
+    res = cli_main(*run, good, "--arch", "80", "-o", tmp_path / "n.fatbin", "--no-cuda-headers")  # fmt: skip
     assert res.returncode == 1 and "--no-cuda-headers" in res.stderr and not (tmp_path / "n.fatbin").exists()
 
 
@@ -167,14 +164,14 @@ def test_an_unknown_target_is_named():
 
 
 def test_command_typos_get_a_suggestion_and_help_texts_exist():
-    run = [sys.executable, "-m", "cuda_fatbin"]
-    res = subprocess.run([*run, "compil", "k.cu"], capture_output=True, text=True)
+    run: list[str] = []  # in this process (tests/cli_testing.py)
+    res = cli_main(*run, "compil", "k.cu")
     assert res.returncode == 2 and "unknown command 'compil'; did you mean 'compile'?" in res.stderr, res.stderr
-    res = subprocess.run([*run, "--debug", "inspekt", "x"], capture_output=True, text=True)
+    res = cli_main(*run, "--debug", "inspekt", "x")
     assert res.returncode == 2 and "did you mean 'inspect'?" in res.stderr
-    which = subprocess.run([*run, "which", "--help"], capture_output=True, text=True).stdout
+    which = cli_main(*run, "which", "--help").stdout
     assert "a fatbin, cubin, PTX, object" in which and "machine-readable output" in which
-    extract = subprocess.run([*run, "extract", "--help"], capture_output=True, text=True).stdout
+    extract = cli_main(*run, "extract", "--help").stdout
     assert "the folder to write into" in extract
 
 
@@ -194,28 +191,28 @@ def test_compile_build_and_extract_print_json_that_meets_their_schemas(tmp_path)
     def schema(name: str) -> dict:
         return json.loads(resources.files("cuda_fatbin").joinpath("schemas", f"{name}.json").read_text())
 
-    run = [sys.executable, "-m", "cuda_fatbin"]
+    run: list[str] = []  # in this process (tests/cli_testing.py)
     src = tmp_path / "k.cu"
     src.write_text(KERNEL_SRC)
     fatbin = tmp_path / "k.fatbin"
-    res = subprocess.run([*run, "compile", src, "--arch", "80;90", "-o", fatbin, "--json", "--name-expression",
-                          "scale<float>", "--cache", tmp_path / "cache"], capture_output=True, text=True)  # fmt: skip
+    res = cli_main(*run, "compile", src, "--arch", "80;90", "-o", fatbin, "--json", "--name-expression",
+                          "scale<float>", "--cache", tmp_path / "cache")  # fmt: skip
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
     jsonschema.validate(doc, schema("compile"))
     assert [(e["kind"], e["arch"]) for e in doc["entries"]] == [("elf", "sm_80"), ("elf", "sm_90"), ("ptx", "sm_90")]
     assert doc["symbols"] == {"scale<float>": "_Z5scaleIfEvPT_S0_i"} and len(doc["cache"]["misses"]) == 3
     out = tmp_path / "x"
-    res = subprocess.run([*run, "extract", fatbin, "-o", out, "--json"], capture_output=True, text=True)
+    res = cli_main(*run, "extract", fatbin, "-o", out, "--json")
     doc = json.loads(res.stdout)
     jsonschema.validate(doc, schema("extract"))
     assert res.returncode == 0 and len(doc["written"]) == 3 and doc["failed"] == []
     cubin = next(p for p in doc["written"] if p.endswith(".cubin"))
-    res = subprocess.run([*run, "build", "-o", tmp_path / "b.fatbin", cubin, "--json"], capture_output=True, text=True)
+    res = cli_main(*run, "build", "-o", tmp_path / "b.fatbin", cubin, "--json")
     doc = json.loads(res.stdout)
     jsonschema.validate(doc, schema("build"))
     assert res.returncode == 0 and doc["parts"] == 1 and doc["entries"][0]["kind"] == "elf"
-    res = subprocess.run([*run, "build", "-o", "-", cubin, "--json"], capture_output=True, text=True)
+    res = cli_main(*run, "build", "-o", "-", cubin, "--json")
     assert res.returncode == 2 and "--json writes to standard output" in res.stderr
 
 

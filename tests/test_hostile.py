@@ -23,6 +23,7 @@ import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cli_testing import cli_main
 from cuda_fatbin import (
     BundleError,
     ExtractError,
@@ -44,6 +45,10 @@ CLI = [sys.executable, "-m", "cuda_fatbin"]
 
 
 def cli(*args: str, cwd=None, stdin=None) -> subprocess.CompletedProcess:
+    """The command: in this process (mutants reach it), in a subprocess when it reads ``stdin``."""
+    if stdin is None:
+        r = cli_main(*args, cwd=cwd)
+        return subprocess.CompletedProcess(args, r.returncode, r.stdout, r.stderr)
     return subprocess.run([*CLI, *args], capture_output=True, text=True, cwd=cwd, stdin=stdin, timeout=120)
 
 

@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cli_testing import cli_main
 from cuda_fatbin import FatbinOptions, build_fatbin, scan
 from cuda_fatbin._archive import SEPARATOR, ArchiveError, list_members, read_member, split
 from cuda_fatbin._scan import _list_inputs, _scan_item
@@ -30,8 +31,13 @@ CLI = [sys.executable, "-m", "cuda_fatbin"]
 
 
 def cli(*args: object, env: dict[str, str] | None = None, check: int | None = None) -> subprocess.CompletedProcess:
-    res = subprocess.run([*CLI, *map(os.fsdecode, args)], capture_output=True, timeout=120,
-                         env={**os.environ, **(env or {})})  # fmt: skip
+    """The command with bytes output: in this process (mutants reach it), in a subprocess when ``env`` is set."""
+    if env is None:
+        r = cli_main(*map(os.fsdecode, args))
+        res = subprocess.CompletedProcess(args, r.returncode, r.stdout_bytes, r.stderr.encode())
+    else:
+        res = subprocess.run([*CLI, *map(os.fsdecode, args)], capture_output=True, timeout=120,
+                             env={**os.environ, **env})  # fmt: skip
     if check is not None:
         assert res.returncode == check, res.stdout + res.stderr
     return res

@@ -32,6 +32,7 @@ from cuda.core.utils import FileStreamProgramCache, InMemoryProgramCache
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cli_testing import cli_main
 from cuda_fatbin import (
     BundleError,
     FatbinCompileError,
@@ -564,8 +565,13 @@ KERNEL = 'extern "C" __global__ void k(int* p) { p[0] = 1; }\n'
 
 
 def cli(*args, cwd, env=None, check=None):
-    res = subprocess.run([sys.executable, "-m", "cuda_fatbin", *map(str, args)], capture_output=True, cwd=cwd,
-                         env={**os.environ, **(env or {})}, timeout=300)  # fmt: skip
+    """The command with bytes output: in this process (mutants reach it), in a subprocess when ``env`` is set."""
+    if env is None:
+        r = cli_main(*args, cwd=cwd)
+        res = subprocess.CompletedProcess(args, r.returncode, r.stdout_bytes, r.stderr.encode())
+    else:
+        res = subprocess.run([sys.executable, "-m", "cuda_fatbin", *map(str, args)], capture_output=True, cwd=cwd,
+                             env={**os.environ, **env}, timeout=300)  # fmt: skip
     if check is not None:
         assert res.returncode == check, f"exit {res.returncode}\n{res.stderr.decode(errors='replace')}"
     return res
@@ -1087,8 +1093,6 @@ def test_a_device_fifo_or_socket_given_as_an_output_is_refused_not_replaced(sour
     """`-o /dev/null` as root turned the machine's /dev/null into a regular file (rename over it); a FIFO or a
     socket at -o or --symbols was replaced too, and --cache on one gave a raw FileExistsError (exit 1)."""
     import socket
-
-    from cli_testing import cli_main
 
     node = tmp_path / f"node.{'json' if flag == '--symbols' else 'fatbin'}"
     if kind == "fifo":
