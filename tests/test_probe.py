@@ -7,13 +7,14 @@ The GPU runs the same matrix (tests/gpu/test_probe_gpu.py); docs/probe/ holds th
 from __future__ import annotations
 
 import json
+import re
 import signal
 import struct
 from pathlib import Path
 
 import pytest
 
-from cuda_fatbin import RULES, _probe, read_fatbin
+from cuda_fatbin import RULES, Arch, _probe, read_fatbin
 from cuda_fatbin._probe import Builder, Case, Entry, NotObservable, build_case, matrix, predict
 from cuda_fatbin._reader import iter_fatbins
 
@@ -29,11 +30,68 @@ def builder() -> Builder:
     return Builder(ptx_isa="9.0")
 
 
+_KIND = r"(cubin|ptx|reloc|ltoir|tile_ir)"
+_REL = r"(exact|compatible|lower2|lower|higher)"
+_SEG = rf"{_KIND} {_REL}(?: ([af]))?"
+_PAIR = re.compile(rf"^(?:force: |disable: )?{_SEG}(?: \+ {_SEG})?(?: \+ {_SEG})? <([\d,]+)>( spliced)? \[([a-z-]+)\]$")
+_SINGLE = re.compile(rf"^single {_SEG}: (sm_\w+) \[([a-z-]+)\]$")
+
+
+def _relation_holds(rel: str, arch: str, gpu: str) -> bool:
+    """What the case names say of an entry's arch, from the GPU's capability alone (not from _targets)."""
+    a, g = Arch.parse(arch), Arch.parse(gpu)
+    below = sorted({s for s in SMS if s // 10 < g.major})
+    return {
+        "exact": a.sm == g.sm,
+        "compatible": a.major == g.major and a.minor < g.minor,
+        "lower": a.major < g.major and a.sm == below[-1],
+        "lower2": a.major < g.major and len(below) > 1 and a.sm == below[-2],
+        "higher": a.sm > g.sm,
+    }[rel]
+
+
+def _check_name_describes_entries(case: Case, gpu: str) -> bool:
+    """A case named "<kind> <relation> [suffix] + ... <tags>[ spliced] [cache]" holds those entries; False if
+    the name is not of that form."""
+    m = _PAIR.match(case.name)
+    if m:
+        *segs, order, spliced, cache = m.groups()
+        parts = [tuple(segs[i : i + 3]) for i in range(0, 9, 3) if segs[i] is not None]
+        assert [e.tag for e in case.entries] == [int(t) for t in order.split(",")], case.name
+        assert sorted(e.tag for e in case.entries) == list(range(1, len(parts) + 1)), case.name
+        assert [e.container for e in case.entries] == (list(range(len(parts))) if spliced else [0] * len(parts))
+    else:
+        m = _SINGLE.match(case.name)
+        if not m:
+            return False
+        kind, rel, suffix, arch, cache = m.groups()
+        parts = [(kind, rel, suffix)]
+        assert [e.arch for e in case.entries] == [arch], case.name
+    assert case.cache == cache, case.name
+    for e in case.entries:
+        kind, rel, suffix = parts[e.tag - 1]
+        assert e.kind == kind and Arch.parse(e.arch).suffix == (suffix or ""), case.name
+        assert _relation_holds(rel, e.arch, gpu), (case.name, e.arch)
+    return True
+
+
 def test_matrix_names_are_unique_and_rules_known():
     for gpu in ("7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "11.0", "12.0", "12.1"):
         every = matrix(gpu, SMS, driver_cuda=(13, 0))
         assert len({c.name for c in every}) == len(every), gpu
         assert {c.rule for c in every} <= set(RULES), gpu
+        # the name says what the case holds: every kind, arch relation, suffix, order and container
+        named = [c for c in every if _check_name_describes_entries(c, gpu)]
+        assert len(named) >= 20, (gpu, len(named))
+        if Arch.parse(gpu).sm >= 100:  # family archs exist from 10.0 (nvcc, CUDA 12.9): their cases are built
+            assert [c.name for c in named if c.name.startswith("cubin exact f + cubin exact <2,1>")], gpu
+            assert [c.name for c in named if c.name.startswith("ptx exact f + ptx exact <1,2>")], gpu
+        if [s for s in SMS if s // 10 == Arch.parse(gpu).major and s < Arch.parse(gpu).sm]:  # a lower minor
+            assert [c.name for c in named if c.name.startswith("cubin compatible + ptx exact <2,1>")], gpu
+    # without a driver version, the ISA cases are named as what the GPU run cannot show
+    unknown = [c.name for c in matrix("9.0", SMS) if not c.entries]
+    assert [n for n in unknown if n.startswith("PTX ISA newer than the driver") and "driver version unknown" in n]
+    assert not [c for c in matrix("9.0", SMS) if "new ISA" in c.name or "ISA alone" in c.name]
     cases = matrix("9.0", SMS, driver_cuda=(13, 0))
     # every tie group in every order: 2 entries in both orders, 3 entries in all 6
     ties = [
