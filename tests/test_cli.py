@@ -322,3 +322,82 @@ def test_import_is_cheap_in_fact():
     heavy = {"dataclasses", "typing", "inspect", "json", "pathlib", "cuda_fatbin._program", "cuda_fatbin._fatbin",
              "cuda_fatbin._multiarch", "cuda_fatbin._cache", "cuda_fatbin._bundle", "cuda_fatbin._select"}  # fmt: skip
     assert not heavy & set(loaded), heavy & set(loaded)
+
+
+SCALED = r"""
+template <typename T> __global__ void scale(T* x, T a) { x[0] *= a; }
+static_assert(SCALE == 2, "SCALE must be 2");
+extern "C" __global__ void k(int* p) { p[0] = SCALE; }
+"""
+
+
+def test_defines_carry_their_values_and_spec_options_accumulate(tmp_path):
+    """A stranger's patches: -D NAME=VALUE lost its value; a repeated --ptx-for kept only the first."""
+    src = tmp_path / "s.cu"
+    src.write_text(SCALED)
+    cli("compile", src, "--arch", "80", "-D", "SCALE=2", "-o", tmp_path / "a.fatbin", "-q", check=0)
+    assert "SCALE must be 2" in cli("compile", src, "--arch", "80", "-D", "SCALE=3", "-o", tmp_path / "b.fatbin",
+                                    check=1).stderr  # fmt: skip
+    plan = cli("compile", src, "--arch", "80", "--arch", "90", "--ptx-for", "80", "--ptx-for", "90", "--dry-run",
+               "-o", tmp_path / "c.fatbin", check=0).stdout  # fmt: skip
+    assert "=> ptx sm_80" in plan and "=> ptx sm_90" in plan and plan.startswith("4 job(s), 4 entries")
+    # group mode (one front end, SASS from its PTX) still returns the lowered names
+    res = cli("compile", src, "--group", "--arch", "80;86", "--ptx-for", "none", "--name-expression", "scale<float>",
+              "--symbols", "-", "-DSCALE=2", "-o", tmp_path / "g.fatbin", "-q", check=0)  # fmt: skip
+    assert json.loads(res.stdout) == {"scale<float>": "_Z5scaleIfEvPT_S0_"}
+
+
+def test_which_with_ptx_jit_disabled_depends_on_the_jit_cache(tmp_path):
+    """CUDA_DISABLE_PTX_JIT=1 still loads PTX whose JIT output is cached (docs/probe: rule jit_cache)."""
+    src = tmp_path / "s.cu"
+    src.write_text(SCALED)
+    ptx_only = tmp_path / "p.fatbin"
+    cli("compile", src, "--arch", "compute_80", "-DSCALE=2", "-o", ptx_only, "-q", check=0)
+    warm = cli("which", ptx_only, "--gpu", "80", "--disable-ptx-jit", "--jit-cache", "warm", check=0)
+    assert "from the JIT cache" in warm.stdout and "every GPU is covered" in warm.stderr
+    cold = cli("which", ptx_only, "--gpu", "80", "--disable-ptx-jit", "--jit-cache", "cold", check=1)
+    assert "CUDA_DISABLE_PTX_JIT=1 ignores PTX" in cold.stdout
+
+
+def test_inputs_that_block_or_hold_no_code_are_failed_inputs(tmp_path):
+    """A stranger's attack: a FIFO as a source or part blocked compile and build for ever; a cut cubin given
+    with --part was a usage error (2); extract -o on a file printed a raw FileExistsError; scan's rows name
+    each input it could not read."""
+    import os
+
+    fifo = tmp_path / "f"
+    os.mkfifo(fifo)
+    cubin = Path(__file__).parent / "data" / "nvrtc129_sm_80.cubin"
+    out = tmp_path / "a.fatbin"
+    for args in (["build", fifo, "-o", out], ["build", "--part", f"kind=cubin,file={fifo}", "-o", out],
+                 ["compile", fifo, "--lang", "c++", "--arch", "80", "-o", out]):  # fmt: skip
+        assert "a FIFO, not a regular file" in cli(*args, check=1).stderr
+    cut = tmp_path / "cut.cubin"
+    cut.write_bytes(cubin.read_bytes()[:100])
+    assert "malformed cubin" in cli("build", "--part", f"kind=cubin,file={cut}", "-o", out, check=1).stderr
+    assert "malformed cubin" in cli("build", cut, "-o", out, check=1).stderr
+    assert not out.exists()
+    afile = tmp_path / "afile"
+    afile.write_bytes(b"keep")
+    err = cli("extract", cubin, "-o", afile, check=1).stderr
+    assert "-o names the folder to write into" in err and "Error" not in err and afile.read_bytes() == b"keep"
+    res = cli("scan", fifo, cubin, "--gpu", "80", check=1)
+    assert "1 input(s) could not be read" in res.stdout and f"{fifo}: OSError: a FIFO" in res.stdout
+
+
+def test_names_and_compiler_logs_reach_stderr_escaped(tmp_path):
+    """A stranger's attack: a file name or a compiler log line holding ESC reached the terminal raw."""
+    evil = "e\x1b[31mx"
+    assert "\x1b" not in cli("compile", tmp_path / f"{evil}.cu", "--arch", "80", "-o", tmp_path / "a.fatbin",
+                             check=1).stderr  # fmt: skip
+    bad = tmp_path / f"bad{evil}.cu"
+    bad.write_text("int x = ;\n")
+    err = cli("compile", bad, "--arch", "80", "-o", tmp_path / "b.fatbin", check=1).stderr
+    assert "bade\\x1b[31mx.cu(1): error" in err and "\x1b" not in err
+    assert "\n" in err.strip()  # the log keeps its lines
+    warn = tmp_path / f"w{evil}.cu"
+    warn.write_text('extern "C" __global__ void k(int* p) { int unused; p[0] = 1; }\n')
+    err = cli("compile", warn, "--arch", "80", "-o", tmp_path / "w.fatbin", check=0).stderr
+    assert "warning" in err and "\x1b" not in err and "we\\x1b[31mx.cu" in err
+    assert "\x1b" not in cli("build", tmp_path / f"{evil}.cubin", "-o", tmp_path / "c.fatbin", check=1).stderr
+    assert "\x1b" not in cli("extract", tmp_path / f"{evil}.fatbin", "-o", tmp_path / "d", check=1).stderr

@@ -74,7 +74,7 @@ class _Warnings:
         for line in body.splitlines():
             if _WARNING.search(line) and line not in self.seen:
                 self.seen.add(line)
-                print(f"cuda-fatbin compile: {head.strip()} {line.strip()}", file=self.out)
+                print(f"cuda-fatbin compile: {_shown(head.strip())} {_shown(line.strip())}", file=self.out)
 
 
 class _Progress:
@@ -427,7 +427,7 @@ def cmd_extract(args: argparse.Namespace) -> int:
     kinds = [k for spec in args.kind for k in spec.replace(";", ",").split(",") if k] or None
     failed: list[str] = []
     if args.file != "-" and not os.path.lexists(args.file):
-        raise Failure(f"{args.file}: no such file")
+        raise Failure(f"{_shown(args.file)}: no such file")
     try:
         written = extract_entries(
             args.file, args.output, kinds=kinds, archs=archs, force=args.force, embedded=args.embedded,
@@ -435,6 +435,9 @@ def cmd_extract(args: argparse.Namespace) -> int:
         )  # fmt: skip
     except ExtractError as e:
         raise Failure(_shown(e)) from None
+    except OSError as e:  # -o names a file, a FIFO, a folder that cannot be made
+        raise Failure(f"-o {_shown(args.output)}: {e.strerror or e}; -o names the folder to write into, which is "
+                      f"made if missing") from None  # fmt: skip
     if args.json:  # schemas/extract.json
         _print_json({"schema": JSON_SCHEMA, "file": args.file, "output": args.output,
                      "written": [os.fspath(p) for p in written], "failed": failed})  # fmt: skip
@@ -545,8 +548,22 @@ def _fatbin_options(args: argparse.Namespace) -> FatbinOptions:
     )
 
 
+MAX_INPUT_BYTES = 4 << 30
+"""The largest source or part ``compile`` and ``build`` read (they read each whole)."""
+
+
+def _read_input(path: str | os.PathLike[str]) -> bytes:
+    """A source or part, read whole: a regular file (a symlink to one is followed) of at most
+    ``MAX_INPUT_BYTES``; a FIFO or device is refused, not waited on (``_files.read_regular``)."""
+    from ._files import read_regular
+
+    try:
+        return read_regular(path, MAX_INPUT_BYTES, follow=True)
+    except OSError as e:
+        raise Failure(f"{_shown(path)}: {e.strerror or e}") from None
+
+
 def _parse_part(spec: str) -> Part:
-    from pathlib import Path
 
     from ._fatbin import Part
 
@@ -559,15 +576,18 @@ def _parse_part(spec: str) -> Part:
     if "file" not in fields:
         raise UsageError(f"--part {spec!r}: file= is required")
     path = fields.pop("file")
-    try:
-        data = Path(path).read_bytes()
-    except OSError as e:
-        raise Failure(f"{path}: {e.strerror}") from None
+    data = _read_input(path)
+    if fields.get("kind") != "index":  # bytes of no known kind are a failed input (exit 1), as for plain files
+        from ._detect import detect
+
+        try:
+            detect(data)
+        except ValueError as e:
+            raise Failure(f"{_shown(path)}: {e}") from None
     return Part(data, **fields)
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from pathlib import Path
 
     from ._detect import detect
     from ._fatbin import build_fatbin
@@ -577,14 +597,11 @@ def cmd_build(args: argparse.Namespace) -> int:
     _check_json_output(args)
     files = []
     for path in args.parts:  # a missing or unrecognised input is a failed build (exit 1), not a bad command line
-        try:
-            data = Path(path).read_bytes()
-        except OSError as e:
-            raise Failure(f"{path}: {e.strerror}") from None
+        data = _read_input(path)
         try:
             detect(data)
         except ValueError as e:
-            raise Failure(f"{path}: {e}") from None
+            raise Failure(f"{_shown(path)}: {e}") from None
         files.append(path)
     parts = files + [_parse_part(p) for p in args.part]
     if not parts:
@@ -662,13 +679,10 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from ._program import Program, ProgramOptions
 
     src = Path(args.source)
-    try:
-        code = src.read_bytes()
-    except OSError as e:
-        raise Failure(f"{src}: {e.strerror}") from None
+    code = _read_input(src)
     lang = args.lang or _LANGS.get(src.suffix.lower())
     if lang is None:
-        raise UsageError(f"cannot tell the language of {src.name}; pass --lang c++|ptx|nvvm")
+        raise UsageError(f"cannot tell the language of {_shown(src.name)}; pass --lang c++|ptx|nvvm")
     cache_dir = _cache_options(args)
     if args.dry_run and getattr(args, "json", False):
         raise UsageError("--dry-run prints the plan as text and --json describes what a compile wrote: use one")
@@ -1089,7 +1103,8 @@ def _error(args: argparse.Namespace, exc: BaseException, line: str) -> None:
         import traceback
 
         traceback.print_exception(exc)
-    print(f"cuda-fatbin {args.command}: {line}", file=sys.stderr)
+    shown = "\n".join(_shown(part) for part in line.split("\n"))  # names and compiler logs come from inputs
+    print(f"cuda-fatbin {args.command}: {shown}", file=sys.stderr)
 
 
 if __name__ == "__main__":
