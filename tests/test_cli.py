@@ -401,3 +401,12 @@ def test_names_and_compiler_logs_reach_stderr_escaped(tmp_path):
     assert "warning" in err and "\x1b" not in err and "we\\x1b[31mx.cu" in err
     assert "\x1b" not in cli("build", tmp_path / f"{evil}.cubin", "-o", tmp_path / "c.fatbin", check=1).stderr
     assert "\x1b" not in cli("extract", tmp_path / f"{evil}.fatbin", "-o", tmp_path / "d", check=1).stderr
+
+
+def test_jobs_must_be_a_positive_whole_number(tmp_path):
+    """A stranger's attack: -j 0 was refused in the library's words ("max_workers must be ...")."""
+    for command in (["scan", tmp_path, "--gpu", "80"], ["compile", tmp_path / "k.cu", "--arch", "80", "-o",
+                                                        tmp_path / "k.fatbin"], ["probe"]):  # fmt: skip
+        for bad in ("0", "-1", "abc"):
+            err = cli(*command, "-j", bad, check=2).stderr
+            assert "-j/--jobs: expected a whole number of at least 1" in err and "max_workers" not in err

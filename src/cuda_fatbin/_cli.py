@@ -940,7 +940,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ptx-for", action="append", metavar="SPEC",
                    help="archs to embed PTX for (default: the newest; 'none' for none; repeatable)")  # fmt: skip
     p.add_argument("--ltoir-for", action="append", metavar="SPEC", help="archs to embed LTO-IR for (repeatable)")
-    p.add_argument("-j", "--jobs", type=int, help="parallel compile jobs (default: the CPU count)")
+    p.add_argument("-j", "--jobs", type=_positive_int, help="parallel compile jobs (default: the CPU count)")
     p.add_argument("--group", action="store_true", help="one front end per virtual arch, nvJitLink per real arch")
     p.add_argument("-X", "--nvrtc-option", action="append", default=[], metavar="OPT",
                    help="pass an option to NVRTC as is (repeatable), e.g. -X=--use_fast_math")  # fmt: skip
@@ -1003,7 +1003,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compute capabilities, e.g. '75;80;86;89;90;100;120', or 'installed' (repeatable)")  # fmt: skip
     p.add_argument("--driver", help="driver: CUDA version ('12.4') or driver version ('550.54.14')")
     p.add_argument("--no-embedded", action="store_true", help="skip the search for fatbins stored as data")
-    p.add_argument("-j", "--jobs", type=int, help="worker processes (default: the CPU count)")
+    p.add_argument("-j", "--jobs", type=_positive_int, help="worker processes (default: the CPU count)")
     p.add_argument("--json", action="store_true", help="machine-readable output (docs/cli.md)")
     p.add_argument("--wide", action="store_true", help="one line per row, however wide (no wrapping to the terminal)")
     p.set_defaults(func=cmd_scan)
@@ -1025,10 +1025,23 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("probe", help="check the selection model on this GPU: run tagged fatbins, compare (minutes)")
     p.add_argument("--case", action="append", default=[], metavar="TEXT",
                    help="run only the cases whose name contains TEXT (repeatable)")  # fmt: skip
-    p.add_argument("-j", "--jobs", type=int, help="cases run at once, each in its own process (default: CPU count)")
+    p.add_argument(
+        "-j", "--jobs", type=_positive_int, help="cases run at once, each in its own process (default: CPU count)"
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output (schemas/probe.json)")
     p.set_defaults(func=cmd_probe)
     return parser
+
+
+def _positive_int(text: str) -> int:
+    """``-j N``: a whole number of at least 1 (argparse names the option in its error)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
 
 
 def _join_option_values(argv: list[str]) -> list[str]:
