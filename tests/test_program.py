@@ -125,6 +125,17 @@ def test_group_mode_shares_the_front_end(cuobjdump):
     }  # fmt: skip
 
 
+def test_group_mode_leaves_a_and_f_archs_alone():
+    """A stranger's patch (caught only by a random draw): in group mode sm_90a SASS was linked from
+    compute_90 PTX. Arch-specific (``a``) and family (``f``) SASS needs its own virtual arch (nvcc:
+    "compute_90a" for sm_90a; CUDA C++ Programming Guide, "Feature Availability"): each is its own job."""
+    plan = plan_fatbin("90;90a;100;100f;103a", ptx_for="none", group=True, supported=range(200))
+    alone = {str(j.arch): j for j in plan.jobs if j.arch.suffix}
+    assert sorted(alone) == ["sm_100f", "sm_103a", "sm_90a"]
+    assert all(j.front == "nvrtc" and j.target == "cubin" and not j.link for j in alone.values())
+    assert not [a for j in plan.jobs for a in j.link if a.suffix]
+
+
 def test_gencode_groups_build_sass_from_the_virtual_arch():
     spec = "-gencode arch=compute_80,code=[sm_80,sm_86] -gencode arch=compute_90,code=[sm_90,compute_90]"
     plan = plan_fatbin(spec)
