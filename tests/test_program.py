@@ -466,6 +466,50 @@ def test_job_failures_survive_pickling():
         "nvrtcCompileProgram failed", "k.cu(1): error"))  # fmt: skip
 
 
+def test_compile_errors_survive_pickling_with_their_hint():
+    """dask and process pools send FatbinCompileError back pickled: failures, hint and text must arrive."""
+    import pickle
+
+    e = FatbinCompileError([("NVRTC sm_80 -> cubin", "k.cu(1): error")], hint="pip install x")
+    back = pickle.loads(pickle.dumps(e))
+    assert type(back) is FatbinCompileError
+    assert (back.failures, back.hint, str(back)) == (e.failures, "pip install x", str(e))
+    assert str(back).endswith("\npip install x")
+
+
+def _sleep_then(seconds: float) -> float:
+    import time
+
+    time.sleep(seconds)
+    return seconds
+
+
+def test_terminate_workers_kills_running_compiles_and_returns_at_once():
+    """Ctrl-C stops a process pool's running compiles (docs/cli.md): its workers are killed, not waited for."""
+    import concurrent.futures as cf
+    import multiprocessing
+    import time
+
+    from cuda_fatbin._multiarch import _terminate_workers
+
+    for native in (True, False):  # Python 3.14's terminate_workers, and the fallback that kills each process
+        pool = cf.ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"))
+        running = [pool.submit(_sleep_then, 60) for _ in range(2)]
+        queued = pool.submit(_sleep_then, 60)
+        while len(pool._processes or {}) < 2:
+            time.sleep(0.05)
+        workers = list(pool._processes.values())
+        if not native and hasattr(pool, "terminate_workers"):
+            pool.terminate_workers = None  # not callable: the fallback path
+        t0 = time.monotonic()
+        _terminate_workers(pool)
+        for w in workers:
+            w.join(10)
+        assert time.monotonic() - t0 < 30 and all(not w.is_alive() for w in workers)  # not the 60 s of a job
+        cf.wait([*running, queued], timeout=30)
+        assert all(f.done() for f in [*running, queued])
+
+
 def test_compile_error_text_lists_each_job_and_its_log():
     e = FatbinCompileError([("NVRTC sm_80 -> cubin", "error one\n"), ("NVRTC sm_90 -> cubin", "  error two  ")])
     assert str(e) == (
