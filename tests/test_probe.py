@@ -208,7 +208,9 @@ def test_probe_report_and_cli(monkeypatch, capsys, builder):
     assert main(["probe", "--case", "single ptx lower"]) == 1
     out = capsys.readouterr().out
     assert "NO" in out and "disagreement" in out
-    assert main(["probe", "--jobs", "0"]) == 2
+    with pytest.raises(SystemExit) as stop:  # argparse refuses it: a usage error
+        main(["probe", "--jobs", "0"])
+    assert stop.value.code == 2
 
 
 @pytest.mark.parametrize("path", RECORDED, ids=[p.name for p in RECORDED])

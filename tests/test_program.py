@@ -498,16 +498,16 @@ def test_terminate_workers_kills_running_compiles_and_returns_at_once():
         queued = pool.submit(_sleep_then, 60)
         while len(pool._processes or {}) < 2:
             time.sleep(0.05)
-        workers = list(pool._processes.values())
+        time.sleep(0.5)  # both jobs started
         if not native and hasattr(pool, "terminate_workers"):
             pool.terminate_workers = None  # not callable: the fallback path
         t0 = time.monotonic()
         _terminate_workers(pool)
-        for w in workers:
-            w.join(10)
-        assert time.monotonic() - t0 < 30 and all(not w.is_alive() for w in workers)  # not the 60 s of a job
-        cf.wait([*running, queued], timeout=30)
-        assert all(f.done() for f in [*running, queued])
+        # a killed worker breaks the pool: its jobs end now, with an error, not after their 60 s
+        # (is_alive() is no witness: the pool's own thread reaps the workers, racing a join here)
+        done, _ = cf.wait([*running, queued], timeout=30)
+        assert len(done) == 3 and time.monotonic() - t0 < 30
+        assert all(f.cancelled() or isinstance(f.exception(), Exception) for f in done)
 
 
 def test_compile_error_text_lists_each_job_and_its_log():
