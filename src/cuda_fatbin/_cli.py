@@ -435,9 +435,11 @@ def cmd_extract(args: argparse.Namespace) -> int:
         )  # fmt: skip
     except ExtractError as e:
         raise Failure(_shown(e)) from None
-    except OSError as e:  # -o names a file, a FIFO, a folder that cannot be made
-        raise Failure(f"-o {_shown(args.output)}: {e.strerror or e}; -o names the folder to write into, which is "
-                      f"made if missing") from None  # fmt: skip
+    except OSError as e:  # the input, or -o naming a file, a FIFO, a folder that cannot be made
+        where = e.filename if e.filename is not None else args.output
+        hint = "; -o names the folder to write into, which is made if missing" if e.errno in (
+            errno.EEXIST, errno.ENOTDIR) else ""  # fmt: skip
+        raise Failure(f"{_shown(where)}: {e.strerror or e}{hint}") from None
     if args.json:  # schemas/extract.json
         _print_json({"schema": JSON_SCHEMA, "file": args.file, "output": args.output,
                      "written": [os.fspath(p) for p in written], "failed": failed})  # fmt: skip
