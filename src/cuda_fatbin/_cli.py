@@ -565,8 +565,20 @@ def _read_input(path: str | os.PathLike[str]) -> bytes:
         raise Failure(f"{_shown(path)}: {e.strerror or e}") from None
 
 
-def _parse_part(spec: str) -> Part:
+def _read_part(path: str, *, check_kind: bool = True) -> bytes:
+    """A part of ``build``, read by :func:`_read_input`; bytes of no known kind are a failed input (exit 1)."""
+    data = _read_input(path)
+    if check_kind:
+        from ._detect import detect
 
+        try:
+            detect(data)
+        except ValueError as e:
+            raise Failure(f"{_shown(path)}: {e}") from None
+    return data
+
+
+def _parse_part(spec: str) -> Part:
     from ._fatbin import Part
 
     fields = {}
@@ -578,20 +590,10 @@ def _parse_part(spec: str) -> Part:
     if "file" not in fields:
         raise UsageError(f"--part {spec!r}: file= is required")
     path = fields.pop("file")
-    data = _read_input(path)
-    if fields.get("kind") != "index":  # bytes of no known kind are a failed input (exit 1), as for plain files
-        from ._detect import detect
-
-        try:
-            detect(data)
-        except ValueError as e:
-            raise Failure(f"{_shown(path)}: {e}") from None
-    return Part(data, **fields)
+    return Part(_read_part(path, check_kind=fields.get("kind") != "index"), **fields)  # an index is text
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-
-    from ._detect import detect
     from ._fatbin import build_fatbin
 
     named = [item.partition("=")[2] for p in args.part for item in p.split(",") if item.startswith("file=")]
@@ -599,11 +601,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     _check_json_output(args)
     files = []
     for path in args.parts:  # a missing or unrecognised input is a failed build (exit 1), not a bad command line
-        data = _read_input(path)
-        try:
-            detect(data)
-        except ValueError as e:
-            raise Failure(f"{_shown(path)}: {e}") from None
+        _read_part(path)
         files.append(path)
     parts = files + [_parse_part(p) for p in args.part]
     if not parts:
