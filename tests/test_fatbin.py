@@ -578,3 +578,15 @@ def test_a_binding_without_the_function_names_its_version_or_says_it_is_unknown(
     monkeypatch.setattr(importlib.metadata, "version", missing)
     with pytest.raises(F.FatbinLibraryError, match="the installed cuda-bindings \\(unknown version\\) lacks"):
         F._require("add_tile_ir")
+
+
+def test_a_part_path_that_is_a_fifo_is_refused_not_waited_on(tmp_path):
+    """A stranger's attack on the command (a FIFO source blocked for ever) holds for the API's paths too."""
+    import os
+
+    fifo = tmp_path / "part.cubin"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match=r"part #0: cannot read .*part\.cubin.*: a FIFO, not a regular file"):
+        build_fatbin([fifo])
+    with pytest.raises(ValueError, match="a folder, not a regular file|directory"):
+        build_fatbin([str(tmp_path)])

@@ -550,14 +550,10 @@ def _fatbin_options(args: argparse.Namespace) -> FatbinOptions:
     )
 
 
-MAX_INPUT_BYTES = 4 << 30
-"""The largest source or part ``compile`` and ``build`` read (they read each whole)."""
-
-
 def _read_input(path: str | os.PathLike[str]) -> bytes:
     """A source or part, read whole: a regular file (a symlink to one is followed) of at most
-    ``MAX_INPUT_BYTES``; a FIFO or device is refused, not waited on (``_files.read_regular``)."""
-    from ._files import read_regular
+    ``_files.MAX_INPUT_BYTES``; a FIFO or device is refused, not waited on (``_files.read_regular``)."""
+    from ._files import MAX_INPUT_BYTES, read_regular
 
     try:
         return read_regular(path, MAX_INPUT_BYTES, follow=True)

@@ -809,9 +809,12 @@ def _is_object_code(obj: object) -> TypeGuard[ObjectCode]:
 
 
 def _read_path(path: str | os.PathLike[str], where: str) -> bytes:
+    """A part given as a path: a regular file (a symlink to one followed) of at most ``MAX_INPUT_BYTES``; a
+    FIFO or device is refused, not waited on."""
+    from ._files import MAX_INPUT_BYTES, read_regular
+
     try:
-        with open(path, "rb") as f:
-            return f.read()
+        return read_regular(path, MAX_INPUT_BYTES, follow=True)
     except OSError as e:
         raise ValueError(f"{where}: cannot read {os.fspath(path)!r}: {e.strerror or e}") from None
 

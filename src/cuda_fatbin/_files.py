@@ -55,6 +55,11 @@ DIR_FD = (
 )
 
 
+MAX_INPUT_BYTES = 4 << 30
+"""The largest artifact read whole by path: a source of ``cuda-fatbin compile``, a part of ``build`` or of
+:func:`~cuda_fatbin.build_fatbin` given as a path."""
+
+
 def identity(st: os.stat_result) -> tuple[int, int]:
     """What tells two names of one file from two files: ``(st_dev, st_ino)`` of a ``stat`` result.
 
