@@ -410,3 +410,28 @@ def test_jobs_must_be_a_positive_whole_number(tmp_path):
         for bad in ("0", "-1", "abc"):
             err = cli(*command, "-j", bad, check=2).stderr
             assert "-j/--jobs: expected a whole number of at least 1" in err and "max_workers" not in err
+
+
+def test_docs_list_every_option_as_the_parser_defines_it() -> None:
+    """docs/cli.md's option tables are the parser's: every command, spelling, value, default and help.
+
+    The tables are what ``--help`` shows users, so a changed help text, metavar, choice list or default
+    shows here; ``python scripts/cli-reference.py`` writes them again. Every option has a help text.
+    """
+    import argparse
+    import runpy
+
+    from cuda_fatbin._cli import build_parser
+
+    root = Path(__file__).resolve().parent.parent
+    script = runpy.run_path(str(root / "scripts" / "cli-reference.py"), run_name="cli_reference")
+    parser = build_parser()
+    doc = (root / "docs" / "cli.md").read_text(encoding="utf-8")
+    section = doc[doc.index(script["BEGIN"]) : doc.index(script["END"]) + len(script["END"])]
+    assert section == script["reference"](parser), "docs/cli.md is stale: run python scripts/cli-reference.py"
+    subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, sub in [("", parser), *subs.choices.items()]:
+        for action in sub._actions:
+            what = action.option_strings or action.dest
+            assert action.help or action is subs, f"cuda-fatbin {name} {what} has no help"
+    assert "| `--arch` | `SPEC` (required, repeatable) | archs in any spelling" in section  # the layout

@@ -836,13 +836,15 @@ def _add_fatbin_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--compress", dest="compress", action="store_true", default=None, help="compress entries")
     g.add_argument("--no-compress", dest="compress", action="store_false", help="store entries uncompressed")
     g.add_argument("--compress-all", action="store_true", help="compress every entry, even small ones")
-    g.add_argument("--compress-mode", choices=["default", "size", "speed", "balance", "none"])
+    g.add_argument("--compress-mode", choices=["default", "size", "speed", "balance", "none"],
+                   help="'speed' writes LZ4, the others zstd (CUDA 12.4+ drivers); libnvfatbin >= 12.6")  # fmt: skip
     g.add_argument("--concat", action="store_true", help="one compressed stream per kind (libnvfatbin >= 13.4)")
-    g.add_argument("--host", choices=["linux", "windows", "mac"])
-    g.add_argument("--address-bits", type=int, choices=[32, 64])
+    g.add_argument("--host", choices=["linux", "windows", "mac"], help="host system recorded in the entries")
+    g.add_argument("--address-bits", type=int, choices=[32, 64],
+                   help="host address size recorded in the entries (cubins must match it)")  # fmt: skip
     g.add_argument("-g", "--debug-info", dest="debug_info", action="store_true",
                    help="mark entries as carrying debug information")  # fmt: skip
-    g.add_argument("--producer", choices=["cuda", "opencl"])
+    g.add_argument("--producer", choices=["cuda", "opencl"], help="producer recorded in the entries")
 
 
 def _add_reading_options(p: argparse.ArgumentParser) -> None:
@@ -914,14 +916,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="archs in any spelling: '80;90;100+PTX', 'all-major', '80-real;90', 'arch=compute_80,code=[sm_80,sm_86]'")  # noqa: E501 # fmt: skip
     p.add_argument("-o", "--output", required=True, metavar="FILE",
                    help="the fatbin to write, whole or not at all ('-': standard output, not a terminal)")  # fmt: skip
-    p.add_argument("-I", "--include", action="append", default=[], metavar="DIR")
+    p.add_argument("-I", "--include", action="append", default=[], metavar="DIR",
+                   help="a folder to search for headers (repeatable; before the CUDA header folders)")  # fmt: skip
     p.add_argument(
         "--no-cuda-headers",
         dest="cuda_headers",
         action="store_false",
         help="do not add the CUDA runtime and CCCL header folders (found by cuda.pathfinder) after -I",
     )
-    p.add_argument("-D", "--define", action="append", default=[], metavar="NAME[=VALUE]")
+    p.add_argument("-D", "--define", action="append", default=[], metavar="NAME[=VALUE]",
+                   help="define a macro for the compile (repeatable)")  # fmt: skip
     p.add_argument("--std", help="C++ dialect, e.g. c++17")
     p.add_argument(
         "--name",
@@ -963,9 +967,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, metavar="FILE",
                    help="the fatbin to write, whole or not at all ('-': standard output, not a terminal)")  # fmt: skip
     p.add_argument("parts", nargs="*", metavar="FILE", help="cubin/PTX/LTO-IR/-rdc object files (detected)")
-    p.add_argument("--part", action="append", default=[], metavar="kind=K,arch=A,file=F[,identifier=I][,options=O]")
+    p.add_argument("--part", action="append", default=[], metavar="kind=K,arch=A,file=F[,identifier=I][,options=O]",
+                   help="a part of the kind and arch given, not detected (repeatable; elf means cubin)")  # fmt: skip
     p.add_argument("--allow-duplicates", action="store_true", help="allow the same kind, arch and identifier twice")
-    p.add_argument("-q", "--quiet", action="store_true")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("--json", action="store_true",
                    help="print what was written as JSON on standard output (schemas/build.json)")  # fmt: skip
     _add_fatbin_options(p)
@@ -1012,7 +1017,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="kinds to write: elf (or cubin), ptx, ltoir, reloc, tile_ir, index (repeatable)")  # fmt: skip
     p.add_argument("--arch", action="append", default=[], metavar="SPEC", help="only these archs (repeatable)")
     p.add_argument("--force", action="store_true", help="replace existing files (symlinks are never followed)")
-    p.add_argument("-q", "--quiet", action="store_true")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     p.add_argument("--json", action="store_true",
                    help="print the files written as JSON on standard output (schemas/extract.json)")  # fmt: skip
     _add_reading_options(p)
