@@ -509,6 +509,44 @@ def test_terminate_workers_kills_running_compiles_and_returns_at_once():
         assert len(done) == 3 and time.monotonic() - t0 < 30
         assert all(f.cancelled() or isinstance(f.exception(), Exception) for f in done)
 
+    # What a real pool cannot show on this Python: with Python 3.14's terminate_workers
+    # (https://docs.python.org/3.14/library/concurrent.futures.html) nothing else is done; without it, a
+    # worker already gone (OSError, or a handle without terminate) does not stop the others from being
+    # killed, and the shutdown neither waits nor leaves queued jobs to start.
+    class Model:
+        def __init__(self, native: bool, processes: dict[int, object] | None) -> None:
+            self.calls: list[str] = []
+            if native:
+                self.terminate_workers = lambda: self.calls.append("terminate_workers")
+            if processes is not None:
+                self._processes = processes
+
+        def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+            self.calls.append(f"shutdown: {'waits' if wait else 'returns'}, {'cancels' if cancel_futures else 'keeps'}")
+
+    class Gone:
+        def terminate(self) -> None:
+            raise ProcessLookupError("no such process")  # an OSError
+
+    class Alive:
+        def __init__(self, calls: list[str]) -> None:
+            self.calls = calls
+
+        def terminate(self) -> None:
+            self.calls.append("terminate")
+
+    native = Model(True, {1: Gone()})
+    _terminate_workers(native)  # type: ignore[arg-type]
+    assert native.calls == ["terminate_workers"]
+    for processes in (None, {}):  # a pool of another make, one with no worker
+        bare = Model(False, processes)
+        _terminate_workers(bare)  # type: ignore[arg-type]
+        assert bare.calls == ["shutdown: returns, cancels"]
+    killed = Model(False, None)
+    killed._processes = {1: Gone(), 2: object(), 3: Alive(killed.calls), 4: Alive(killed.calls)}
+    _terminate_workers(killed)  # type: ignore[arg-type]
+    assert killed.calls == ["terminate", "terminate", "shutdown: returns, cancels"]
+
 
 def test_compile_error_text_lists_each_job_and_its_log():
     e = FatbinCompileError([("NVRTC sm_80 -> cubin", "error one\n"), ("NVRTC sm_90 -> cubin", "  error two  ")])
