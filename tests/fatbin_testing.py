@@ -69,6 +69,14 @@ def _toolchain() -> str:
     return "\n".join(parts)
 
 
+def under_mutant() -> bool:
+    """Whether mutmut runs this process for one mutant (it names it in ``MUTANT_UNDER_TEST``).
+
+    Its passes over the unmutated code name no mutant: ``"stats"``, ``""`` (clean tests), ``"fail"``.
+    """
+    return "__mutmut_" in os.environ.get("MUTANT_UNDER_TEST", "")
+
+
 def process_tmp(name: str) -> Path:
     """A new folder that lives as long as this process (not one pytest session).
 
@@ -100,8 +108,12 @@ def once_per_process(fn):
     Its value is computed once per process and reused by later pytest sessions in the same process
     (mutation testing's forked runs), so a mutant's run does not recompile the oracles' inputs. It must
     put files in :func:`process_tmp` folders, not ``tmp_path_factory`` ones. With
-    ``CUDA_FATBIN_TEST_CACHE`` set, the value is also kept on disk, keyed by the fixture's source and
-    the toolchain.
+    ``CUDA_FATBIN_TEST_CACHE`` set, the value is also kept on disk, keyed by the fixture's source and the
+    toolchain (not the package's code: the folder serves one commit), and only when no mutant computed it.
+    Most of these fixtures run the package's own code (``artifacts`` compiles through
+    ``_multiarch._nvrtc``): a value a mutant made, kept for every later mutant, would fail their tests
+    whatever they changed (on a machine whose cache started empty, every mutant those tests reach was
+    counted as killed).
     """
 
     @functools.wraps(fn)
@@ -115,7 +127,8 @@ def once_per_process(fn):
                     _ONCE[key] = pickle.loads(path.read_bytes())
                 except FileNotFoundError:
                     _ONCE[key] = fn(*args, **kwargs)
-                    _store(path, pickle.dumps(_ONCE[key]))
+                    if not under_mutant():
+                        _store(path, pickle.dumps(_ONCE[key]))
             else:
                 _ONCE[key] = fn(*args, **kwargs)
         return _ONCE[key]
