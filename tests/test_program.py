@@ -720,6 +720,14 @@ def test_min_driver_messages_name_each_gap_and_every_fix(recwarn):
         "(or raise min_driver)"
     )
     Program(KERNEL_SRC, "c++").compile("fatbin", archs=["sm_80"], ptx_for=(), fatbin_options=zstd, min_driver="12.4")
+    # each GPU that cannot load its entry has its line, joined by " | "
+    both = refusal("12.0", archs=["sm_80", "sm_90"], ptx_for=(), fatbin_options=zstd)
+    assert both.count(" | ") == 1 and " driver; fix: compress with LZ4 " in both.split(" | ")[0]
+    second = both.split(" | ")[1]
+    assert second.startswith("compute capability 9.0 would load SASS sm_90, zstd, which needs a CUDA 12.4")
+    # at CUDA 12.4 itself zstd is no gap: a PTX entry too new for it is refused without the zstd fix
+    at = refusal("12.4", archs=["sm_80", "compute_90"], fatbin_options=zstd)
+    assert "compute capability 9.0 would load PTX compute_90" in at and "compress with LZ4" not in at
     with pytest.warns(UserWarning) as caught:
         Program(KERNEL_SRC, "c++").compile("fatbin", archs=["sm_80"], ptx_for=(), fatbin_options=zstd,
                                            min_driver="12.0", min_driver_action="warn")  # fmt: skip
@@ -778,6 +786,15 @@ def test_ptx_alone_names_nvrtcs_program_and_needs_no_log_sink():
     with pytest.raises(FatbinCompileError) as info:
         Program("int x = ;", "c++", ProgramOptions(arch="compute_80")).compile("ptx")
     assert "\ndefault_program(1): error: " in str(info.value)  # NVRTC's name for an unnamed program
+    # the ObjectCode carries the options' name, as upstream's compile gives it; an empty name is no name to
+    # NVRTC either (cuda.core's ProgramOptions: an unset name is "default_program")
+    for name in ("mine", ""):
+        obj = Program(src, "c++", ProgramOptions(arch="compute_80", name=name)).compile("ptx")
+        assert obj.name == name
+    assert Program(src, "c++", ProgramOptions(arch="compute_80")).compile("ptx").name == "default_program"
+    with pytest.raises(FatbinCompileError) as info:
+        Program("int x = ;", "c++", ProgramOptions(arch="compute_80", name="")).compile("ptx")
+    assert "\ndefault_program(1): error: " in str(info.value)
 
 
 def test_the_linker_is_given_the_program_options_it_understands(monkeypatch):
