@@ -133,3 +133,72 @@ def test_executor_must_submit():
     with pytest.raises(TypeError) as info:
         run_plan(PLAN, lambda job: (), executor=object())
     assert str(info.value) == "executor must be a concurrent.futures.Executor; got object"
+
+
+class _ThreadBackedProcessPool(cf.ProcessPoolExecutor):
+    """A process pool to run_plan's eyes whose jobs run in threads (the fake compiler cannot be pickled)."""
+
+    def __init__(self) -> None:
+        super().__init__(max_workers=1)
+        self._threads = cf.ThreadPoolExecutor(max_workers=2)
+
+    def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def, override]
+        return self._threads.submit(fn, *args, **kwargs)
+
+
+def test_ctrl_c_while_waiting_cancels_the_queue_and_stops_or_names_the_running_jobs(monkeypatch):
+    """Ctrl-C in the waiting thread (docs/cli.md, "Ctrl-C"): queued jobs never start; a process pool's running
+    compiles are killed (its workers terminated), a thread pool's cannot be, so the count of jobs still
+    running goes to the command's message; then the KeyboardInterrupt goes on to the caller."""
+    release = threading.Event()
+    started: list[str] = []
+    lock = threading.Lock()
+
+    def compile_(job, *args):
+        with lock:
+            started.append(str(job))
+            first = len(started) == 1
+        if not first:  # the first job ends at once; the others wait, running or queued
+            release.wait(30)
+        return JobResult(job, (), {}, "")
+
+    monkeypatch.setattr(_multiarch, "run_job", compile_)
+
+    def interrupt(done, total, job):
+        time.sleep(0.3)  # the freed worker has taken the third job: two run, two are queued
+        raise KeyboardInterrupt
+
+    said: list[int] = []
+    monkeypatch.setattr(_multiarch, "_on_interrupt", said.append)
+    terminated: list[object] = []
+    monkeypatch.setattr(_multiarch, "_terminate_workers", terminated.append)
+    plan = plan_fatbin(["sm_80", "sm_86", "sm_90", "sm_100", "sm_120"], ptx_for="none", supported=range(200))
+    assert len(plan.jobs) == 5
+    with cf.ThreadPoolExecutor(max_workers=2) as threads:
+        submitted: list[cf.Future[JobResult]] = []
+        original = threads.submit
+
+        def submit(fn, /, *args, **kwargs):  # type: ignore[no-untyped-def]
+            submitted.append(original(fn, *args, **kwargs))
+            return submitted[-1]
+
+        monkeypatch.setattr(threads, "submit", submit)
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                run_plan(plan, lambda job: (), executor=threads, progress=interrupt)
+            assert said == [2] and terminated == []  # two jobs running; a thread cannot be stopped
+            assert [f.cancelled() for f in submitted].count(True) == 2 and len(started) == 3  # the queue never starts
+        finally:
+            release.set()
+    release.clear()
+    said.clear()
+    started.clear()
+    pool = _ThreadBackedProcessPool()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_plan(plan, lambda job: (), executor=pool, progress=interrupt)
+        assert terminated == [pool] and said == []  # its workers are killed: nothing to wait for
+    finally:
+        release.set()
+        pool._threads.shutdown(wait=True)
+        pool.shutdown(wait=True)
