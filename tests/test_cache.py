@@ -325,3 +325,7 @@ def test_a_ptx_source_build_is_cached_per_job():
     assert bytes(warm.code) == bytes(cold.code)
     entries = read_fatbin(bytes(warm.code)).entries
     assert [(e.kind, str(e.arch)) for e in entries] == [("elf", "sm_80"), ("elf", "sm_86")]
+    # the same PTX as bytes (UTF-8, as documented) is the same program: cuda.core's key takes its text
+    program = Program(source.encode(), "ptx")
+    again = program.compile("fatbin", archs=["sm_80", "sm_86"], ptx_for=(), cache=cache)
+    assert program.last_cache_report.misses == () and bytes(again.code) == bytes(cold.code)
