@@ -9,15 +9,26 @@ out (its cores were all busy), find no test or not reach keeps this clone's verd
 merged modules without a kill goes to ``--left`` (default ``mutants/left.txt``), one per line, for
 ``mutmut run`` on this machine: the two machines' environments differ (a test skipped there for want of a
 library runs here).
+
+A kill of a mutant that ``tests/mutation/equivalent.toml`` records as equivalent (no test can tell it from
+the original) means the run there failed tests for another reason: the merge then takes nothing and exits 1.
+(It caught a run whose test cache held fixture values a mutant had made: tests/fatbin_testing.py.)
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import difflib
 import json
 import sys
 import tarfile
 from pathlib import Path
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
 
 NOT_KILLS = {None, 0, 2, 5, 33, 34, 36, 37, 24, -24, 152, 255}  # unchecked, survived, interrupted, no tests,
 # skipped, timeouts (SIGXCPU), type check; mutmut calls every other code "killed", "segfault" or "suspicious"
@@ -53,6 +64,40 @@ def _load_meta(raw: bytes, mine: dict, name: str) -> dict:
     return {"exit_code_by_key": {}, "hash_by_function_name": {}}
 
 
+def _added_lines(mutated_module: Path, names: set[str]) -> dict[str, str]:
+    """The lines each named mutant adds to its function, as ``mutmut show`` prints them (from mutants/src)."""
+    tree = ast.parse(mutated_module.read_text())
+    lines = mutated_module.read_text().splitlines()
+    bodies: dict[str, list[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            bodies[node.name] = lines[node.lineno : node.end_lineno]  # without the def line
+    out = {}
+    for key in names:
+        function, _, number = key.rpartition(".")[2].rpartition("__mutmut_")
+        orig, mutant = bodies.get(f"{function}__mutmut_orig"), bodies.get(f"{function}__mutmut_{number}")
+        if orig is not None and mutant is not None:
+            diff = difflib.ndiff(orig, mutant)
+            out[key] = "\n".join("+" + line[1:] for line in diff if line.startswith("+ "))
+    return out
+
+
+def equivalents_killed(module: str, kills: set[str]) -> list[str]:
+    """The killed mutants of ``module`` that the equivalent list says no test can kill."""
+    listed = tomllib.loads(Path("tests/mutation/equivalent.toml").read_text()).get("equivalent", [])
+    entries = [e for e in listed if e["function"].split(".")[1] == module]
+    suspects = {k for k in kills if any(k.startswith(e["function"] + "__mutmut_") for e in entries)}
+    if not suspects:
+        return []
+    added = _added_lines(Path("mutants/src/cuda_fatbin") / f"{module}.py", suspects)
+    return sorted(
+        f"{k}: {e['line']!r}"
+        for k in suspects
+        for e in entries
+        if k.startswith(e["function"] + "__mutmut_") and e["line"] in added.get(k, "")
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("metas", type=Path, help="the meta.tgz the other machine returned")
@@ -60,6 +105,7 @@ def main() -> int:
     parser.add_argument("--left", type=Path, default=Path("mutants/left.txt"))
     args = parser.parse_args()
     left: list[str] = []
+    merged: list[tuple[Path, dict, dict[str, int], str]] = []
     with tarfile.open(args.metas) as tar:
         for member in tar.getmembers():
             name = member.name
@@ -79,16 +125,24 @@ def main() -> int:
             same = {
                 fn for fn, h in mine["hash_by_function_name"].items() if theirs["hash_by_function_name"].get(fn) == h
             }
-            taken = 0
+            taken = {}
             for key, code in theirs["exit_code_by_key"].items():
                 function = key.rpartition("__mutmut_")[0].rpartition(".")[2]
                 if function in same and is_kill(code) and not is_kill(mine["exit_code_by_key"].get(key, 0)):
-                    mine["exit_code_by_key"][key] = code
-                    taken += 1
-            ours.write_text(json.dumps(mine))
-            rest = [k for k, c in mine["exit_code_by_key"].items() if not is_kill(c)]
-            left += rest
-            print(f"{module}: {taken} kills taken, {len(rest)} left unchecked")
+                    taken[key] = code
+            wrong = equivalents_killed(module, set(taken))
+            if wrong:
+                print(f"{module}: {len(wrong)} mutants recorded as equivalent were killed there; the run is not to be"
+                      " trusted (a test failing for another reason?), nothing merged:", file=sys.stderr)  # fmt: skip
+                print("\n".join(f"  {w}" for w in wrong[:20]), file=sys.stderr)
+                return 1
+            merged.append((ours, mine, taken, module))
+    for ours, mine, taken, module in merged:
+        mine["exit_code_by_key"].update(taken)
+        ours.write_text(json.dumps(mine))
+        rest = [k for k, c in mine["exit_code_by_key"].items() if not is_kill(c)]
+        left += rest
+        print(f"{module}: {len(taken)} kills taken, {len(rest)} left unchecked")
     args.left.write_text("".join(f"{n}\n" for n in left))
     print(f"{len(left)} names in {args.left}")
     return 0
