@@ -59,8 +59,15 @@ def test_hits_misses_and_adding_an_arch(include_dir):
     assert bytes(warm.code) == bytes(cold.code)
     assert warm.symbol_mapping == cold.symbol_mapping == {  # name expressions survive a hit
         "scale<float>": b"_Z5scaleIfEvPT_S0_i", "scale<double>": b"_Z5scaleIdEvPT_S0_i"}  # fmt: skip
-    more, report, _ = compile_(cache, include_dir, ["sm_80", "sm_90", "sm_100"])
+    done: list[str] = []
+    more, report, _ = compile_(
+        cache, include_dir, ["sm_80", "sm_90", "sm_100"], progress=lambda i, n, job: done.append(str(job))
+    )
     assert report.misses == ("NVRTC sm_100 -> cubin",) and len(report.hits) == 2  # exactly one job compiled
+    assert done == ["NVRTC sm_100 -> cubin"]  # the compile's own arguments (progress here) reach the misses' run
+    # a miss before a hit in the plan's order: the hit is still found
+    _, report, _ = compile_(cache, include_dir, ["sm_75", "sm_80"])
+    assert report.misses == ("NVRTC sm_75 -> cubin",) and report.hits == ("NVRTC sm_80 -> cubin",)
     uncached = Program(SRC, "c++", ProgramOptions(include_path=[str(include_dir)])).compile(
         "fatbin", NAMES, archs=["sm_80", "sm_90", "sm_100"], ptx_for=()
     )

@@ -777,6 +777,10 @@ def test_cpp_to_ptx_alone_writes_nvrtcs_warnings_and_hints_a_missing_header():
         "cuda_fp16.h is a CUDA header: drop cuda_headers=False (--no-cuda-headers), or pass its folder in "
         "include_path (-I)"
     )
+    # with the CUDA header folders searched (the default), a CUDA header they lack: newer headers are the fix
+    with pytest.raises(FatbinCompileError) as info:
+        Program("#include <cuda_fp99.h>\n", "c++", ProgramOptions(arch="compute_80")).compile("ptx")
+    assert info.value.hint.startswith("cuda_fp99.h is a CUDA header, not found in the CUDA header folders (")
 
 
 def test_ptx_alone_names_nvrtcs_program_and_needs_no_log_sink():
