@@ -832,3 +832,16 @@ def test_a_compile_without_an_arch_asks_the_first_gpu(monkeypatch):
     assert [str(e.arch) for e in read_fatbin(bytes(obj.code)).entries] == ["sm_86"]
     assert asked == [("a compile without ProgramOptions.arch",
                       "pass ProgramOptions(arch='sm_XX'), or compile to 'fatbin' with archs=[...]")]  # fmt: skip
+
+
+def test_jobs_whose_name_expressions_resolve_differently_are_both_named():
+    """A name expression can mangle differently per arch (a typedef under ``#if __CUDA_ARCH__``): the one
+    ObjectCode cannot map it both ways, and the error names the two jobs that disagree."""
+    from cuda_fatbin._multiarch import JobResult
+    from cuda_fatbin._program import _assemble
+
+    a, b = plan_fatbin(["sm_80", "sm_90"], ptx_for=(), supported=range(200)).jobs
+    results = [JobResult(a, (), {"k<T>": b"_Z1kIfEvv"}, ""), JobResult(b, (), {"k<T>": b"_Z1kIdEvv"}, "")]
+    with pytest.raises(ValueError) as info:
+        _assemble(results, None, None)
+    assert str(info.value) == (f"symbol mapping conflict for 'k<T>': {a} maps it to b'_Z1kIfEvv', {b} to b'_Z1kIdEvv'")
