@@ -845,3 +845,14 @@ def test_jobs_whose_name_expressions_resolve_differently_are_both_named():
     with pytest.raises(ValueError) as info:
         _assemble(results, None, None)
     assert str(info.value) == (f"symbol mapping conflict for 'k<T>': {a} maps it to b'_Z1kIfEvv', {b} to b'_Z1kIdEvv'")
+
+
+def test_an_unnamed_programs_fatbin_errors_use_nvrtcs_default_name():
+    """An empty name is no name (cuda.core's ProgramOptions: unset is "default_program"): every job's NVRTC
+    program is called that, as a single-arch compile's is."""
+    with pytest.raises(FatbinCompileError) as info:
+        Program("int x = ;", "c++", ProgramOptions(name="")).compile("fatbin", archs=["sm_80"], ptx_for=())
+    assert "\ndefault_program(1): error: " in str(info.value)
+    with pytest.raises(FatbinCompileError) as info:
+        Program("int x = ;", "c++", ProgramOptions(name="k.cu")).compile("fatbin", archs=["sm_80"], ptx_for=())
+    assert "\nk.cu(1): error: " in str(info.value)
