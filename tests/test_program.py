@@ -212,7 +212,12 @@ def test_one_failure_cancels_the_rest():
 @pytest.mark.parametrize(
     "kwargs, error, words",
     [
-        ({}, ValueError, "needs archs="),
+        (
+            {},
+            ValueError,
+            "compile('fatbin') needs archs=, e.g. archs=['sm_80', 'sm_90'] or archs='all-major'; it never "
+            "picks a single arch silently",
+        ),
         ({"archs": ["sm_9x"]}, ValueError, "not an arch: 'sm_9x'"),
         ({"archs": ["sm_50"]}, ValueError, "sm_50 is not supported by the installed compiler; supported: sm_75"),
         ({"archs": ["sm_80"], "ptx_for": ["sm_90"]}, ValueError, "ptx_for names sm_90, which is not in archs"),
