@@ -861,3 +861,18 @@ def test_an_unnamed_programs_fatbin_errors_use_nvrtcs_default_name():
     with pytest.raises(FatbinCompileError) as info:
         Program("int x = ;", "c++", ProgramOptions(name="k.cu")).compile("fatbin", archs=["sm_80"], ptx_for=())
     assert "\nk.cu(1): error: " in str(info.value)
+
+
+def test_a_group_builds_link_jobs_get_the_program_options_the_linker_has():
+    """group=True: one PTX per virtual arch, linked to each SASS by nvJitLink, which gets the ProgramOptions
+    it understands (max_register_count, lineinfo, ...) for every arch it links."""
+    from cuda.core import LinkerOptions
+
+    program = Program(KERNEL_SRC, "c++", ProgramOptions(max_register_count=32, lineinfo=True, std="c++17"))
+    [job] = program.plan(["sm_80", "sm_86"], ptx_for=(), group=True).jobs
+    assert [str(a) for a in job.link] == ["sm_80", "sm_86"]
+    link = program._job_args(())(job)[3]
+    assert link == {
+        a: tuple(LinkerOptions(arch=str(a), max_register_count=32, lineinfo=True).as_bytes("nvjitlink"))
+        for a in job.link
+    }
