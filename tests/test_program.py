@@ -257,8 +257,9 @@ def test_arch_option_conflicts_with_archs():
     )
     with pytest.raises(ValueError, match="apply to 'fatbin'"):
         Program(KERNEL_SRC, "c++", ProgramOptions(arch="sm_80")).compile("cubin", archs=["sm_90"])
-    with pytest.raises(ValueError, match="ltoir_for"):
+    with pytest.raises(ValueError) as info:
         Program(KERNEL_SRC, "c++", ProgramOptions(link_time_optimization=True)).compile("fatbin", archs=["sm_90"])
+    assert str(info.value) == "ProgramOptions.link_time_optimization applies to 'ltoir'; for fatbins use ltoir_for="
 
 
 def test_options_reach_every_job():
