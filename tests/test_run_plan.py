@@ -165,7 +165,10 @@ def test_ctrl_c_while_waiting_cancels_the_queue_and_stops_or_names_the_running_j
     monkeypatch.setattr(_multiarch, "run_job", compile_)
 
     def interrupt(done, total, job):
-        time.sleep(0.3)  # the freed worker has taken the third job: two run, two are queued
+        deadline = time.monotonic() + 30
+        while len(started) < 3 and time.monotonic() < deadline:  # the freed worker takes the third job
+            time.sleep(0.01)
+        time.sleep(0.05)  # and runs it (started is appended to first): two run, two are queued
         raise KeyboardInterrupt
 
     said: list[int] = []
