@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import concurrent.futures as cf
+import gc
 import io
 import multiprocessing
 import re
@@ -881,3 +882,34 @@ def test_a_group_builds_link_jobs_get_the_program_options_the_linker_has():
         a: tuple(LinkerOptions(arch=str(a), max_register_count=32, lineinfo=True).as_bytes("nvjitlink"))
         for a in job.link
     }
+
+
+def test_name_expressions_may_be_bytes_and_must_be_strings():
+    """Name expressions as cuda.core takes them: str or bytes (UTF-8), mapped under their text."""
+    src = 'extern "C" __global__ void plain() {}\ntemplate <typename T> __global__ void k(T* p) { p[0] = 1; }'
+    obj = Program(src, "c++").compile("fatbin", [b"k<float>", "k<int>"], archs=["sm_80"], ptx_for=())
+    assert obj.symbol_mapping == {"k<float>": b"_Z1kIfEvPT_", "k<int>": b"_Z1kIiEvPT_"}
+    with pytest.raises(TypeError) as info:
+        Program(src, "c++").compile("fatbin", ["k<int>", 3], archs=["sm_80"], ptx_for=())
+    assert str(info.value) == "name_expressions must be strings; got int (3)"
+
+
+# cuda.core 1.2.2's Program.__dealloc__, run when the traceback holding the failed upstream program goes,
+# raises an AttributeError that Python reports as unraisable (not seen outside pytest)
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_single_arch_compile_that_misses_a_cuda_header_gets_the_hint_as_a_note():
+    """Upstream's compile (one cubin) raises its own NVRTCError: the hint goes on it as a note (Python >= 3.11,
+    PEP 678); the error itself is left as upstream made it."""
+    from cuda.core._utils.cuda_utils import NVRTCError
+
+    program = Program("#include <cuda_fp16.h>\n", "c++", ProgramOptions(arch="sm_80"), cuda_headers=False)
+    with pytest.raises(NVRTCError) as info:
+        program.compile("cubin")
+    assert 'could not open source file "cuda_fp16.h"' in str(info.value)
+    if sys.version_info >= (3, 11):
+        assert info.value.__notes__ == [
+            "cuda_fp16.h is a CUDA header: drop cuda_headers=False (--no-cuda-headers), or pass its folder in "
+            "include_path (-I)"
+        ]
+    del info, program  # the traceback holds upstream's failed program: let it go here, under the mark above
+    gc.collect()
