@@ -161,6 +161,17 @@ def test_ptx_for_none_wins_over_ptx_the_spec_names(none):
 def test_an_unknown_target_is_named():
     with pytest.raises(ValueError, match=r"unknown target_type 'fatbinn'; did you mean 'fatbin'\?"):
         Program(KERNEL_SRC, "c++").compile("fatbinn", archs="80")
+    for typo, meant in (("ptxx", "ptx"), ("cubn", "cubin")):
+        with pytest.raises(ValueError) as info:
+            Program(KERNEL_SRC, "c++").compile(typo)
+        assert str(info.value) == (
+            f"unknown target_type {typo!r}; did you mean {meant!r}?; choose 'ptx', 'cubin', 'ltoir' or 'fatbin'"
+        )
+    with pytest.raises(ValueError) as info:
+        Program(KERNEL_SRC, "c++").compile(3)  # type: ignore[arg-type]
+    assert str(info.value) == "unknown target_type 3; choose 'ptx', 'cubin', 'ltoir' or 'fatbin'"
+    # the target is read without regard to case, as upstream's compile reads it
+    assert read_fatbin(bytes(Program(KERNEL_SRC, "c++").compile("FatBin", archs="80", ptx_for=()).code)).entries
 
 
 def test_command_typos_get_a_suggestion_and_help_texts_exist():
