@@ -913,3 +913,23 @@ def test_a_single_arch_compile_that_misses_a_cuda_header_gets_the_hint_as_a_note
         ]
     del info, program  # the traceback holds upstream's failed program: let it go here, under the mark above
     gc.collect()
+
+
+def test_min_driver_asks_for_an_older_nvrtc_only_when_the_ptx_isa_is_too_new():
+    """A PTX entry whose ISA the oldest driver reads (8.0: CUDA 12.0, ptx_isa_needs) but stored with zstd (CUDA
+    12.4, docs/formats.md): the fixes are SASS or another compression, not an older NVRTC."""
+    from cuda_fatbin import DriverCompatibilityError, Part, build_fatbin
+    from cuda_fatbin._program import check_min_driver
+    from cuda_fatbin._select import ptx_isa_needs
+
+    ptx = b".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k() { ret; }\n"
+    data = build_fatbin([Part(ptx, kind="ptx")], options=FatbinOptions(compress_all=True))
+    assert ptx_isa_needs((8, 0)) == (12, 0)
+    plan = plan_fatbin(["sm_80"], ptx_for=["sm_80"], supported=range(200))
+    with pytest.raises(DriverCompatibilityError) as info:
+        check_min_driver(data, plan, "12.0", "error")
+    assert str(info.value) == (
+        "min_driver is CUDA 12.0, but compute capability 8.0 would load PTX compute_80 (ISA 8.0), zstd, which "
+        "needs a CUDA 12.4 driver; fix: add SASS for sm_80 (archs=[..., 'sm_80']); or compress with LZ4 "
+        "(FatbinOptions(compress_mode='speed')) or not at all (compress=False) (or raise min_driver)"
+    )
