@@ -161,7 +161,7 @@ def test_ptx_for_none_wins_over_ptx_the_spec_names(none):
 def test_an_unknown_target_is_named():
     with pytest.raises(ValueError, match=r"unknown target_type 'fatbinn'; did you mean 'fatbin'\?"):
         Program(KERNEL_SRC, "c++").compile("fatbinn", archs="80")
-    for typo, meant in (("ptxx", "ptx"), ("cubn", "cubin")):
+    for typo, meant in (("ptxx", "ptx"), ("cubn", "cubin"), ("ltoi", "ltoir")):
         with pytest.raises(ValueError) as info:
             Program(KERNEL_SRC, "c++").compile(typo)
         assert str(info.value) == (

@@ -258,6 +258,15 @@ def test_arch_option_conflicts_with_archs():
     )
     with pytest.raises(ValueError, match="apply to 'fatbin'"):
         Program(KERNEL_SRC, "c++", ProgramOptions(arch="sm_80")).compile("cubin", archs=["sm_90"])
+    fatbin_only = {"ptx_for": ["sm_80"], "ltoir_for": ["sm_80"], "fatbin_options": FatbinOptions(), "group": True,
+                   "min_driver": "12.0"}  # fmt: skip
+    for name, value in fatbin_only.items():  # each of them alone
+        with pytest.raises(ValueError) as info:
+            Program(KERNEL_SRC, "c++", ProgramOptions(arch="sm_80")).compile("cubin", **{name: value})
+        assert (
+            str(info.value)
+            == "archs, ptx_for, ltoir_for, fatbin_options, group and min_driver apply to 'fatbin', not 'cubin'"
+        )
     with pytest.raises(ValueError) as info:
         Program(KERNEL_SRC, "c++", ProgramOptions(link_time_optimization=True)).compile("fatbin", archs=["sm_90"])
     assert str(info.value) == "ProgramOptions.link_time_optimization applies to 'ltoir'; for fatbins use ltoir_for="
