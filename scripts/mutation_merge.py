@@ -66,8 +66,8 @@ def _load_meta(raw: bytes, mine: dict, name: str) -> dict:
 
 def _added_lines(mutated_module: Path, names: set[str]) -> dict[str, str]:
     """The lines each named mutant adds to its function, as ``mutmut show`` prints them (from mutants/src)."""
-    tree = ast.parse(mutated_module.read_text())
-    lines = mutated_module.read_text().splitlines()
+    text = mutated_module.read_text()
+    tree, lines = ast.parse(text), text.splitlines()
     bodies: dict[str, list[str]] = {}
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -168,7 +168,7 @@ def test_ctrl_c_while_waiting_cancels_the_queue_and_stops_or_names_the_running_j
         deadline = time.monotonic() + 30
         while len(started) < 3 and time.monotonic() < deadline:  # the freed worker takes the third job
             time.sleep(0.01)
-        time.sleep(0.05)  # and runs it (started is appended to first): two run, two are queued
+        time.sleep(0.05)  # its future was set running before compile_ appended it: two run, two are queued
         raise KeyboardInterrupt
 
     said: list[int] = []
