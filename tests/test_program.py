@@ -950,15 +950,31 @@ def test_min_driver_asks_for_an_older_nvrtc_only_when_the_ptx_isa_is_too_new():
     )
 
 
-def test_a_single_target_compile_takes_upstreams_cache_though_the_cuda_headers_are_searched():
-    """cuda.core's cache refuses options that name include folders (make_program_cache_key wants an
-    extra_digest for them); the CUDA header folders this Program adds are left out of what it is given."""
+def test_a_single_target_compile_takes_upstreams_cache_though_the_cuda_headers_are_searched(tmp_path):
+    """A single-target compile passes cache= on to cuda.core (whose make_program_cache_key refuses options
+    naming include folders without an extra_digest), although this Program searches the CUDA header
+    folders: the second compile of the same source is served from the cache. (cache= was dropped for one
+    target: the second compile compiled again.)"""
     from cuda.core.utils import InMemoryProgramCache
 
-    cache = InMemoryProgramCache()
+    class Counting(InMemoryProgramCache):
+        hits = 0
+
+        def get(self, key, default=None):  # type: ignore[no-untyped-def]
+            found = super().get(key, default)
+            self.hits += found is not None
+            return found
+
+    cache = Counting()
     first = Program(KERNEL_SRC, "c++", ProgramOptions(arch="sm_80")).compile("cubin", cache=cache)
+    assert cache.hits == 0
     again = Program(KERNEL_SRC, "c++", ProgramOptions(arch="sm_80")).compile("cubin", cache=cache)
-    assert bytes(again.code) == bytes(first.code) and bytes(first.code)[:4] == b"\x7fELF"
+    assert cache.hits == 1 and bytes(again.code) == bytes(first.code) and bytes(first.code)[:4] == b"\x7fELF"
+    # the caller's own include folders: cuda.core refuses to key them (it was silently not cached before)
+    with pytest.raises(ValueError, match=r"make_program_cache_key\(\) refuses .* \(include_path\)"):
+        Program(KERNEL_SRC, "c++", ProgramOptions(arch="sm_80", include_path=[str(tmp_path)])).compile(
+            "cubin", cache=cache
+        )
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # cuda.core's __dealloc__ (above)

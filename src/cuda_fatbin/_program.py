@@ -326,6 +326,8 @@ class Program(_CoreProgram):
                 raise ValueError(
                     f"archs, ptx_for, ltoir_for, fatbin_options, group and min_driver apply to 'fatbin', not {target!r}"
                 )
+            if cache is not None:  # a parameter here (the fatbin's cache): upstream's own for one target
+                kwargs["cache"] = cache
             accepted = _upstream_compile_keywords()
             unknown = [] if accepted is None else sorted(set(kwargs) - accepted)
             if unknown:  # before the device is asked for an arch: misuse is a TypeError, not a missing driver
