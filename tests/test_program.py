@@ -273,6 +273,22 @@ def test_arch_option_conflicts_with_archs():
             str(info.value)
             == "archs, ptx_for, ltoir_for, fatbin_options, group and min_driver apply to 'fatbin', not 'cubin'"
         )
+    # the fatbin cache's own settings would be ignored by upstream's single-target cache=: refused, each alone
+    # and together, with or without cache= (they used to be dropped without a word)
+    from cuda.core.utils import InMemoryProgramCache
+
+    knobs = {"cache_extra_digest": b"x", "cache_exclude": ["build"], "cache_max_files": 5}
+    for name, value in knobs.items():
+        for cache in (None, InMemoryProgramCache()):
+            with pytest.raises(ValueError) as info:
+                Program(KERNEL_SRC, "c++", ProgramOptions(arch="sm_80")).compile("cubin", cache=cache, **{name: value})
+            assert str(info.value) == (
+                f"{name} applies to 'fatbin' (its per-job cache), not 'cubin': a single target's cache= is "
+                "cuda.core's, which keys the compile itself"
+            )
+    with pytest.raises(ValueError) as info:
+        Program(KERNEL_SRC, "c++", ProgramOptions(arch="sm_80")).compile("ptx", **knobs)
+    assert str(info.value).startswith("cache_extra_digest and cache_exclude and cache_max_files apply to 'fatbin' ")
     with pytest.raises(ValueError) as info:
         Program(KERNEL_SRC, "c++", ProgramOptions(link_time_optimization=True)).compile("fatbin", archs=["sm_90"])
     assert str(info.value) == "ProgramOptions.link_time_optimization applies to 'ltoir'; for fatbins use ltoir_for="

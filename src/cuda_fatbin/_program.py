@@ -279,16 +279,16 @@ class Program(_CoreProgram):
             only; an unchanged build compiles nothing; name expressions survive hits. What happened is in
             :attr:`last_cache_report` and, per job, in ``logs``. Default: None.
         cache_extra_digest : bytes, optional
-            Extra bytes for the cache keys, for inputs the keys cannot see (generated headers outside
-            ``include_path``...). The content of ``include_path`` and ``pre_include`` is hashed for you.
-            Default: None.
+            ``"fatbin"`` only, with ``cache``. Extra bytes for the cache keys, for inputs the keys cannot see
+            (generated headers outside ``include_path``...). The content of ``include_path`` and ``pre_include``
+            is hashed for you. Default: None.
         cache_exclude : iterable of paths, optional
-            Files and folders under ``include_path`` that are not headers (build outputs): left out of the
-            include fingerprint. Hidden folders, ``__pycache__`` and a ``FileStreamProgramCache``'s own
-            folder are left out anyway. Default: ().
+            ``"fatbin"`` only, with ``cache``. Files and folders under ``include_path`` that are not headers
+            (build outputs): left out of the include fingerprint. Hidden folders, ``__pycache__`` and a
+            ``FileStreamProgramCache``'s own folder are left out anyway. Default: ().
         cache_max_files : int, optional
-            The most header-like files the include fingerprint reads (and 26 KiB per file on average);
-            more is a ``ValueError`` that says how to exclude or raise. Default: 20000.
+            ``"fatbin"`` only, with ``cache``. The most header-like files the include fingerprint reads (and
+            26 KiB per file on average); more is a ``ValueError`` that says how to exclude or raise. Default: 20000.
         min_driver : str, int or tuple, optional
             The oldest driver you support (``"13.0"``, ``"550.54.14"``, ``12040``). For ``"fatbin"``: for every
             GPU of the plan's archs, the entry it would load must load on that driver (PTX ISA, zstd,
@@ -309,7 +309,9 @@ class Program(_CoreProgram):
         ------
         ValueError
             ``"fatbin"`` without ``archs``; ``archs`` together with ``options.arch``; bad arch specs;
-            ``archs`` with a single-arch target; name expressions that disagree between archs.
+            ``archs`` (or another fatbin-only argument, ``cache_extra_digest``/``cache_exclude``/
+            ``cache_max_files`` among them) with a single-arch target; name expressions that disagree
+            between archs.
         FatbinCompileError
             A job failed; the message names every failing job with its compiler log.
         """
@@ -320,11 +322,20 @@ class Program(_CoreProgram):
             close = difflib.get_close_matches(str(target), ["ptx", "cubin", "ltoir", "fatbin"], n=1)
             raise ValueError(f"unknown target_type {target_type!r}" + (f"; did you mean {close[0]!r}?" if close else "")
                              + "; choose 'ptx', 'cubin', 'ltoir' or 'fatbin'")  # fmt: skip
+        # the settings of the fatbin's per-job cache that were given
+        knobs = [name for name, value in (("cache_extra_digest", cache_extra_digest is not None),
+                 ("cache_exclude", bool(cache_exclude)), ("cache_max_files", cache_max_files != MAX_INCLUDE_FILES))
+                 if value]  # fmt: skip
         if target != "fatbin":
             if (archs is not None or ptx_for is not None or ltoir_for or fatbin_options is not None or group
                     or min_driver is not None):  # fmt: skip
                 raise ValueError(
                     f"archs, ptx_for, ltoir_for, fatbin_options, group and min_driver apply to 'fatbin', not {target!r}"
+                )
+            if knobs:  # upstream's cache= keys a single target itself: these would be ignored
+                raise ValueError(
+                    f"{' and '.join(knobs)} appl{'ies' if len(knobs) == 1 else 'y'} to 'fatbin' (its per-job cache), "
+                    f"not {target!r}: a single target's cache= is cuda.core's, which keys the compile itself"
                 )
             if cache is not None:  # a parameter here (the fatbin's cache): upstream's own for one target
                 kwargs["cache"] = cache
@@ -349,12 +360,8 @@ class Program(_CoreProgram):
                 program.close()
         if kwargs:
             raise TypeError(f"compile('fatbin') got unexpected arguments: {', '.join(kwargs)}")
-        if cache is None:
-            given = [name for name, value in (("cache_extra_digest", cache_extra_digest is not None),
-                     ("cache_exclude", bool(cache_exclude)), ("cache_max_files", cache_max_files != MAX_INCLUDE_FILES))
-                     if value]  # fmt: skip
-            if given:
-                raise ValueError(f"{' and '.join(given)} need{'s' if len(given) == 1 else ''} cache=")
+        if cache is None and knobs:
+            raise ValueError(f"{' and '.join(knobs)} need{'s' if len(knobs) == 1 else ''} cache=")
         if min_driver_action not in ("error", "warn"):
             raise ValueError(f"min_driver_action must be 'error' or 'warn'; got {min_driver_action!r}")
         if min_driver is not None:
