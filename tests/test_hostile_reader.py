@@ -256,9 +256,23 @@ def test_ptx_in_a_mapped_file_reads_as_in_memory(tmp_path):
         b"x.version 8.0\n.target sm_80\n",  # not at a line start: no .version
         b".version 8.0\nx .target sm_80\n.target sm_86\n",
         b".version8.0\n.target sm_80\n",  # no blank after the directive
+        b".version8.0\n.version 7.0\n.target sm_70\n",  # ... so the next occurrence is the one
+        b".version 8.0\n.target\nsm_80\n.target sm_86\n",  # the value on the next line: not this one
+        b".version 7.5\n.target \n.target sm_75\n",  # a directive with no value
+        b" " * 5000 + b".version 8.0\n" + b"\t" * 5000 + b".target sm_80\n",  # blanks over a 4 KiB chunk
+        b".version" + b" " * 5000 + b"8.0\n.target" + b"\t" * 5000 + b"sm_80\n",  # ... after the directive
+        b".version 8." + b"0" * 5000 + b"\n.target sm_" + b"9" * 5000 + b"\n",  # values over a chunk
     ]
-    for i, ptx in enumerate(cases):
-        data = body + ptx + body
+    at_the_edges = [  # the directives at the file's first and last bytes
+        b".version 8.5\n.target sm_90\n" + body,
+        b"  \t.version 9.0\n.target sm_100\n" + body,
+        b"\n" + b" " * 5000 + b".version 9.0\n.target sm_100\n" + body,
+        body + b".target sm_90a\n.version 8.5",
+        body + b".version 8.5\n.target sm_90a",
+        body + b".version 8.5\n.target sm_90a" + b" " * 5000,
+        body + b".version 8.5\n.target" + b" " * 7 + b"sm_90a\n",  # as many blanks as bytes after them
+    ]
+    for i, data in enumerate([body + ptx + body for ptx in cases] + at_the_edges):
         path = tmp_path / f"big{i}.ptx"
         path.write_bytes(data)
 
@@ -269,7 +283,7 @@ def test_ptx_in_a_mapped_file_reads_as_in_memory(tmp_path):
                 return type(e).__name__
             return str(fb.entries[0].arch), fb.entries[0].version
 
-        assert outcome(path) == outcome(data), ptx
+        assert outcome(path) == outcome(data), f"case {i}: {outcome(data)}"
 
 
 @pytest.mark.parametrize("shift", [-3, -2, -1, 0])

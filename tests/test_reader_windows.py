@@ -7,6 +7,7 @@ inside a file of a few MiB; where the file system keeps no holes, the same answe
 
 from __future__ import annotations
 
+import itertools
 import os
 
 import pytest
@@ -171,3 +172,35 @@ def test_a_window_read_short_says_how_small_the_file_is_now(tmp_path, small_wind
         f"{str(path)!r} shrank to {MiB + 10} bytes while it was being read",
         MiB,
     )
+
+
+def test_a_search_reads_each_byte_once_but_the_overlap_a_straddling_match_needs(tmp_path, small_windows, monkeypatch):
+    """The search holds one window and reads a file about once (the reader's linear-work promise): a window
+    overlaps the one before by ``len(sub) - 1`` bytes, where a match across their boundary may start, and a
+    search that starts inside the window read last reads nothing again."""
+    path = tmp_path / "f.bin"
+    content = _layout(path, [(0, _run(2 * MiB, {}))], 2 * MiB)
+    data = _reader._open(str(path))
+    reads: list[tuple[int, int]] = []
+    real = os.pread
+    monkeypatch.setattr(os, "pread", lambda fd, n, at: (reads.append((at, n)), real(fd, n, at))[1])
+    start, end = 100, MiB + 100
+    assert data.find(SUB, start, end) == -1 == content.find(SUB, start, end)
+    windows = -(-(end - start - len(SUB) + 1) // (W - len(SUB) + 1))  # steps of W - overlap
+    assert len(reads) == windows
+    assert sum(n for _, n in reads) == (end - start) + (windows - 1) * (len(SUB) - 1)
+    assert all(b_at == a_at + a_n - len(SUB) + 1 for (a_at, a_n), (b_at, _) in itertools.pairwise(reads))
+    reads.clear()
+    last_at, last_n = data._win_at, len(data._win)
+    assert data.find(b"\x01", last_at, last_at + last_n) == last_at  # inside the window read last
+    assert data.find(SUB, last_at, last_at + last_n) == -1
+    assert reads == []
+
+
+def test_a_range_reads_the_same_from_memory_and_from_a_mapped_file(tmp_path):
+    path = tmp_path / "f.bin"
+    content = _layout(path, [(10, _run(100, {})), (MiB + 7, _run(MiB, {5: SUB}))], 2 * MiB + 3)
+    mapped, in_memory = _reader._open(str(path)), _reader._open(content)
+    assert (mapped.fd is not None, in_memory.fd) == (True, None)
+    for start, end in [(0, 0), (0, 16), (5, 120), (MiB, MiB + 20), (2 * MiB - 5, 2 * MiB + 3)]:
+        assert mapped.read(start, end) == in_memory.read(start, end) == content[start:end]
