@@ -162,6 +162,44 @@ def test_fatbin_status_without_a_cache_and_with_one(parts):
     assert fatbin_status(f, gpu, None, cache) == fatbin_status(f, gpu, None) and len(cache) == 1
 
 
+def test_a_shared_status_cache_answers_as_no_cache_does(artifacts):
+    """Fatbins that differ in one part of the cache's key each (an entry's kind, arch, PTX ISA, compression,
+    concatenation), on two GPUs and three drivers: every answer through one shared cache is the answer
+    without a cache (a stranger's patches dropping the driver, the version, the concatenation or the kind
+    from the key passed every other test)."""
+    import re
+    import struct
+
+    from cuda_fatbin import nvfatbin_version
+
+    def status_fatbins(data: bytes) -> Fatbin:
+        f = read_fatbin(data)
+        return Fatbin(f.entries, 0, f.size, f.version, None)
+
+    ptx = artifacts[("ptx", "sm_80")]
+    plain = FatbinOptions(compress=False)
+    datas = [build_fatbin([re.sub(rb"^\.version \d+\.\d+", isa, ptx, count=1, flags=re.M)], options=plain)
+             for isa in (b".version 8.0", b".version 9.0")]  # fmt: skip
+    cubin = artifacts[("cubin", "sm_80")]
+    datas += [build_fatbin([cubin]), build_fatbin([cubin], options=FatbinOptions(compress_all=True))]
+    datas.append(build_fatbin([artifacts[("cubin", "sm_90")]]))  # the arch
+    if nvfatbin_version() >= (13, 4):  # concatenated entries: libnvfatbin 13.4 or newer
+        datas.append(build_fatbin([cubin], options=FatbinOptions(concat=True)))
+    # an ELF entry whose header carries the PTX entry's version: the same key but for the kind
+    elf = bytearray(build_fatbin([cubin], options=plain))
+    version = read_fatbin(datas[1]).entries[0].version
+    struct.pack_into("<HH", elf, 16 + 24, version[1], version[0])
+    datas.append(bytes(elf))
+    assert read_fatbin(datas[-1]).entries[0].version == read_fatbin(datas[1]).entries[0].version
+    cases = [(status_fatbins(d), Arch.parse(g), driver) for d in datas for g in ("sm_80", "sm_90")
+             for driver in (None, "12.4", "13.0")]  # fmt: skip
+    cache: dict[object, object] = {}
+    for f, gpu, driver in cases:
+        assert fatbin_status(f, gpu, driver, cache) == fatbin_status(f, gpu, driver), (f.entries[0], gpu, driver)
+    assert len(cache) == len(cases)  # no two of them share a key
+    assert len({fatbin_status(f, gpu, driver) for f, gpu, driver in cases}) >= 4
+
+
 def test_a_fatbin_whose_cubin_cannot_be_read_counts_as_code(parts):
     """An ELF entry that is not an ELF image (here: empty) cannot be told to hold no code: it is counted, not
     skipped as a stub, so the binary is "no entry" on a GPU it does not fit, not "no kernels"."""

@@ -50,6 +50,13 @@ CASES = [
     (("sm_100f!",), "10.3", "SASS compatible", "sm_100f!", "same family"),
     (("sm_100f!",), "10.0", "SASS exact", "sm_100f!", "exact"),
     (("sm_100f!",), "12.0", "none", None, "runs only on 10.x"),
+    # at one SM 'a' before 'f' before plain, whatever the order: the model of docs/selection.md, where the place
+    # of 'f' is assumed (suffix_order_f, reported: no 'f' arch exists for the 9.0 GPU the probe ran on)
+    (("sm_100", "sm_100f!"), "10.0", "SASS exact", "sm_100f!", "exact"),
+    (("sm_100f!", "sm_100"), "10.0", "SASS exact", "sm_100f!", "exact"),
+    (("sm_100f!", "sm_100a"), "10.0", "SASS exact", "sm_100a", "exact"),
+    (("sm_100a", "sm_100f!"), "10.0", "SASS exact", "sm_100a", "exact"),
+    (("compute_100", "compute_100f!"), "10.0", "PTX JIT", "compute_100f!", "JIT"),
     (("sm_103f!",), "10.0", "none", None, "minor >= 3"),
     (("compute_80",), "9.0", "PTX JIT", "compute_80", "JIT-compiled for 9.0"),
     (("compute_100",), "9.0", "none", None, "newer than 9.0"),
@@ -333,6 +340,10 @@ RULE_CASES = [
     (("compute_90a",), "9.0", ("arch_specific",), []),
     (("sm_90", "sm_90a"), "9.0", ("arch_specific", "suffix_order"), ["also runnable (SASS exact), not preferred"]),
     (("sm_90a", "sm_90"), "9.0", ("arch_specific", "suffix_order"), ["also runnable (SASS exact), not preferred"]),
+    # the place of 'f' among the suffixes is assumed (docs/selection.md): the decision says it is unconfirmed
+    (("sm_100", "sm_100f!"), "10.0", ("family", "suffix_order_f"), ["also runnable (SASS exact), not preferred"]),
+    (("sm_100a", "sm_100f!"), "10.0", ("arch_specific", "suffix_order_f"),
+     ["also runnable (SASS exact), not preferred"]),
     (("sm_100", "sm_120", "compute_120"), "9.0", ("sass_other_major", "ptx_lower"), [
         "SASS sm_100 does not run on 9.0: another major", "SASS sm_120 does not run on 9.0: another major",
         "PTX compute_120 is newer than 9.0",
