@@ -204,3 +204,44 @@ def test_a_range_reads_the_same_from_memory_and_from_a_mapped_file(tmp_path):
     assert (mapped.fd is not None, in_memory.fd) == (True, None)
     for start, end in [(0, 0), (0, 16), (5, 120), (MiB, MiB + 20), (2 * MiB - 5, 2 * MiB + 3)]:
         assert mapped.read(start, end) == in_memory.read(start, end) == content[start:end]
+
+
+def test_a_mapped_files_descriptor_is_closed_with_its_reader(tmp_path):
+    """A file over 1 MiB keeps a descriptor for its pread windows; it is closed when the reader goes, and a
+    reader of data in memory closes none (a scan of thousands of files must not run out of descriptors)."""
+    import gc
+
+    path = tmp_path / "f.bin"
+    _layout(path, [(0, _run(2 * MiB, {MiB: SUB}))], 2 * MiB)
+
+    def open_fds() -> set[str]:
+        return set(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else set()
+
+    if not open_fds():
+        pytest.skip("no /proc/self/fd to count descriptors with")
+    gc.collect()
+    before = open_fds()
+    for _ in range(20):
+        data = _reader._open(str(path))
+        assert data.fd is not None and str(data.fd) in open_fds()
+        assert data.find(SUB, 0, 2 * MiB) == MiB
+        del data
+        gc.collect()
+    assert open_fds() == before
+    spare = os.dup(0)  # a descriptor number a reader of bytes must leave alone
+    try:
+        data = _reader._open(b"\x01" * 100)
+        del data
+        gc.collect()
+        os.fstat(spare)
+    finally:
+        os.close(spare)
+
+
+def test_a_fresh_readers_first_search_sees_the_files_first_bytes(tmp_path, small_windows):
+    """The first search of a mapped file starts with no window: a magic in its first bytes is found (each search
+    here on a reader of its own; the other tests reuse one reader, whose first search finds nothing)."""
+    path = tmp_path / "f.bin"
+    content = _layout(path, [(0, _run(2 * MiB, {0: SUB, 2 * len(SUB): SUB}))], 2 * MiB)
+    for start, end in [(0, 2 * MiB), (0, len(SUB)), (1, 2 * MiB), (2 * len(SUB), 4 * len(SUB))]:
+        assert _reader._open(str(path)).find(SUB, start, end) == content.find(SUB, start, end), (start, end)
