@@ -959,3 +959,30 @@ def test_naming_fatbins_left_to_right_matches_the_definition(data):
         end = data.draw(st.integers(start + 1, hi))
         assert name_of(start, end) == _first_holding(parts, start, end), (parts, start, end)
         pos = end
+
+
+def test_candidates_that_read_many_headers_each_are_charged_for_every_header():
+    """Candidates that overlap, each reading every entry header up to one bad entry (quadratic work), are charged
+    64 bytes per header read: the search refuses the file once the charges pass len + 4096 * 64, not only after
+    4096 failed candidates. Each entry's last 16 bytes (its key and size fields) hold the next candidate's
+    header, whose entries are the rest of the chain."""
+    import struct
+
+    def fb_header(body: int) -> bytes:
+        return struct.pack("<IHHQ", 0xBA55ED50, 1, 16, body)
+
+    def entry(kind: int, tail: bytes) -> bytes:
+        return struct.pack("<HHIQIIHHIIIQ", kind, 0x0101, 64, 0, 0, 0, 0, 1, 90, 0, 0, 0x11) + tail
+
+    def chain(n: int) -> bytes:
+        out = bytearray(fb_header(64 * n))
+        for i in range(n - 1):
+            out += entry(2, fb_header(64 * (n - 1 - i)))
+        return b"\0" * 8 + bytes(out + entry(0x77, bytes(16))) + b"\0" * 8  # the last entry's kind is unknown
+
+    # headers read: n by the first candidate, n - 1 - i by the one in entry i: n + n(n - 1)/2 in all, charged
+    # 64 bytes each, against a budget of 64n + 32 + 262144: n(n - 1) > 8193 is refused
+    assert list(iter_fatbins(chain(91), embedded=True)) == []  # 91 * 90 = 8190
+    with pytest.raises(FatbinFormatError) as info:
+        list(iter_fatbins(chain(92), embedded=True))  # 92 * 91 = 8372
+    assert info.value.message == "too many fatbin-like headers that do not parse; the file is refused"
