@@ -257,6 +257,7 @@ def test_ptx_in_a_mapped_file_reads_as_in_memory(tmp_path):
         b".version 8.0\nx .target sm_80\n.target sm_86\n",
         b".version8.0\n.target sm_80\n",  # no blank after the directive
         b".version8.0\n.version 7.0\n.target sm_70\n",  # ... so the next occurrence is the one
+        b".version X8.0\n.version 7.5\n.target sm_75\n",  # a value that is no version: the next one
         b".version 8.0\n.target\nsm_80\n.target sm_86\n",  # the value on the next line: not this one
         b".version 7.5\n.target \n.target sm_75\n",  # a directive with no value
         b" " * 5000 + b".version 8.0\n" + b"\t" * 5000 + b".target sm_80\n",  # blanks over a 4 KiB chunk

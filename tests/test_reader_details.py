@@ -986,3 +986,22 @@ def test_candidates_that_read_many_headers_each_are_charged_for_every_header():
     with pytest.raises(FatbinFormatError) as info:
         list(iter_fatbins(chain(92), embedded=True))  # 92 * 91 = 8372
     assert info.value.message == "too many fatbin-like headers that do not parse; the file is refused"
+
+
+def test_fatbin_sections_listed_out_of_file_order_are_all_found_once(artifacts):
+    """A section table need not list sections in file order: three .nv_fatbin sections listed last, first,
+    middle (their offsets permuted in the table) are each found at its offset, and a copy stored as data in
+    .rodata is found too."""
+    from cuda_fatbin import Part
+
+    blobs = [build_fatbin([Part(artifacts[("cubin", arch)], identifier=arch)]) for arch in ("sm_80", "sm_86", "sm_90")]
+    image = bytearray(make_elf([(".nv_fatbin", 1, b) for b in blobs] + [(".rodata", 1, bytes(8) + blobs[0])]))
+    shoff = struct.unpack_from("<Q", image, 0x28)[0]
+    rows = [shoff + 64 * i for i in (1, 2, 3)]
+    places = [struct.unpack_from("<QQ", image, row + 24) for row in rows]  # (offset, size) in file order
+    for row, (offset, size) in zip(rows, [places[2], places[0], places[1]], strict=True):
+        struct.pack_into("<QQ", image, row + 24, offset, size)
+    found = [(fb.offset, fb.entries[0].identifier, fb.embedded) for fb in iter_fatbins(bytes(image), embedded=True)]
+    listed = [(places[2][0], "sm_90", False), (places[0][0], "sm_80", False), (places[1][0], "sm_86", False)]
+    stored = (image.rindex(blobs[0]), "sm_80", True)
+    assert found == [*sorted(listed), stored]  # in file order, as iter_fatbins yields them

@@ -245,3 +245,16 @@ def test_a_fresh_readers_first_search_sees_the_files_first_bytes(tmp_path, small
     content = _layout(path, [(0, _run(2 * MiB, {0: SUB, 2 * len(SUB): SUB}))], 2 * MiB)
     for start, end in [(0, 2 * MiB), (0, len(SUB)), (1, 2 * MiB), (2 * len(SUB), 4 * len(SUB))]:
         assert _reader._open(str(path)).find(SUB, start, end) == content.find(SUB, start, end), (start, end)
+
+
+def test_a_short_read_of_a_file_that_did_not_shrink_is_an_error_at_its_end(tmp_path, small_windows, monkeypatch):
+    """pread may return less than asked without the file being shorter (a file system's error, a file cut and
+    grown again): the search stops with an error where the read ended, never searches a window it did not get."""
+    path = tmp_path / "f.bin"
+    _layout(path, [(0, _run(2 * MiB, {MiB + 100: SUB}))], 2 * MiB)
+    data = _reader._open(str(path))
+    real = os.pread
+    monkeypatch.setattr(os, "pread", lambda fd, n, at: real(fd, n, at)[: n - 7])
+    with pytest.raises(FatbinFormatError) as e:
+        data.find(SUB, MiB, 2 * MiB)
+    assert (e.value.message, e.value.offset) == (f"{str(path)!r} shrank while it was being read", MiB + W - 7)
