@@ -9,6 +9,9 @@
 #   bash scripts/mutation_device.sh run 540            # seconds it may take, all steps included
 #   # here again, in the clone: keep its kills, list what is left for this machine
 #   python scripts/mutation_merge.py /path/to/meta.tgz
+#   # there, when the merge refuses a run (a mutant recorded as equivalent was killed): the tests that kill
+#   # those mutants there, and whether they fail there without them too (scripts/mutation_why.py)
+#   bash scripts/mutation_device.sh why NAME...                # writes $OUT/why.txt
 #
 # "run" unpacks the clone's commit over the checkout (mutmut copies the tests from there: they must be the
 # ones the mapping was made with), runs the CPU suite once on the unmutated commit with every core to find
@@ -30,7 +33,7 @@ pack)
     printf '%s\n' "$@" > "$out/names.txt"
     ls -la "$out"
     ;;
-run)
+run|why)
     start=$(date +%s)
     budget=${2:-540}
     root=$PWD
@@ -46,6 +49,12 @@ run)
     tar xzf "$here/mutants.tgz"
     find mutants -exec touch {} +
     jobs=$($py -c 'import os; print(len(os.sched_getaffinity(0)))')
+    if [ "$1" = why ]; then   # which tests kill these mutants there, and do they pass there without them
+        shift
+        [ -f "$here/deselect.txt" ] && export PYTEST_ADDOPTS=$(sed 's/^/--deselect /' "$here/deselect.txt" | tr '\n' ' ')
+        $py scripts/mutation_why.py "$@" --out "${OUT:-/tmp}/why.txt"
+        exit
+    fi
     # The pre-run also fills the test cache with the fixtures' unmutated values (tests/fatbin_testing.py
     # keeps none a mutant computed): skip it only on a machine still warm from an earlier call, whose
     # cache is there, with that call's failing tests carried back in deselect.txt.
@@ -79,7 +88,7 @@ run)
     echo "done in $(( $(date +%s) - start )) s"
     ;;
 *)
-    echo "usage: $0 pack CHECKOUT NAME... | run SECONDS" >&2
+    echo "usage: $0 pack CHECKOUT NAME... | run SECONDS | why NAME..." >&2
     exit 2
     ;;
 esac
