@@ -55,10 +55,11 @@ def main() -> int:
             continue
         code0, plain = failed("", tests, pytest_args)
         code1, mutated = failed(name, tests, pytest_args)
-        lines.append(f"{name}: {len(tests)} tests; unmutated exit {code0}, mutated exit {code1}")
-        lines += [f"  fails unmutated too: {t}" for t in plain]
-        lines += [f"  fails with the mutant: {t}" for t in mutated if t not in plain]
-        print("\n".join(lines[-1 - len(plain) - len(set(mutated) - set(plain)) :]), flush=True)
+        block = [f"{name}: {len(tests)} tests; unmutated exit {code0}, mutated exit {code1}"]
+        block += [f"  fails unmutated too: {t}" for t in plain]
+        block += [f"  fails with the mutant: {t}" for t in mutated if t not in plain]
+        print("\n".join(block), flush=True)
+        lines += block
     if args.out:
         args.out.write_text("".join(f"{line}\n" for line in lines))
     return 0
