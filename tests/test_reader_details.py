@@ -278,6 +278,37 @@ def test_the_search_gives_up_after_a_bounded_number_of_failed_headers():
         failures(4370, lead=39)
 
 
+def _sharing_one_member_table(candidates: int, members: int) -> bytes:
+    """``candidates`` fatbin headers of 80 bytes each, back to back, whose one concatenated entry points at the
+    same table of ``members`` member records after them; the members overlap, so every candidate fails after
+    reading all of the table's member headers."""
+    table_at = 80 * candidates
+    record = struct.pack("<HHIQIIHHIIIQQQ", 0x02, 0x0101, 0, 64, 0, 0, 7, 1, 80, 0, 0, 0x11, 0, 0)
+    table = struct.pack("<II", members, 8 + 64 * members) + record * members
+    out = bytearray()
+    for i in range(candidates):
+        table_off = table_at - (80 * i + 16)
+        hsize = table_off + len(table)
+        entry = struct.pack("<HHIQIIHHIIIQQQ", 0x100, 0x0101, hsize, 8, 8, table_off, 0, 0, 0, 0, 0, 0x8011, 0, 64)
+        out += struct.pack("<IHHQ", 0xBA55ED50, 1, 16, hsize + 8) + entry
+    return bytes(out + table + bytes(8))
+
+
+def test_member_headers_count_in_the_search_budget():
+    """A candidate that fails in its member table costs its entry header and every member header it read: 43
+    candidates sharing one table of 100 members read 43 * 101 headers, 277,952 bytes, charged against
+    len + 4096 * 64 (a member header not counted, or counted twice, moves the limit)."""
+    blob = _sharing_one_member_table(43, 100)
+    with pytest.raises(FatbinFormatError, match="overlaps another"):
+        read_fatbin(blob)  # each candidate, read alone, fails in its member table
+    spent = 64 * 43 * 101
+    lead = spent - 262144 - len(blob)  # zero bytes before the candidates: the budget is spent exactly
+    assert lead == 5952
+    assert list(iter_fatbins(bytes(lead) + blob, embedded=True)) == []
+    with pytest.raises(FatbinFormatError, match="too many fatbin-like headers"):
+        list(iter_fatbins(bytes(lead - 1) + blob, embedded=True))
+
+
 def test_overlapping_sections_are_searched_once_to_their_furthest_end(artifacts):
     blob = build_fatbin([artifacts[("cubin", "sm_80")]])
     image = bytearray(make_elf([(".rodata", 1, bytes(8) + blob + bytes(8) + blob), (".data", 1, bytes(16))]))
