@@ -44,6 +44,13 @@ run|why)
         export PYTHONPATH=/tmp/whl
     fi
     export CUDA_FATBIN_TEST_CACHE=$root/.mutation-cache PYTHONUNBUFFERED=1
+    # The GPU hidden from every step (MUTATION_GPU=1 keeps it): mutmut forks each mutant's test process from
+    # its main process, which collected the tests there (tests/test_nodriver.py asks driver_available(),
+    # which calls cuInit) and ran the mapping pass for tests new there. A CUDA driver initialised before a
+    # fork is not usable in the child, so tests that reach the driver passed in the pre-run's fresh
+    # processes and failed under every mutant: false kills (docs/testing.md, eighth session). With no
+    # visible device every process, forked or not, sees the same thing: a driver library and no GPU.
+    [ "${MUTATION_GPU:-0}" = 1 ] || export CUDA_VISIBLE_DEVICES=
     tar xzf "$here/commit.tgz" -C "$root"      # src and tests as the mapping saw them
     find src tests -exec touch -d 2020-01-01 {} +   # older than the mutants: mutmut generates nothing again
     tar xzf "$here/mutants.tgz"
@@ -83,7 +90,8 @@ run|why)
     pid=$!
     while kill -0 "$pid" 2> /dev/null && [ $(( $(date +%s) - start )) -lt $(( budget - 20 )) ]; do sleep 2; done
     kill -INT -- "-$pid" 2> /dev/null; sleep 5; kill -KILL -- "-$pid" 2> /dev/null; wait "$pid" 2> /dev/null
-    tr '\r' '\n' < /tmp/mutmut.log | grep -av '^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]' | tail -n 5
+    tr '\r' '\n' < /tmp/mutmut.log | grep -av '^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]' > "${OUT:-/tmp}/mutmut.log"
+    tail -n 5 "${OUT:-/tmp}/mutmut.log"
     find mutants -name '*.meta' | tar czf "${OUT:-/tmp}/meta.tgz" -T -
     echo "done in $(( $(date +%s) - start )) s"
     ;;
