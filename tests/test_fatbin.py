@@ -21,9 +21,11 @@ from cuda_fatbin import (
     build_fatbin,
     from_parts,
     nvfatbin_version,
+    read_fatbin,
 )
 from cuda_fatbin import _fatbin as F
 
+from elf_testing import make_elf
 from fatbin_testing import KERNEL_SRC, all_records, listing
 
 TILE_IR = b"\x7fTileIR\x00" + bytes([13, 1, 0, 0]) + bytes(20)  # header-only Tile IR that libnvfatbin accepts
@@ -590,3 +592,216 @@ def test_a_part_path_that_is_a_fifo_is_refused_not_waited_on(tmp_path):
         build_fatbin([fifo])
     with pytest.raises(ValueError, match="a folder, not a regular file|directory"):
         build_fatbin([str(tmp_path)])
+
+
+# -- what each mutant of the builder's plumbing would change (docs/testing.md, mutation testing) -----
+
+
+def test_repr_and_object_code_of_a_builder(cubin80):
+    from cuda.core import ObjectCode
+
+    b = FatbinBuilder()
+    assert repr(b) == "<FatbinBuilder 0 parts>"
+    b.add_cubin(cubin80)
+    assert repr(b) == "<FatbinBuilder 1 parts>"
+    obj = b.object_code(name="k", symbol_mapping={"scale": "_Z5scalev"})
+    assert isinstance(obj, ObjectCode) and obj.code_type == "fatbin" and bytes(obj.code) == b.build()
+    assert (obj.name, obj.symbol_mapping) == ("k", {"scale": "_Z5scalev"})
+    plain = b.object_code()
+    assert (plain.name, plain.symbol_mapping) == ("", {})
+    b.close()
+    assert repr(b) == "<FatbinBuilder closed>"
+
+
+def test_from_parts_defaults_and_options_reach_the_build(cubin80):
+    plain = from_parts([cubin80])
+    assert (plain.name, plain.symbol_mapping) == ("", {})
+    assert bytes(plain.code) == build_fatbin([cubin80])
+    compressed = from_parts([cubin80], options=FatbinOptions(compress_all=True, compress_mode="speed"))
+    assert bytes(compressed.code) != bytes(plain.code)
+    assert [f & 0xA000 for _, f in entry_flags(bytes(compressed.code))] == [0x2000]  # LZ4, as the options ask
+
+
+def test_a_part_path_that_is_a_symlink_to_a_file_is_read(cubin80, tmp_path):
+    """A path part follows a symlink to a regular file, as opening it would (only FIFOs and devices are refused)."""
+    target = tmp_path / "k.cubin"
+    target.write_bytes(cubin80)
+    link = tmp_path / "link.cubin"
+    link.symlink_to(target)
+    assert build_fatbin([link]) == build_fatbin([str(link)]) == build_fatbin([cubin80])
+    assert build_fatbin([Part(link)]) == build_fatbin([cubin80])
+
+
+def test_a_part_added_to_a_builder_is_named_by_its_index(cubin80):
+    with FatbinBuilder() as b:
+        b.add(cubin80)
+        with pytest.raises(ValueError, match=r"^part #1: data is fatbin: a fatbin cannot be nested; add its entries "
+                                             r"instead$"):  # fmt: skip
+            b.add(build_fatbin([cubin80]))
+        with pytest.raises(ValueError, match=r"^part #1: data is nvvm: NVVM IR must be compiled to LTO-IR first "
+                                             r"\(cuda.core Program\(..., 'nvvm'\)\)$"):  # fmt: skip
+            b.add(b"BC\xc0\xde" + bytes(32))
+
+
+def test_ltoir_identifier_options_and_arch_are_checked_and_recorded(artifacts, cuobjdump):
+    """cuobjdump -all prints an LTO-IR entry's identifier (none when not given) and its nvvmOptions; a given arch
+    must match the LTO-IR's, whose header records an a suffix (so sm_120a is refused for sm_120 LTO-IR)."""
+    lt = artifacts[("ltoir", "sm_120")]
+    with FatbinBuilder() as b:
+        with pytest.raises(TypeError, match="^identifier must be a str or None; got int$"):
+            b.add_ltoir(lt, identifier=5)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match=r"^identifier 'a\\x00b' contains a NUL character$"):
+            b.add_ltoir(lt, identifier="a\0b")
+        with pytest.raises(TypeError, match="^nvvm_options must be a str or None; got int$"):
+            b.add_ltoir(lt, nvvm_options=5)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match=r"^nvvm_options 'a\\x00b' contains a NUL character$"):
+            b.add_ltoir(lt, nvvm_options="a\0b")
+        with pytest.raises(ValueError, match=r"^part #0 \(ltoir\): arch sm_120a was given but the data is for sm_120$"):
+            b.add_ltoir(lt, arch="sm_120a")
+        b.add_ltoir(lt)
+        b.add_ltoir(lt, arch="sm_120f", identifier="k", nvvm_options="-O3")
+        assert b.parts == [{"index": 0, "kind": "ltoir", "arch": Arch.parse("sm_120"), "identifier": None},
+                           {"index": 1, "kind": "ltoir", "arch": Arch.parse("sm_120f"), "identifier": "k"}]  # fmt: skip
+        data = b.build()
+    recs = [(r["arch"], r.get("identifier"), r["nvvmOptions"]) for r in all_records(cuobjdump(data, "-all"))]
+    assert recs == [("sm_120", None, ""), ("sm_120f", "k", "-O3")]
+
+
+class _Refusing:
+    """cuda.bindings.nvfatbin, but the add functions named in ``refuse`` fail with ERROR_INTERNAL."""
+
+    def __init__(self, real, refuse):
+        self._real, self._refuse = real, refuse
+
+    def __getattr__(self, name):
+        if name in self._refuse:
+
+            def fail(*args):
+                raise self._real.nvFatbinError(1)
+
+            return fail
+        return getattr(self._real, name)
+
+
+ADDS = [  # (method, data or artifact key, the C function a failure names, the part as the message shows it)
+    ("add_cubin", ("cubin", "sm_80"), "nvFatbinAddCubin", "cubin sm_80"),
+    ("add_ptx", ("ptx", "sm_80"), "nvFatbinAddPTX", "ptx sm_80"),
+    ("add_ltoir", ("ltoir", "sm_120"), "nvFatbinAddLTOIR", "ltoir sm_120"),
+    ("add_tile_ir", TILE_IR, "nvFatbinAddTileIR", "tile_ir"),
+    ("add_index", b"\1" * 16, "nvFatbinAddIndex", "index"),
+    ("add_reloc", make_elf([(".text", 1, bytes(8))]), "nvFatbinAddReloc", "reloc"),  # a host ELF object
+]
+
+
+@pytest.mark.parametrize("method, data, c_name, shown", ADDS, ids=[a[0] for a in ADDS])
+def test_a_refused_part_names_the_c_function_that_refused_it(artifacts, monkeypatch, method, data, c_name, shown):
+    real = F._nvfatbin()
+    if not hasattr(real, method):
+        pytest.skip(f"this cuda-bindings has no nvfatbin.{method} (FatbinLibraryError: test_binding_without_function)")
+    if method == "add_tile_ir" and nvfatbin_version() < (13, 1):
+        pytest.skip("Tile IR needs libnvfatbin 13.1")
+    monkeypatch.setattr(F, "_nvfatbin", lambda: _Refusing(real, {method}))
+    with FatbinBuilder() as b, pytest.raises(FatbinError) as info:
+        getattr(b, method)(artifacts[data] if isinstance(data, tuple) else data)
+    assert str(info.value).startswith(f"{c_name} failed for part #0 ({shown}): ERROR_INTERNAL (1): ")
+    assert b.parts == []  # nothing recorded for a refused part
+
+
+@pytest.mark.parametrize("kind, c_name", [("cubin", "nvFatbinAddCubin"), ("ptx", "nvFatbinAddPTX"),
+                                          ("ltoir", "nvFatbinAddLTOIR")])  # fmt: skip
+def test_an_artifact_of_our_compile_refused_names_the_c_function(artifacts, monkeypatch, kind, c_name):
+    real = F._nvfatbin()
+    monkeypatch.setattr(F, "_nvfatbin", lambda: _Refusing(real, {f"add_{kind}"}))
+    spec = "sm_120" if kind == "ltoir" else "sm_80"
+    with FatbinBuilder() as b, pytest.raises(FatbinError) as info:
+        b._add_artifact(kind, Arch.parse(spec), artifacts[(kind, spec)], "k")
+    assert str(info.value).startswith(f"{c_name} failed for part #0 ({kind} {spec}, identifier 'k'): ERROR_INTERNAL")
+
+
+class _Recording:
+    """cuda.bindings.nvfatbin, but the add functions record their arguments after the handle and data, and add
+    nothing."""
+
+    def __init__(self, real):
+        self._real, self.calls = real, []
+
+    def __getattr__(self, name):
+        if name.startswith("add_"):
+            return lambda handle, view, size, *rest: self.calls.append((name, size, *rest))
+        return getattr(self._real, name)
+
+
+def test_what_each_add_passes_to_libnvfatbin(artifacts, monkeypatch):
+    """libnvfatbin takes C strings: an identifier or options not given go as "", never None (cuobjdump then prints
+    no identifier, test_tile_ir_parts_are_recorded_with_their_identifier_and_options)."""
+    fake = _Recording(F._nvfatbin())
+    monkeypatch.setattr(F, "_nvfatbin", lambda: fake)
+    cubin, ptx, lt = artifacts[("cubin", "sm_80")], artifacts[("ptx", "sm_80")], artifacts[("ltoir", "sm_120")]
+    with FatbinBuilder() as b:
+        b.add_cubin(cubin)
+        b.add_cubin(cubin, identifier="c")
+        b.add_ptx(ptx)
+        b.add_ptx(ptx, identifier="p", ptxas_options="-O3")
+        b.add_ltoir(lt)
+        b.add_ltoir(lt, identifier="l", nvvm_options="-ftz=1")
+        b.add_index(b"\1" * 16)
+        b.add_index(b"\1" * 16, identifier="i")
+        if hasattr(fake._real, "add_tile_ir") and nvfatbin_version() >= (13, 1):
+            b.add_tile_ir(TILE_IR)
+            b.add_tile_ir(TILE_IR, identifier="t", options="-O1")
+    n, m = len(cubin), len(ptx)
+    assert fake.calls[:8] == [
+        ("add_cubin", n, "80", ""), ("add_cubin", n, "80", "c"),
+        ("add_ptx", m, "80", "", ""), ("add_ptx", m, "80", "p", "-O3"),
+        ("add_ltoir", len(lt), "120", "", ""), ("add_ltoir", len(lt), "120", "l", "-ftz=1"),
+        ("add_index", 16, ""), ("add_index", 16, "i"),
+    ]  # fmt: skip
+    assert fake.calls[8:] in ([], [("add_tile_ir", len(TILE_IR), "", ""), ("add_tile_ir", len(TILE_IR), "t", "-O1")])
+
+
+def test_parts_as_build_fatbin_and_from_parts_take_them(artifacts, cubin80):
+    from cuda.core import ObjectCode
+
+    with pytest.raises(ValueError, match=r"^part #1: a cubin sm_80 with identifier None was already added; give it "
+                                         r"another identifier or pass allow_duplicates=True"):  # fmt: skip
+        build_fatbin([cubin80, cubin80])
+    with pytest.raises(ValueError, match="was already added"):
+        from_parts([cubin80, cubin80])
+    assert len(read_fatbin(build_fatbin([cubin80, cubin80], allow_duplicates=True)).entries) == 2
+    with pytest.raises(ValueError, match="^parts is empty: a fatbin needs at least one part$"):
+        from_parts([])
+    single = ObjectCode.from_cubin(cubin80)
+    for parts in (single, cubin80, Part(cubin80), "k.cubin"):
+        with pytest.raises(TypeError, match=r"^parts must be an iterable of parts, e\.g\. \[cubin_bytes, "
+                                            r"Part\(ptx, kind='ptx'\)\]$"):  # fmt: skip
+            build_fatbin(parts)  # type: ignore[arg-type]
+    # a Part's arch, identifier and options reach the entry: the LTO-IR's arch checked against its header
+    lt = artifacts[("ltoir", "sm_120")]
+    with pytest.raises(ValueError, match=r"^part #0 \(ltoir\): arch sm_121 was given but the data is for sm_120$"):
+        build_fatbin([Part(lt, arch="sm_121")])
+    with pytest.raises(ValueError, match=r"^part #0 \(ptx\): arch sm_90 was given but the data is for sm_80$"):
+        build_fatbin([Part(artifacts[("ptx", "sm_80")], arch="compute_90")])
+    built = build_fatbin([Part(lt, arch="sm_120f", identifier="x", options="-O3")])
+    (entry,) = read_fatbin(built).entries
+    assert (str(entry.arch), entry.identifier, entry.options) == ("sm_120f", "x", "-O3")
+
+
+def test_a_given_arch_must_agree_with_what_the_data_records(artifacts):
+    """An a suffix the data does not record is refused where the data would record one (cubin ELF flags, PTX
+    .target); PTX also records the f suffix, a cubin does not (docs/formats.md)."""
+    with FatbinBuilder() as b:
+        with pytest.raises(ValueError, match=r"^part #0 \(cubin\): arch sm_90a was given but the data is for sm_90$"):
+            b.add_cubin(artifacts[("cubin", "sm_90")], arch="sm_90a")
+        with pytest.raises(ValueError, match=r"^part #0 \(ptx\): arch sm_90a was given but the data is for sm_90$"):
+            b.add_ptx(artifacts[("ptx", "sm_90")], arch="sm_90a")
+        if ("ptx", "sm_100f") in artifacts:
+            with pytest.raises(ValueError, match=r"^part #0 \(ptx\): arch sm_100 was given but the data is for "
+                                                 r"sm_100f$"):  # fmt: skip
+                b.add_ptx(artifacts[("ptx", "sm_100f")], arch="sm_100")
+        with pytest.raises(ValueError, match=r"^part #0 \(ptx\): PTX \.target 'sm_xyz' names no sm_XX arch$"):
+            b.add_ptx(".version 9.0\n.target sm_xyz\n.address_size 64\n")
+        with pytest.raises(TypeError, match="^ptxas_options must be a str or None; got int$"):
+            b.add_ptx(artifacts[("ptx", "sm_90")], ptxas_options=5)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match=r"^part #0 \(ltoir\): the data records no arch; pass arch=$"):
+            b.add_ltoir(F.LTOIR_MAGIC + bytes(60))
+        assert b.parts == []
