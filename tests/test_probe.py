@@ -6,10 +6,13 @@ The GPU runs the same matrix (tests/gpu/test_probe_gpu.py); docs/probe/ holds th
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import signal
 import struct
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -365,3 +368,68 @@ def test_a_relocatable_entry_is_named_by_its_position_in_the_first_container(bui
                                      Entry("reloc", "sm_90", 3)))  # fmt: skip
     predicted, sel, note = predict(apart, build_case(apart, builder), "9.0", 13000)
     assert (predicted, note) == ("TAG 3", "")
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def _result(name, observed, predicted, agree, not_observable=None):
+    entry = types.SimpleNamespace(describe=lambda: "cubin sm_90")
+    case = types.SimpleNamespace(name=name, rule="exact", entries=[entry, entry], env=(("CUDA_DISABLE_PTX_JIT", "1"),),
+                                 env_text="CUDA_DISABLE_PTX_JIT=1", cache="cold")  # fmt: skip
+    return _probe.CaseResult(case, observed, predicted, agree, "r", (), not_observable)
+
+
+def test_the_probe_command_prints_each_case_the_summary_and_fails_on_a_disagreement(monkeypatch):
+    """What `cuda-fatbin probe` prints, from a report the fake probe gives (the GPU runs: tests/gpu)."""
+    from cuda_fatbin import _driver
+    from cuda_fatbin._cli import main
+
+    results = [_result("a", "TAG 1", "TAG 1", True), _result("b\x1b[31m", "TAG 2", "TAG 1", False),
+               _result("c", "", "ERROR", False, not_observable="needs two GPUs")]  # fmt: skip
+    report = _probe.ProbeReport("Fake GPU", "9.0", 13000, {}, "2026-12-03T00:00:00Z", 12.4, 2, results, (80, 90))
+    calls = []
+
+    def fake_probe(*, jobs=None, select=(), progress=None, limit=None):
+        calls.append((jobs, list(select), progress is not None))
+        if progress is not None:
+            progress(1, 3, "x\x1b" + "y" * 70)
+        return report
+
+    monkeypatch.setattr(_probe, "probe", fake_probe)
+    out, err = io.StringIO(), io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stderr", err)
+    assert main(["probe", "--case", "a", "--case", "b", "--jobs", "1"]) == 1
+    assert calls == [(1, ["a", "b"], False)] and err.getvalue() == ""
+    lines = out.getvalue().splitlines()
+    rows = {line.split()[0]: line.split() for line in lines[2:5]}
+    assert rows["a"][-3:] == ["TAG", "1", "yes"] and rows["b\\x1b[31m"][-3:] == ["TAG", "1", "NO"]
+    assert "not observable: needs two GPUs" in lines[4] and lines[4].split()[-2:] == ["ERROR", "-"]
+    assert lines[2].split()[1:6] == ["cubin", "sm_90;", "cubin", "sm_90", "CUDA_DISABLE_PTX_JIT=1"]
+    assert lines[-1] == ("Fake GPU (compute capability 9.0), driver 13000: 2 cases run in 12 s, 1 disagreement(s), "
+                         "1 not observable here")  # fmt: skip
+    # JSON: the report's document, exit 1 while a case disagrees, 0 once none does
+    out.seek(0), out.truncate()
+    assert main(["probe", "--json"]) == 1
+    assert out.getvalue() == json.dumps(report.to_dict(), indent=1) + "\n"
+    results[1].agree = True
+    out.seek(0), out.truncate()
+    assert main(["probe", "--json"]) == 0 and main(["probe"]) == 0
+    assert calls[-1] == (None, [], False)
+    # on a terminal: progress on one line, then that line cleared
+    term = _Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    assert main(["probe"]) == 0
+    assert term.getvalue() == f"\r[1/3] x\\x1b{'y' * 55}".ljust(78) + "\r".ljust(80) + "\r"
+
+    def no_driver(**kwargs):
+        raise _driver.NoDriverError("the probe needs a GPU and its driver: no CUDA driver library")
+
+    monkeypatch.setattr(_probe, "probe", no_driver)
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    assert main(["probe"]) == 1
+    assert err.getvalue() == "cuda-fatbin probe: the probe needs a GPU and its driver: no CUDA driver library\n"

@@ -799,9 +799,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
     from ._probe import probe
     from ._term import shown
 
-    if args.jobs is not None and args.jobs < 1:
-        raise UsageError("--jobs must be at least 1")
-    show = sys.stderr.isatty()
+    show = sys.stderr.isatty()  # --jobs is at least 1: argparse checked it (_positive_int)
 
     def progress(done: int, total: int, name: str) -> None:
         print(f"\r[{done}/{total}] {shown(name)[:60]}".ljust(78), end="", file=sys.stderr)
