@@ -435,3 +435,97 @@ def test_docs_list_every_option_as_the_parser_defines_it() -> None:
             what = action.option_strings or action.dest
             assert action.help or action is subs, f"cuda-fatbin {name} {what} has no help"
     assert "| `--arch` | `SPEC` (required, repeatable) | archs in any spelling" in section  # the layout
+
+
+@pytest.fixture
+def which_inputs(artifacts, tmp_path):
+    """one.fatbin: SASS sm_80 + PTX compute_90; h.o: a host object whose .nv_fatbin holds that fatbin and one of
+    SASS sm_90; nine.o: nine fatbins of SASS sm_80."""
+    from elf_testing import make_elf
+
+    one = build_fatbin([artifacts[("cubin", "sm_80")], artifacts[("ptx", "sm_90")]])
+    two = build_fatbin([artifacts[("cubin", "sm_90")]])
+    (tmp_path / "one.fatbin").write_bytes(one)
+    (tmp_path / "h.o").write_bytes(make_elf([(".nv_fatbin", 1, one + two)]))
+    nine = build_fatbin([artifacts[("cubin", "sm_80")]])
+    (tmp_path / "nine.o").write_bytes(make_elf([(".nv_fatbin", 1, nine * 9)]))
+    return tmp_path
+
+
+def _rows(text: str) -> list[list[str]]:
+    """A table's rows, cells split on runs of two or more spaces (the header and rule lines dropped)."""
+    return [re.split(r"\s{2,}", line.strip()) for line in text.splitlines()[2:] if line.strip()]
+
+
+def test_which_prints_a_table_per_fatbin_then_the_verdict(which_inputs):
+    """The rows follow the loading rules (docs/selection.md): 7.5 takes no sm_80 SASS (another major) and no
+    compute_90 PTX (newer); 9.0 JIT-compiles the PTX; a host object's fatbins each get a table, then the verdict
+    over all of them (docs/scan.md)."""
+    res = cli("which", which_inputs / "one.fatbin", "--gpu", "75;80;90", check=1)
+    assert _rows(res.stdout) == [
+        ["7.5", "none", "no entry fits 7.5: SASS sm_80 does not run on 7.5: another major; PTX compute_90 is newer "
+                        "than 7.5"],
+        ["8.0", "SASS exact", "SASS sm_80 runs on 8.0: exact match"],
+        ["9.0", "PTX JIT", "PTX compute_90 (ISA 9.5) JIT-compiled for 9.0"],
+    ]  # fmt: skip
+    assert res.stdout.endswith("\n\n") and res.stderr == "\nsome GPU is NOT covered\n"
+    assert "per GPU" not in res.stdout  # one fatbin, not relocatable, not stored as data: its table is the verdict
+    res = cli("which", which_inputs / "h.o", "--gpu", "80;90", check=0)
+    blocks = res.stdout.split("\n\n")
+    assert blocks[0].splitlines()[0] == ".nv_fatbin@0x40:" and blocks[1].splitlines()[0] == ".nv_fatbin@0xf90:"
+    assert _rows("\n".join(blocks[1].splitlines()[1:])) == [
+        ["8.0", "none", "no entry fits 8.0: SASS sm_90 does not run on 8.0: another major"],
+        ["9.0", "SASS exact", "SASS sm_90 runs on 9.0: exact match"]]  # fmt: skip
+    verdict = blocks[2].splitlines()
+    assert verdict[0] == f"{which_inputs / 'h.o'}: 2 fatbins (0 relocatable, 0 stored as data); per GPU (docs/scan.md):"
+    assert [row[:2] for row in _rows("\n".join(verdict[1:]))] == [["8.0", "partial"], ["9.0", "PTX JIT"]]
+    assert res.stderr == "\nevery GPU is covered\n"  # partial loads: the kernels of the other fatbin fail if called
+    # more than eight fatbins: only the verdict
+    res = cli("which", which_inputs / "nine.o", "--gpu", "80", check=0)
+    assert res.stdout.splitlines()[0].endswith("nine.o: 9 fatbins (0 relocatable, 0 stored as data); per GPU "
+                                               "(docs/scan.md):")  # fmt: skip
+    assert not re.search(r"^\.nv_fatbin@", res.stdout, re.M)  # no table of its own for each fatbin
+    assert _rows("\n".join(res.stdout.splitlines()[1:]))[0][:2] == ["8.0", "SASS exact"]
+
+
+def test_which_json_is_indented_and_holds_rows_and_verdict(which_inputs):
+    res = cli("which", which_inputs / "h.o", "--gpu", "80;90", "--json", check=0)
+    doc = json.loads(res.stdout)
+    assert res.stdout == json.dumps(doc, indent=1) + "\n"
+    assert doc["covered"] is True and doc["verdict"]["8.0"]["status"] == "partial"
+    assert [[g["status"] for g in fb["gpus"]] for fb in doc["fatbins"]] == [["SASS exact", "PTX JIT"],
+                                                                           ["none", "SASS exact"]]  # fmt: skip
+    res = cli("which", which_inputs / "one.fatbin", "--gpu", "75", "--json", check=1)
+    assert res.stdout == json.dumps(json.loads(res.stdout), indent=1) + "\n"
+    bad = which_inputs / "bad.fatbin"
+    bad.write_bytes(b"\x50\xed\x55\xba" + bytes(12))
+    res = cli("which", bad, "--gpu", "80", "--json", check=1)
+    doc = json.loads(res.stdout)
+    assert res.stdout == json.dumps(doc, indent=1) + "\n" and doc["covered"] is False and doc["error"]
+
+
+def test_which_notes_the_jit_cache_and_reported_rules(which_inputs, monkeypatch):
+    path = which_inputs / "one.fatbin"
+    res = cli("which", path, "--gpu", "90", "--disable-ptx-jit", check=1)
+    assert _rows(res.stdout)[0][2].endswith("with a warm JIT cache: PTX compute_90 (ISA 9.5) JIT-compiled for 9.0 "
+                                            "(cached JIT output)")  # fmt: skip
+    note = (
+        "\n\nWith CUDA_DISABLE_PTX_JIT=1 the result depends on the driver's JIT cache: PTX compiled earlier on "
+        "the machine still runs (--jit-cache warm|cold to choose)\n"
+    )
+    assert res.stdout.endswith(note)
+    cold = cli("which", path, "--gpu", "90", "--disable-ptx-jit", "--jit-cache", "cold", check=1)
+    assert "JIT cache" not in cold.stdout and _rows(cold.stdout)[0][:2] == ["9.0", "none"]
+    warm = cli("which", path, "--gpu", "90", "--disable-ptx-jit", "--jit-cache", "warm", check=0)
+    assert "JIT cache" not in warm.stdout.split("\n\n")[-1] and _rows(warm.stdout)[0][1] == "PTX JIT"
+    assert "[reported rule]" not in cli("which", path, "--gpu", "90", check=0).stdout
+    from dataclasses import replace
+
+    from cuda_fatbin import _select
+
+    for name, rule in list(_select.RULES.items()):
+        monkeypatch.setitem(_select.RULES, name, replace(rule, status="reported"))
+    res = cli("which", path, "--gpu", "90", check=0)
+    assert _rows(res.stdout)[0][2] == "PTX compute_90 (ISA 9.5) JIT-compiled for 9.0 [reported rule]"
+    assert res.stdout.endswith("\n\n[reported rule]: the decision rests on a rule from NVIDIA's documentation that no "
+                               "GPU run of ours has confirmed yet (cuda_fatbin.RULES)\n")  # fmt: skip
