@@ -529,3 +529,63 @@ def test_which_notes_the_jit_cache_and_reported_rules(which_inputs, monkeypatch)
     assert _rows(res.stdout)[0][2] == "PTX compute_90 (ISA 9.5) JIT-compiled for 9.0 [reported rule]"
     assert res.stdout.endswith("\n\n[reported rule]: the decision rests on a rule from NVIDIA's documentation that no "
                                "GPU run of ours has confirmed yet (cuda_fatbin.RULES)\n")  # fmt: skip
+
+
+def test_inspect_lists_each_entry_and_the_totals(artifacts, tmp_path):
+    """One row per entry as the reader sees it (tests/test_reader.py checks those values against cuobjdump)."""
+    from cuda_fatbin import FatbinOptions, Part
+
+    path = tmp_path / "k.fatbin"
+    path.write_bytes(build_fatbin([Part(artifacts[("cubin", "sm_80")], identifier="c80"), artifacts[("ptx", "sm_90")]],
+                                  options=FatbinOptions(compress_all=True, compress_mode="speed")))  # fmt: skip
+    plain = tmp_path / "p.fatbin"
+    plain.write_bytes(build_fatbin([artifacts[("cubin", "sm_90")]], options=FatbinOptions(compress=False)))
+    res = cli("inspect", path, plain, check=0)
+    blocks = res.stdout.split("\n\n")
+    assert blocks[0] == f"{path}: 1 fatbin(s), 2 entries"
+    lines = blocks[1].splitlines()
+    assert re.split(r"\s{2,}", lines[0]) == ["fatbin", "kind", "arch", "version", "size", "stored", "compression",
+                                             "identifier"]  # fmt: skip
+    entries = read_fatbin(path.read_bytes()).entries
+    want = [["@0x0", e.kind, str(e.arch), f"{e.version[0]}.{e.version[1]}", str(e.size), str(e.stored_size), "lz4"]
+            for e in entries]  # fmt: skip
+    want[0].append("c80")
+    assert _rows(blocks[1]) == want
+    kinds = sorted(e.kind for e in entries)
+    assert blocks[2] == (f"  total: 1 {kinds[0]}, 1 {kinds[1]}; {sum(e.size for e in entries)} bytes of payload in "
+                         f"{len(path.read_bytes())} bytes of fatbin")  # fmt: skip
+    (e,) = read_fatbin(plain.read_bytes()).entries
+    assert _rows(res.stdout.split("\n\n")[4]) == [["@0x0", "elf", "sm_90", f"{e.version[0]}.{e.version[1]}",
+                                                   str(e.size), str(e.size), "none"]]  # fmt: skip
+    if nvfatbin_version() >= (13, 4):  # members of a concatenated entry: no stored size of their own
+        concat = tmp_path / "c.fatbin"
+        concat.write_bytes(build_fatbin([artifacts[("cubin", "sm_80")]], options=FatbinOptions(concat=True)))
+        rows = _rows(cli("inspect", concat, check=0).stdout.split("\n\n")[1])
+        assert [r[0:3] + r[5:] for r in rows] == [["@0x0", "elf", "sm_80", "-", "in concat"]]
+    empty = tmp_path / "e.o"
+    from elf_testing import make_elf
+
+    empty.write_bytes(make_elf([(".text", 1, bytes(8))]))
+    assert cli("inspect", empty, check=0).stdout == f"{empty}: does not contain device code\n\n"
+
+
+class _Terminal(__import__("io").StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_wide_keeps_plain_rows_on_a_terminal(artifacts, tmp_path, monkeypatch):
+    """On a terminal the tables are rich's (wrapped to its width) unless --wide asks for one line per row."""
+    from cuda_fatbin._cli import main
+
+    path = tmp_path / "k.fatbin"
+    path.write_bytes(build_fatbin([artifacts[("cubin", "sm_80")]]))
+    for command in (["inspect", str(path)], ["which", str(path), "--gpu", "80"]):
+        term = _Terminal()
+        monkeypatch.setattr(sys, "stdout", term)
+        main(command)
+        assert "━" in term.getvalue() or "─" in term.getvalue()  # rich's box
+        term = _Terminal()
+        monkeypatch.setattr(sys, "stdout", term)
+        main([*command, "--wide"])
+        assert "─" not in term.getvalue() and "━" not in term.getvalue() and "  ----" in term.getvalue()
