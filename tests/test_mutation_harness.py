@@ -47,3 +47,27 @@ def test_a_fixture_value_a_mutant_computed_never_reaches_the_disk_cache(tmp_path
         monkeypatch.setattr(fatbin_testing, "_ONCE", {})
         monkeypatch.setenv("MUTANT_UNDER_TEST", "cuda_fatbin._reader.x__open_path__mutmut_49")
         assert value() == [1] and calls == [1]
+
+
+def test_collecting_the_suite_calls_neither_nvrtc_nor_the_driver():
+    """mutmut collects the tests in its main process and forks each mutant's test process from it. On the GPU
+    machine a driver or NVRTC started there left the forks crashing (SIGSEGV) or failing, equivalents included
+    (docs/testing.md, eighth session): collection must not call them; tests ask when they run."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = """
+import sys
+import pytest
+from cuda.bindings import nvrtc
+from cuda_fatbin import _driver
+called = []
+real = nvrtc.nvrtcGetSupportedArchs
+nvrtc.nvrtcGetSupportedArchs = lambda *a: called.append("nvrtc") or real(*a)
+code = pytest.main(["--collect-only", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", "tests"])
+print("RESULT", code, called, _driver._probe.cache_info().currsize)
+"""
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300).stdout
+    assert out.splitlines()[-1] == "RESULT 0 [] 0", out[-2000:]
