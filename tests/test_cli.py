@@ -589,3 +589,89 @@ def test_wide_keeps_plain_rows_on_a_terminal(artifacts, tmp_path, monkeypatch):
         monkeypatch.setattr(sys, "stdout", term)
         main([*command, "--wide"])
         assert "─" not in term.getvalue() and "━" not in term.getvalue() and "  ----" in term.getvalue()
+
+
+def test_which_and_inspect_read_an_archive_member_by_the_name_scan_prints(artifacts, tmp_path):
+    """`a.whl::member` (scan's spelling) reads that member; `a.zip` lists its ELF and fatbin members in order,
+    past members of other kinds, and names a nested archive without reading it."""
+    import zipfile
+
+    fatbin = build_fatbin([artifacts[("cubin", "sm_80")]])
+    wheel = tmp_path / "w.whl"
+    with zipfile.ZipFile(wheel, "w") as z:
+        z.writestr("notes.txt", "no device code")
+        z.writestr("pkg/k.fatbin", fatbin)
+        z.writestr("inner.ZIP", b"PK\x05\x06" + bytes(18))
+        z.writestr("pkg/twice.fatbin", fatbin)
+        with pytest.warns(UserWarning, match="Duplicate name"):  # two members of one name, as a hostile zip has
+            z.writestr("pkg/twice.fatbin", fatbin)
+        z.writestr("pkg/lib.so", b"\x7fELF" + bytes(60))
+    res = cli("which", f"{wheel}::pkg/k.fatbin", "--gpu", "80", check=0)
+    assert _rows(res.stdout) == [["8.0", "SASS exact", "SASS sm_80 runs on 8.0: exact match"]]
+    err = cli("which", f"{wheel}::pkg/none.fatbin", "--gpu", "80", check=1).stderr
+    assert err == f"cuda-fatbin which: {wheel}: no member named pkg/none.fatbin\n"
+    err = cli("which", f"{wheel}::pkg/twice.fatbin", "--gpu", "80", check=1).stderr
+    assert (
+        err == f"cuda-fatbin which: {wheel}::pkg/twice.fatbin: 2 members of that name; read the archive with inspect\n"
+    )
+    err = cli("which", tmp_path / "no.whl::k.fatbin", "--gpu", "80", check=1).stderr
+    assert err == f"cuda-fatbin which: {tmp_path / 'no.whl'}::k.fatbin: no such file\n"
+    (tmp_path / "bad.whl").write_bytes(b"not a zip archive")
+    err = cli("which", tmp_path / "bad.whl::k.fatbin", "--gpu", "80", check=1).stderr
+    assert err == (
+        f"cuda-fatbin which: {tmp_path / 'bad.whl'}: not a ZIP archive (no end of central directory "
+        "record; truncated?)\n"
+    )
+    res = cli("inspect", wheel, check=1)  # lib.so is an ELF file that cannot be read: an error row, exit 1
+    firsts = [line for line in res.stdout.splitlines() if line.startswith(str(wheel))]
+    assert firsts == [f"{wheel}::pkg/k.fatbin: 1 fatbin(s), 1 entries", f"{wheel}::pkg/twice.fatbin: 1 fatbin(s), "
+                      "1 entries", f"{wheel}::pkg/twice.fatbin: 1 fatbin(s), 1 entries"]  # fmt: skip
+    assert f"{wheel}::inner.ZIP: " in res.stderr and "notes.txt" not in res.stdout + res.stderr
+    doc = json.loads(cli("inspect", wheel, "--json", check=1).stdout)
+    assert [f["path"].removeprefix(f"{wheel}::") for f in doc["files"]] == ["pkg/k.fatbin", "inner.ZIP",
+                                                                             "pkg/twice.fatbin", "pkg/twice.fatbin",
+                                                                             "pkg/lib.so"]  # fmt: skip
+    assert "error" in doc["files"][1] and "error" in doc["files"][4]
+
+
+def test_output_into_a_closed_pipe_ends_quietly(artifacts, tmp_path, monkeypatch):
+    """`cuda-fatbin inspect ... | head -1`: once the reader is gone the command stops with exit 0 and nothing more
+    reaches the pipe (standard output now points at /dev/null)."""
+    import os
+
+    from cuda_fatbin._cli import main
+
+    path = tmp_path / "k.fatbin"
+    path.write_bytes(build_fatbin([artifacts[("cubin", "sm_80")]]))
+    read_end, write_end = os.pipe()
+
+    class Gone:
+        def write(self, text):
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def flush(self):
+            pass
+
+        def fileno(self):
+            return write_end
+
+        def isatty(self):
+            return False
+
+    monkeypatch.setattr(sys, "stdout", Gone())
+    try:
+        assert main(["inspect", str(path)]) == 0
+        os.write(write_end, b"after")  # to /dev/null now
+        os.close(write_end)
+        assert os.read(read_end, 100) == b""
+    finally:
+        os.close(read_end)
+
+
+def test_json_documents_are_indented_by_one(artifacts, tmp_path):
+    cubin = tmp_path / "k.cubin"
+    cubin.write_bytes(artifacts[("cubin", "sm_80")])
+    for args in (["build", cubin, "-o", tmp_path / "b.fatbin", "--json"],
+                 ["extract", tmp_path / "b.fatbin", "-o", tmp_path / "x", "--json"]):  # fmt: skip
+        out = cli(*args, check=0).stdout
+        assert out == json.dumps(json.loads(out), indent=1) + "\n"
