@@ -675,3 +675,44 @@ def test_json_documents_are_indented_by_one(artifacts, tmp_path):
                  ["extract", tmp_path / "b.fatbin", "-o", tmp_path / "x", "--json"]):  # fmt: skip
         out = cli(*args, check=0).stdout
         assert out == json.dumps(json.loads(out), indent=1) + "\n"
+
+
+def test_extract_selections_and_the_errors_it_names(artifacts, tmp_path):
+    from elf_testing import make_elf
+
+    path = tmp_path / "k.fatbin"
+    path.write_bytes(build_fatbin([artifacts[("cubin", "sm_80")], artifacts[("ptx", "sm_90")]]))
+    out = tmp_path / "out"
+    res = cli("extract", path, "-o", out, "--kind", "elf;ptx", check=0)  # a ;-list, as --arch takes
+    assert sorted(p.name for p in out.iterdir()) == ["k.1.sm_80.cubin", "k.1.sm_90.ptx"]
+    assert sorted(res.stdout.splitlines()) == sorted(str(p) for p in out.iterdir())
+    assert cli("extract", path, "-o", tmp_path / "o2", "--kind", "elf,", check=0).stdout.count("\n") == 1
+    assert cli("extract", path, "-o", tmp_path / "o3", "--arch", "sm_75", check=1).stderr == (
+        "cuda-fatbin extract: no entry matches --kind/--arch\n")  # fmt: skip
+    err = cli("extract", path, "-o", tmp_path / "o4", "--arch", "sm_9x", check=2).stderr
+    assert err.endswith("\n") and "sm_9x" in err and "None" not in err
+    afile = tmp_path / "afile"
+    afile.write_bytes(b"keep")
+    err = cli("extract", path, "-o", afile, check=1).stderr
+    assert err.startswith(f"cuda-fatbin extract: {afile}: ") and err.endswith(
+        "; -o names the folder to write into, which is made if missing\n")  # fmt: skip
+    assert cli("extract", tmp_path / "none.fatbin", "-o", out, check=1).stderr == (
+        f"cuda-fatbin extract: {tmp_path / 'none.fatbin'}: no such file\n")  # fmt: skip
+    # a fatbin stored as data in a host file: found with --embedded only
+    host = tmp_path / "h.so"
+    host.write_bytes(make_elf([(".rodata", 1, bytes(8) + path.read_bytes())]))
+    assert "no entry matches" in cli("extract", host, "-o", tmp_path / "o5", check=1).stderr
+    assert len(cli("extract", host, "-o", tmp_path / "o6", "--embedded", check=0).stdout.splitlines()) == 2
+
+
+def test_inspect_marks_where_each_fatbin_is(artifacts, tmp_path):
+    from elf_testing import make_elf
+
+    blob = build_fatbin([artifacts[("cubin", "sm_80")]])
+    host = tmp_path / "h.so"
+    host.write_bytes(make_elf([(".nv_fatbin", 1, blob), (".rodata", 1, bytes(8) + blob)]))
+    rows = _rows(cli("inspect", host, "--embedded", check=0).stdout.split("\n\n")[1])
+    assert [r[0] for r in rows] == [".nv_fatbin@0x40", f".rodata@{0x40 + len(blob) + 8:#x} (embedded)"]
+    cubin = tmp_path / "k.cubin"
+    cubin.write_bytes(artifacts[("cubin", "sm_80")])
+    assert _rows(cli("inspect", cubin, check=0).stdout.split("\n\n")[1])[0][0] == "standalone"
