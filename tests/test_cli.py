@@ -716,3 +716,32 @@ def test_inspect_marks_where_each_fatbin_is(artifacts, tmp_path):
     cubin = tmp_path / "k.cubin"
     cubin.write_bytes(artifacts[("cubin", "sm_80")])
     assert _rows(cli("inspect", cubin, check=0).stdout.split("\n\n")[1])[0][0] == "standalone"
+
+
+def test_version_says_what_is_missing(monkeypatch):
+    """A bug report needs to know what is not there: a distribution not installed, a library that fails to load."""
+    import importlib
+    import importlib.metadata
+
+    from cuda_fatbin._cli import versions_text
+
+    real_version, real_import = importlib.metadata.version, importlib.import_module
+
+    def version(dist):
+        if dist == "cuda-core":
+            raise importlib.metadata.PackageNotFoundError(dist)
+        return real_version(dist)
+
+    def import_module(name, *args):
+        if name == "cuda.bindings.nvjitlink":
+            raise OSError("libnvJitLink.so.13: cannot open shared object file")
+        return real_import(name, *args)
+
+    monkeypatch.setattr(importlib.metadata, "version", version)
+    monkeypatch.setattr(importlib, "import_module", import_module)
+    lines = versions_text().splitlines()
+    assert lines[1] == "cuda-core not installed" and lines[4] == "nvJitLink not available (OSError)"
+    from cuda.bindings import nvfatbin, nvrtc
+
+    assert lines[3] == "NVRTC {}.{}".format(*nvrtc.nvrtcVersion()[1:])
+    assert lines[5] == "libnvfatbin {}.{}".format(*nvfatbin.version())

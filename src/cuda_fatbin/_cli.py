@@ -854,6 +854,7 @@ def _add_reading_options(p: argparse.ArgumentParser) -> None:
 
 def versions_text() -> str:
     """The versions a bug report needs: this package, cuda-core, cuda-bindings and the CUDA libraries."""
+    from importlib import import_module
     from importlib.metadata import PackageNotFoundError, version
 
     lines = []
@@ -863,9 +864,9 @@ def versions_text() -> str:
         except PackageNotFoundError:
             lines.append(f"{dist} not installed")
     probes: dict[str, Callable[[], str]] = {
-        "NVRTC": lambda: "{}.{}".format(*__import__("cuda.bindings.nvrtc", fromlist=["x"]).nvrtcVersion()[1:]),
-        "nvJitLink": lambda: "{}.{}".format(*__import__("cuda.bindings.nvjitlink", fromlist=["x"]).version()),
-        "libnvfatbin": lambda: "{}.{}".format(*__import__("cuda.bindings.nvfatbin", fromlist=["x"]).version()),
+        "NVRTC": lambda: "{}.{}".format(*import_module("cuda.bindings.nvrtc").nvrtcVersion()[1:]),
+        "nvJitLink": lambda: "{}.{}".format(*import_module("cuda.bindings.nvjitlink").version()),
+        "libnvfatbin": lambda: "{}.{}".format(*import_module("cuda.bindings.nvfatbin").version()),
     }
     for name, probe in probes.items():
         try:
