@@ -745,3 +745,25 @@ def test_version_says_what_is_missing(monkeypatch):
 
     assert lines[3] == "NVRTC {}.{}".format(*nvrtc.nvrtcVersion()[1:])
     assert lines[5] == "libnvfatbin {}.{}".format(*nvfatbin.version())
+
+
+def test_build_part_specs(artifacts, tmp_path):
+    """--part kind=...,arch=...,file=...,identifier=...,options=...: a value may hold "="; every item needs one."""
+    ptx = tmp_path / "k=1.ptx"  # a file name with "=" in it
+    ptx.write_bytes(artifacts[("ptx", "sm_80")])
+    out = tmp_path / "o.fatbin"
+    cli("build", "-o", out, "--part", f"kind=ptx,identifier=p,options=-DX=1,file={ptx}", "-q", check=0)
+    (entry,) = read_fatbin(out).entries
+    assert (entry.identifier, entry.options) == ("p", "-DX=1")
+    same = tmp_path / "p=1.fatbin"
+    same.write_bytes(b"x")
+    err = cli("build", "-o", same, "--part", f"kind=ptx,file={same}", check=2).stderr
+    assert f"-o {same} is an input ({same}): writing it would replace what this reads" in err
+    err = cli("build", "-o", out, "--part", f"kind,file={ptx}", check=2).stderr
+    assert f"--part 'kind,file={ptx}': expected key=value items among kind, arch, file, identifier, options" in err
+    err = cli("build", "-o", out, "--part", "kind=ptx", check=2).stderr
+    assert err.endswith("--part 'kind=ptx': file= is required\n")
+    err = cli("build", "-o", out, check=2).stderr
+    assert err.endswith("build needs at least one part (a file, or --part kind=...,file=...)\n")
+    res = cli("build", "-o", "-", "--part", f"kind=ptx,file={ptx}", check=0)  # the fatbin on stdout, the line not
+    assert res.stdout_bytes.startswith(b"\x50\xed\x55\xba") and res.stderr.startswith("-: ")
