@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import gc
+import re
 import struct
 import subprocess
 import sys
@@ -805,3 +806,45 @@ def test_a_given_arch_must_agree_with_what_the_data_records(artifacts):
         with pytest.raises(ValueError, match=r"^part #0 \(ltoir\): the data records no arch; pass arch=$"):
             b.add_ltoir(F.LTOIR_MAGIC + bytes(60))
         assert b.parts == []
+
+
+def test_the_builds_messages_name_the_part_and_the_call(artifacts, tmp_path, monkeypatch):
+    cubin = artifacts[("cubin", "sm_80")]
+    with FatbinBuilder() as b, pytest.raises(ValueError) as info:
+        b.build()
+    assert str(info.value) == "no parts added: add at least one cubin, PTX, LTO-IR, reloc, Tile IR or index"
+    if nvfatbin_version() >= (13, 1):
+        with FatbinBuilder() as b:
+            b.add_tile_ir(TILE_IR)
+            with pytest.raises(ValueError) as info:
+                b.add_tile_ir(TILE_IR)
+        assert str(info.value) == (
+            "part #1: a tile_ir with identifier None was already added; give it another identifier or pass "
+            "allow_duplicates=True (cuda-fatbin build --allow-duplicates)"
+        )
+    text = ".version 9.0 .target sm_80 .address_size 64"
+    with pytest.raises(ValueError) as info:
+        build_fatbin([text])
+    assert str(info.value) == (f"part #0: a str part is a file path, and {text[:40]!r}... is not a file; pass PTX text "
+                               "as Part(text, kind='ptx') or as bytes")  # fmt: skip
+    odd = tmp_path / "notes.txt"
+    odd.write_bytes(b"just some text, no device code")
+    with pytest.raises(ValueError, match=rf"^part #0 \({re.escape(str(odd))}\): "):
+        build_fatbin([odd])
+    with pytest.raises(ValueError, match=r"^part #0: cannot read '.*missing\.cubin': "):
+        build_fatbin([Part(tmp_path / "missing.cubin")])
+    real = F._nvfatbin()
+    for refused, c_name in (("size", "nvFatbinSize"), ("get", "nvFatbinGet")):
+        monkeypatch.setattr(F, "_nvfatbin", lambda refused=refused: _Refusing(real, {refused}))
+        with FatbinBuilder() as b, pytest.raises(FatbinError) as failure:
+            b.add_cubin(cubin)
+            b.build()
+        assert str(failure.value).startswith(f"{c_name} failed: ERROR_INTERNAL (1): ")
+
+
+def test_an_index_part_reaches_add_index(monkeypatch):
+    fake = _Recording(F._nvfatbin())
+    monkeypatch.setattr(F, "_nvfatbin", lambda: fake)
+    with FatbinBuilder() as b:
+        b.add(Part(b"\1" * 16, kind="index", identifier="i"))
+    assert fake.calls == [("add_index", 16, "i")]
