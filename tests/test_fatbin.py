@@ -290,7 +290,7 @@ def test_close_is_idempotent_and_closed_builder_refuses(cubin80, monkeypatch):
     b.close()
     assert b.is_closed and len(destroyed) == 1
     for call in (b.build, lambda: b.add_cubin(cubin80), lambda: b.handle, b.__enter__):
-        with pytest.raises(RuntimeError, match="closed"):
+        with pytest.raises(RuntimeError, match="^this FatbinBuilder is closed; create a new one$"):
             call()
     # errors inside the with-block still destroy exactly once
     with pytest.raises(ValueError), FatbinBuilder() as b2:
