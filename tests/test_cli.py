@@ -767,3 +767,33 @@ def test_build_part_specs(artifacts, tmp_path):
     assert err.endswith("build needs at least one part (a file, or --part kind=...,file=...)\n")
     res = cli("build", "-o", "-", "--part", f"kind=ptx,file={ptx}", check=0)  # the fatbin on stdout, the line not
     assert res.stdout_bytes.startswith(b"\x50\xed\x55\xba") and res.stderr.startswith("-: ")
+
+
+def test_which_and_inspect_at_their_boundaries(artifacts, tmp_path):
+    """Found by a stranger's patches: eight fatbins still get their tables; the driver reaches the JSON; with a JIT
+    variable the rows decide, and one GPU not covered is enough to fail; totals are sorted by kind; an archive of
+    no binary says so (exit 0); an archive's suffix is matched in any case."""
+    import zipfile
+
+    from elf_testing import make_elf
+
+    one = build_fatbin([artifacts[("cubin", "sm_80")]])
+    eight = tmp_path / "eight.o"
+    eight.write_bytes(make_elf([(".nv_fatbin", 1, one * 8)]))
+    assert cli("which", eight, "--gpu", "80", check=0).stdout.count(".nv_fatbin@") == 8
+    ptx_first = tmp_path / "p.fatbin"
+    ptx_first.write_bytes(build_fatbin([artifacts[("ptx", "sm_90")], artifacts[("cubin", "sm_80")]]))
+    doc = json.loads(cli("which", ptx_first, "--gpu", "80", "--driver", "13.0", "--json", check=0).stdout)
+    assert doc["driver"] == "13.0"
+    assert cli("which", ptx_first, "--gpu", "80;90", "--disable-ptx-jit", "--jit-cache", "cold", check=1)
+    assert "  total: 1 elf, 1 ptx;" in cli("inspect", ptx_first, check=0).stdout
+    empty = tmp_path / "notes.whl"
+    with zipfile.ZipFile(empty, "w") as z:
+        z.writestr("notes.txt", "no device code")
+    assert cli("inspect", empty, check=0).stdout == f"{empty}: does not contain device code\n\n"
+    assert json.loads(cli("inspect", empty, "--json", check=0).stdout)["files"] == [{"path": str(empty),
+                                                                                     "fatbins": []}]  # fmt: skip
+    upper = tmp_path / "W.WHL"
+    with zipfile.ZipFile(upper, "w") as z:
+        z.writestr("k.fatbin", one)
+    assert cli("inspect", upper, check=0).stdout.startswith(f"{upper}::k.fatbin: 1 fatbin(s), 1 entries")

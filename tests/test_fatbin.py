@@ -32,6 +32,12 @@ from fatbin_testing import KERNEL_SRC, all_records, listing
 TILE_IR = b"\x7fTileIR\x00" + bytes([13, 1, 0, 0]) + bytes(20)  # header-only Tile IR that libnvfatbin accepts
 
 
+def _plain(obj) -> tuple:
+    """An ObjectCode's code type, name, symbol mapping and bytes as plain values: a failed assertion on these is
+    shown without ``repr(ObjectCode)``, which asks the CUDA driver (and blocks where there is none)."""
+    return obj.code_type, obj.name, dict(obj.symbol_mapping), bytes(obj.code)
+
+
 def entry_flags(fatbin: bytes) -> list[tuple[int, int]]:
     """(kind, flags) of each top-level entry, read straight from the container headers."""
     out, pos = [], 16
@@ -435,8 +441,7 @@ def test_every_part_form(artifacts, tmp_path, cuobjdump):
         artifacts[("ltoir", "sm_90a")],
     ]
     obj = from_parts(parts, name="mine", symbol_mapping={"saxpy": "saxpy"})
-    assert obj.code_type == "fatbin" and obj.name == "mine"
-    assert obj.symbol_mapping == {"scale<float>": b"_Z5scaleIfEvPT_S0_i", "saxpy": "saxpy"}
+    assert _plain(obj)[:3] == ("fatbin", "mine", {"scale<float>": b"_Z5scaleIfEvPT_S0_i", "saxpy": "saxpy"})
     got = sorted(listing(cuobjdump(bytes(obj.code), "-lelf", "-lptx")))
     assert got == sorted(
         [("elf", "sm_80"), ("elf", "sm_89"), ("elf", "sm_75"), ("ptx", "sm_90"), ("elf", "sm_86"), ("ptx", "sm_90"),
@@ -606,21 +611,21 @@ def test_repr_and_object_code_of_a_builder(cubin80):
     b.add_cubin(cubin80)
     assert repr(b) == "<FatbinBuilder 1 parts>"
     obj = b.object_code(name="k", symbol_mapping={"scale": "_Z5scalev"})
-    assert isinstance(obj, ObjectCode) and obj.code_type == "fatbin" and bytes(obj.code) == b.build()
-    assert (obj.name, obj.symbol_mapping) == ("k", {"scale": "_Z5scalev"})
+    assert type(obj) is ObjectCode
+    assert _plain(obj) == ("fatbin", "k", {"scale": "_Z5scalev"}, b.build())
     plain = b.object_code()
-    assert (plain.name, plain.symbol_mapping) == ("", {})
+    assert _plain(plain)[1:3] == ("", {})
     b.close()
     assert repr(b) == "<FatbinBuilder closed>"
 
 
 def test_from_parts_defaults_and_options_reach_the_build(cubin80):
     plain = from_parts([cubin80])
-    assert (plain.name, plain.symbol_mapping) == ("", {})
-    assert bytes(plain.code) == build_fatbin([cubin80])
+    assert _plain(plain) == ("fatbin", "", {}, build_fatbin([cubin80]))
     compressed = from_parts([cubin80], options=FatbinOptions(compress_all=True, compress_mode="speed"))
-    assert bytes(compressed.code) != bytes(plain.code)
-    assert [f & 0xA000 for _, f in entry_flags(bytes(compressed.code))] == [0x2000]  # LZ4, as the options ask
+    code = bytes(compressed.code)
+    assert code != build_fatbin([cubin80])
+    assert [f & 0xA000 for _, f in entry_flags(code)] == [0x2000]  # LZ4, as the options ask
 
 
 def test_a_part_path_that_is_a_symlink_to_a_file_is_read(cubin80, tmp_path):
@@ -848,3 +853,46 @@ def test_an_index_part_reaches_add_index(monkeypatch):
     with FatbinBuilder() as b:
         b.add(Part(b"\1" * 16, kind="index", identifier="i"))
     assert fake.calls == [("add_index", 16, "i")]
+
+
+@pytest.mark.parametrize("feature", sorted(F._FEATURE_SINCE))
+def test_a_feature_is_available_from_exactly_its_version(old_library, feature):
+    """libnvfatbin 12.6 has -compress-mode, 13.4 -concat (docs/libnvfatbin-versions.md): the version itself passes,
+    the minor before it is refused."""
+    major, minor = F._FEATURE_SINCE[feature]
+    old_library((major, minor))
+    F._require(feature)
+    old_library((major, minor - 1) if minor else (major - 1, 9))
+    with pytest.raises(FatbinLibraryError):
+        F._require(feature)
+
+
+def test_parts_are_copies_and_an_unknown_result_code_is_named(cubin80, monkeypatch):
+    with FatbinBuilder() as b:
+        b.add_cubin(cubin80)
+        b.parts[0]["kind"] = "changed"
+        assert b.parts[0]["kind"] == "cubin"
+    real = F._nvfatbin()
+
+    class Unknown(_Refusing):
+        def __getattr__(self, name):
+            if name == "add_cubin":
+
+                def fail(*args):  # a result code newer than the binding: built without its checking __init__
+                    error = self._real.nvFatbinError.__new__(self._real.nvFatbinError)
+                    error.status = 99
+                    raise error
+
+                return fail
+            return getattr(self._real, name)
+
+    monkeypatch.setattr(F, "_nvfatbin", lambda: Unknown(real, set()))
+    with FatbinBuilder() as b, pytest.raises(FatbinError) as info:
+        b.add_cubin(cubin80)
+    assert (info.value.result, info.value.result_name) == (99, "RESULT_99")
+
+
+def test_a_part_given_a_str_path_reads_the_file(cubin80, tmp_path):
+    path = tmp_path / "k.cubin"
+    path.write_bytes(cubin80)
+    assert build_fatbin([Part(str(path))]) == build_fatbin([path]) == build_fatbin([cubin80])

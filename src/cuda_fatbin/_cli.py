@@ -1106,7 +1106,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _quiet_pipe() -> int:
     """Standard output's reader went away (``| head``): point it at /dev/null so the exit flush is silent."""
-    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, sys.stdout.fileno())
+    os.close(null)
     return 0
 
 
