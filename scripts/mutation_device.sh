@@ -80,7 +80,8 @@ run|why)
     # list) by running them in its main process, then forks each mutant's test process from that process.
     # NVRTC, nvJitLink and the driver, started there, are not usable after a fork: in the eighth session
     # every mutant reaching them crashed (SIGSEGV) or failed, equivalents included. So a first mutmut
-    # process does the mapping and exits (the name matches nothing), and the run starts in a fresh one.
+    # process does the mapping and exits (the name matches nothing), and the run starts in a fresh one,
+    # which only collects the tests: collecting starts none of them (tests/test_mutation_harness.py).
     SKIP_CLEAN=1 $py scripts/mutmut_run.py run 'cuda_fatbin._term.x_nothing*' > /tmp/mapping.log 2>&1
     grep -a "new tests\|obsolete" /tmp/mapping.log
     echo "deselected (they fail unmutated here): $deselect"
