@@ -896,3 +896,53 @@ def test_a_part_given_a_str_path_reads_the_file(cubin80, tmp_path):
     path = tmp_path / "k.cubin"
     path.write_bytes(cubin80)
     assert build_fatbin([Part(str(path))]) == build_fatbin([path]) == build_fatbin([cubin80])
+
+
+def test_a_binding_without_nvfatbin_says_what_to_install(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_nvfatbin(name, globals=None, locals=None, fromlist=(), level=0):
+        if name == "cuda.bindings" and fromlist and "nvfatbin" in fromlist:
+            raise ImportError("cannot import name 'nvfatbin' from 'cuda.bindings'")
+        return real_import(name, globals, locals, fromlist, level)
+
+    monkeypatch.setattr(builtins, "__import__", no_nvfatbin)
+    with pytest.raises(FatbinLibraryError) as info:
+        F._nvfatbin()
+    assert str(info.value) == (
+        "cuda.bindings.nvfatbin cannot be imported (cannot import name 'nvfatbin' from 'cuda.bindings') — install "
+        "cuda-bindings with libnvfatbin: pip install 'cuda-core[cu13]' (or 'cuda-bindings[all]')"
+    )
+    assert (info.value.feature, info.value.required, info.value.found) == ("nvfatbin", None, None)
+
+
+def test_what_a_part_is_taken_for_and_the_messages_naming_it(artifacts, tmp_path):
+    from cuda.core import ObjectCode as RealObjectCode
+
+    class ObjectCode:  # named like cuda.core's, from elsewhere: not one
+        code_type = "cubin"
+        code = artifacts[("cubin", "sm_80")]
+
+    with pytest.raises(TypeError) as info:
+        build_fatbin([ObjectCode()])
+    assert str(info.value) == (
+        "part #0: expected a Part, a cuda.core ObjectCode, bytes-like data or a path; got ObjectCode"
+    )
+    with pytest.raises(ValueError) as info:
+        build_fatbin([Part(b"garbage bytes")])
+    assert str(info.value).startswith("part #0: unrecognised data")
+    fatbin = RealObjectCode.from_fatbin(build_fatbin([artifacts[("cubin", "sm_80")]]))
+    with pytest.raises(ValueError) as info:
+        from_parts([fatbin])
+    assert str(info.value) == ("part #0: an ObjectCode of code_type 'fatbin' cannot be a fatbin part (accepted: cubin, "
+                               "ptx, ltoir, object)")  # fmt: skip
+    gone = tmp_path / "gone.ptx"
+    gone.write_bytes(artifacts[("ptx", "sm_80")])
+    by_path = RealObjectCode.from_ptx(str(gone))
+    gone.unlink()
+    with pytest.raises(ValueError, match=r"^part #0: cannot read '.*gone\.ptx': "):
+        from_parts([by_path])
+    with pytest.raises(ValueError, match=r"^part #0: a str part is a file path, and 'two\\nlines'\.\.\. is not a file"):
+        build_fatbin(["two\nlines"])
