@@ -48,3 +48,10 @@ def cli_main(*args: object, cwd: Path | None = None, check: int | None = None) -
     if check is not None:
         assert res.returncode == check, f"exit {res.returncode}\n{res.stdout}\n{res.stderr}"
     return res
+
+
+class Terminal(io.StringIO):
+    """A text stream that says it is a terminal (``isatty()``): where the command shows progress or rich tables."""
+
+    def isatty(self) -> bool:
+        return True

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_testing import cli_main
+from cli_testing import Terminal, cli_main
 from cuda_fatbin import build_fatbin, nvfatbin_version, read_fatbin
 
 from fatbin_testing import listing, once_per_process, process_tmp
@@ -569,11 +569,6 @@ def test_inspect_lists_each_entry_and_the_totals(artifacts, tmp_path):
     assert cli("inspect", empty, check=0).stdout == f"{empty}: does not contain device code\n\n"
 
 
-class _Terminal(__import__("io").StringIO):
-    def isatty(self) -> bool:
-        return True
-
-
 def test_wide_keeps_plain_rows_on_a_terminal(artifacts, tmp_path, monkeypatch):
     """On a terminal the tables are rich's (wrapped to its width) unless --wide asks for one line per row."""
     from cuda_fatbin._cli import main
@@ -581,11 +576,11 @@ def test_wide_keeps_plain_rows_on_a_terminal(artifacts, tmp_path, monkeypatch):
     path = tmp_path / "k.fatbin"
     path.write_bytes(build_fatbin([artifacts[("cubin", "sm_80")]]))
     for command in (["inspect", str(path)], ["which", str(path), "--gpu", "80"]):
-        term = _Terminal()
+        term = Terminal()
         monkeypatch.setattr(sys, "stdout", term)
         main(command)
         assert "━" in term.getvalue() or "─" in term.getvalue()  # rich's box
-        term = _Terminal()
+        term = Terminal()
         monkeypatch.setattr(sys, "stdout", term)
         main([*command, "--wide"])
         assert "─" not in term.getvalue() and "━" not in term.getvalue() and "  ----" in term.getvalue()

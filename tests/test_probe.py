@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_testing import Terminal
 from cuda_fatbin import RULES, Arch, _probe, read_fatbin
 from cuda_fatbin._probe import Builder, Case, Entry, NotObservable, build_case, matrix, predict
 from cuda_fatbin._reader import iter_fatbins
@@ -370,11 +371,6 @@ def test_a_relocatable_entry_is_named_by_its_position_in_the_first_container(bui
     assert (predicted, note) == ("TAG 3", "")
 
 
-class _Terminal(io.StringIO):
-    def isatty(self) -> bool:
-        return True
-
-
 def _result(name, observed, predicted, agree, not_observable=None):
     entry = types.SimpleNamespace(describe=lambda: "cubin sm_90")
     case = types.SimpleNamespace(name=name, rule="exact", entries=[entry, entry], env=(("CUDA_DISABLE_PTX_JIT", "1"),),
@@ -420,7 +416,7 @@ def test_the_probe_command_prints_each_case_the_summary_and_fails_on_a_disagreem
     assert main(["probe", "--json"]) == 0 and main(["probe"]) == 0
     assert calls[-1] == (None, [], False)
     # on a terminal: progress on one line, then that line cleared
-    term = _Terminal()
+    term = Terminal()
     monkeypatch.setattr(sys, "stderr", term)
     assert main(["probe"]) == 0
     assert term.getvalue() == f"\r[1/3] x\\x1b{'y' * 55}".ljust(78) + "\r".ljust(80) + "\r"
