@@ -44,6 +44,8 @@ run|why)
         export PYTHONPATH=/tmp/whl
     fi
     export CUDA_FATBIN_TEST_CACHE=$root/.mutation-cache PYTHONUNBUFFERED=1
+    # every failing test and the mutant it ran against (tests/conftest.py): how a kill made there is explained
+    export CUDA_FATBIN_FAILURE_LOG=${OUT:-/tmp}/failures.tsv
     # The GPU hidden from every step (MUTATION_GPU=1 keeps it): the CPU suite needs none, and a driver that
     # tests initialise in mutmut's main process (below) is unusable in the processes it forks from it.
     [ "${MUTATION_GPU:-0}" = 1 ] || export CUDA_VISIBLE_DEVICES=

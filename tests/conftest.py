@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 
@@ -17,6 +18,22 @@ from fatbin_testing import (
     nvrtc_supported_sms,
     once_per_process,
 )
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """With CUDA_FATBIN_FAILURE_LOG set (scripts/mutation_device.sh): each failing test, and the mutant it ran
+    against, appended to that file, so a kill made on another machine can be told from a test failing there."""
+    log = os.environ.get("CUDA_FATBIN_FAILURE_LOG")
+    if log and report.failed:
+        lines = report.longreprtext.strip().splitlines()
+        reason = next((x[1:].strip() for x in lines if x.startswith("E ")), lines[-1] if lines else "")
+        line = f"{os.environ.get('MUTANT_UNDER_TEST', '')}\t{report.nodeid}\t{report.when}\t{reason[:300]}\n"
+        fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line.encode("utf-8", "replace"))  # one write: lines from parallel processes stay whole
+        finally:
+            os.close(fd)
+
 
 # scripts/mutation.sh: the same examples for every mutant (a verdict must not depend on luck), fewer of them
 settings.register_profile("mutation", max_examples=30, derandomize=True, deadline=None)

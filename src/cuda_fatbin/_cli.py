@@ -857,8 +857,10 @@ def versions_text() -> str:
     from importlib import import_module
     from importlib.metadata import PackageNotFoundError, version
 
-    lines = []
-    for dist in ("cuda-fatbin", "cuda-core", "cuda-bindings"):
+    from . import __version__
+
+    lines = [f"cuda-fatbin {__version__}"]  # the code running, installed or not (a source tree on sys.path)
+    for dist in ("cuda-core", "cuda-bindings"):
         try:
             lines.append(f"{dist} {version(dist)}")
         except PackageNotFoundError:
