@@ -948,3 +948,86 @@ def test_what_a_part_is_taken_for_and_the_messages_naming_it(artifacts, tmp_path
         from_parts([by_path])
     with pytest.raises(ValueError, match=r"^part #0: a str part is a file path, and 'two\\nlines'\.\.\. is not a file"):
         build_fatbin(["two\nlines"])
+
+
+def test_a_part_named_elf_is_a_cubin_and_a_bad_kind_lists_the_kinds(monkeypatch):
+    """ "elf" is the reader's and cuobjdump's name for a cubin entry: such a part goes to nvFatbinAddCubin even when
+    its bytes could not tell (here: no ELF header at all, so detection would refuse them)."""
+    assert Part(b"\1" * 16, kind="elf").kind == "cubin"
+    fake = _Recording(F._nvfatbin())
+    monkeypatch.setattr(F, "_nvfatbin", lambda: fake)
+    with FatbinBuilder() as b, pytest.raises(ValueError, match=r"^part #0 \(cubin\): "):
+        b.add(Part(b"\1" * 16, kind="elf", arch="sm_80"))  # a cubin part: the cubin checks refuse the bytes
+    with pytest.raises(ValueError) as info:
+        Part(b"x", kind="sass")
+    assert str(info.value) == f"Part.kind must be one of {', '.join(F.PART_KINDS)} (or elf); got 'sass'"
+
+
+def test_a_libnvfatbin_error_without_a_status_or_an_error_string():
+    """The binding's exception normally carries ``status``; one without it is reported as result 1
+    (NVFATBIN_ERROR_INTERNAL), and when no error string can be had for the code the exception's own text is kept."""
+    real = F._nvfatbin()
+
+    class Failed(Exception):
+        pass
+
+    def fail(status=None):
+        def call():
+            e = Failed("the library's own words")
+            if status is not None:
+                e.status = status
+            raise e
+
+        return call
+
+    def binding(get_error_string):
+        return type("B", (), {"nvFatbinError": Failed, "Result": real.Result,
+                              "get_error_string": staticmethod(get_error_string)})  # fmt: skip
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(F, "_nvfatbin", lambda: binding(lambda code: {1: "internal", 5: "bad"}[code]))
+        with pytest.raises(F.FatbinError) as info:
+            FatbinBuilder._call(fail(), "nvFatbinAddCubin", None)
+        assert (info.value.result, info.value.result_name, info.value.error_string) == (
+            1, real.Result(1).name, "internal")  # fmt: skip
+        with pytest.raises(F.FatbinError) as info:
+            FatbinBuilder._call(fail(5), "nvFatbinAddCubin", None)
+        assert (info.value.result, info.value.error_string) == (5, "bad")
+
+        def no_string(code):
+            raise RuntimeError("no string for that code")
+
+        m.setattr(F, "_nvfatbin", lambda: binding(no_string))
+        with pytest.raises(F.FatbinError) as info:
+            FatbinBuilder._call(fail(5), "nvFatbinAddCubin", None)
+        assert (info.value.result, info.value.error_string) == (5, "the library's own words")
+
+
+def test_data_that_is_none_or_not_a_flat_buffer_names_the_part(cubin80):
+    with FatbinBuilder() as b:
+        b.add_cubin(cubin80)
+        with pytest.raises(TypeError) as info:
+            b.add_cubin(None)  # type: ignore[arg-type]
+        assert str(info.value) == "part #1 (cubin): data is None; pass bytes, or PTX text"
+        with pytest.raises(ValueError) as bad:
+            b.add_cubin(memoryview(cubin80)[::2])
+        assert str(bad.value) == "part #1 (cubin): data must be a contiguous buffer"
+        with pytest.raises(TypeError) as wrong:
+            b.add_ptx(12345)  # type: ignore[arg-type]
+        assert str(wrong.value) == "part #1 (ptx): expected bytes, bytearray, memoryview or str; got int"
+
+
+def test_our_own_artifacts_and_a_parts_options_reach_libnvfatbin_as_c_strings(artifacts, monkeypatch):
+    """What Program's compile adds (no identifier: "") and a Tile IR Part's options, as libnvfatbin gets them."""
+    fake = _Recording(F._nvfatbin())
+    monkeypatch.setattr(F, "_nvfatbin", lambda: fake)
+    monkeypatch.setattr(F, "nvfatbin_version", lambda: (13, 5))
+    cubin, ptx = artifacts[("cubin", "sm_80")], artifacts[("ptx", "sm_80")]
+    sm80 = cuda_fatbin.Arch.parse("sm_80")
+    with FatbinBuilder() as b:
+        b._add_artifact("cubin", sm80, cubin, None)
+        b._add_artifact("ptx", sm80, ptx, None)
+        b._add_artifact("ptx", cuda_fatbin.Arch.parse("sm_90"), ptx, "k")
+        b.add(Part(TILE_IR, kind="tile_ir", identifier="t", options="-O1"))
+    assert fake.calls == [("add_cubin", len(cubin), "80", ""), ("add_ptx", len(ptx), "80", "", ""),
+                          ("add_ptx", len(ptx), "90", "k", ""), ("add_tile_ir", len(TILE_IR), "t", "-O1")]  # fmt: skip
