@@ -10,6 +10,10 @@ merged modules without a kill goes to ``--left`` (default ``mutants/left.txt``),
 ``mutmut run`` on this machine: the two machines' environments differ (a test skipped there for want of a
 library runs here).
 
+With ``--failures`` (the run's failures.tsv, written by tests/conftest.py) a kill is taken only where a test is
+recorded failing against that mutant: a verdict the packed meta already held, or a test process that died
+without a failing test, is not a kill made there.
+
 A kill of a mutant that ``tests/mutation/equivalent.toml`` records as equivalent (no test can tell it from
 the original) means the run there failed tests for another reason: the merge then takes nothing and exits 1.
 (It caught a run whose test cache held fixture values a mutant had made: tests/fatbin_testing.py.)
@@ -103,7 +107,12 @@ def main() -> int:
     parser.add_argument("metas", type=Path, help="the meta.tgz the other machine returned")
     parser.add_argument("--module", action="append", default=[], help="only this module (repeatable)")
     parser.add_argument("--left", type=Path, default=Path("mutants/left.txt"))
+    parser.add_argument("--failures", type=Path, help="the failures.tsv of that run: a kill is taken only where it "
+                        "names a test that failed against the mutant")  # fmt: skip
     args = parser.parse_args()
+    explained: set[str] | None = None
+    if args.failures:  # MUTANT \t test \t phase \t reason, one line per failing test (tests/conftest.py)
+        explained = {line.split("\t", 1)[0] for line in args.failures.read_text().splitlines() if "\t" in line}
     left: list[str] = []
     merged: list[tuple[Path, dict, dict[str, int], str]] = []
     with tarfile.open(args.metas) as tar:
@@ -125,11 +134,16 @@ def main() -> int:
             same = {
                 fn for fn, h in mine["hash_by_function_name"].items() if theirs["hash_by_function_name"].get(fn) == h
             }
-            taken = {}
+            taken, unexplained = {}, 0
             for key, code in theirs["exit_code_by_key"].items():
                 function = key.rpartition("__mutmut_")[0].rpartition(".")[2]
                 if function in same and is_kill(code) and not is_kill(mine["exit_code_by_key"].get(key, 0)):
+                    if explained is not None and key not in explained:
+                        unexplained += 1  # a verdict carried in the packed meta, or a crash: not a test's failure
+                        continue
                     taken[key] = code
+            if unexplained:
+                print(f"{module}: {unexplained} kills without a failing test in {args.failures}, not taken")
             wrong = equivalents_killed(module, set(taken))
             if wrong:
                 print(f"{module}: {len(wrong)} mutants recorded as equivalent were killed there; the run is not to be"
