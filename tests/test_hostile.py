@@ -378,6 +378,33 @@ def test_special_files(artifacts, tmp_path):
     assert res.returncode == 1 and "not a regular file" in res.stderr and "1 entries" in res.stdout
 
 
+def test_a_fifo_that_stays_silent_is_an_error_not_a_hang(artifacts, tmp_path, monkeypatch):
+    """Opening a FIFO for reading waits for a writer (fifo(7)), which may never come: the reading commands open it
+    without waiting, give a writer FIFO_WAIT seconds to send its first bytes, then read to its end like cat."""
+    import threading
+
+    from cuda_fatbin import _reader
+
+    monkeypatch.setattr(_reader, "FIFO_WAIT", 0.2)
+    fifo = tmp_path / "in.fifo"
+    os.mkfifo(fifo)
+    for args in (["inspect", fifo], ["which", fifo, "--gpu", "80"], ["extract", fifo, "-o", tmp_path / "out"]):
+        res = cli_main(*args)
+        assert res.returncode == 1 and "is a FIFO that nothing was written to within 0.2 s" in res.stderr, (args, res)
+    assert not (tmp_path / "out").exists()
+    data = build_fatbin([artifacts[("cubin", "sm_80")]])
+
+    def write() -> None:  # a producer: its open waits for the reader, then it writes and closes
+        with open(fifo, "wb") as f:
+            f.write(data)
+
+    monkeypatch.setattr(_reader, "FIFO_WAIT", 60.0)
+    writer = threading.Thread(target=write)
+    writer.start()
+    assert [str(e.arch) for e in read_fatbin(fifo).entries] == ["sm_80"]
+    writer.join()
+
+
 def test_a_file_that_shrinks_gives_an_error_not_sigbus(artifacts, tmp_path):
     payload = __import__("random").Random(1).randbytes(2 << 20)  # uncompressed, larger than what is read, not mapped
     entry = struct.pack("<HHIQIIHHIIIQQQ", 0x02, 0x0101, 64, len(payload), 0, 0, 7, 1, 80, 0, 0, 0x11, 0, 0)

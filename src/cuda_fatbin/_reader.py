@@ -73,6 +73,8 @@ FLAG_FAMILY = 0x200000  # "f"
 MAX_EXPANSION = 1024
 #: Bytes read at most from a pipe or standard input (which cannot be memory-mapped): 1 GiB.
 MAX_STREAM = 1 << 30
+#: Seconds a named FIFO given as a path may stay silent before reading it fails (a writer may never come).
+FIFO_WAIT = 30.0
 _SMALL_FILE = 1 << 20  # files up to this size are read, not mapped: a file that shrinks cannot fault
 _SECTIONS = (".nv_fatbin", "__nv_relfatbin")
 _RELOCATABLE_SECTION = "__nv_relfatbin"
@@ -632,14 +634,26 @@ def _open_path(path: str | bytes) -> _Data:
         return _read_stream(sys.stdin.buffer, "standard input")
     shown = os.fsdecode(path)
     try:
-        f = open(path, "rb")  # noqa: SIM115 - closed below; the map keeps its own descriptor
-    except IsADirectoryError:
-        raise FatbinFormatError(f"{shown!r} is not a regular file, a pipe or standard input", 0) from None
+        # O_NONBLOCK: a FIFO opens at once instead of waiting for a writer, which may never come
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except OSError as e:
         raise OSError(e.errno, f"cannot read {shown!r}: {e.strerror}") from None
+    st = os.fstat(fd)
+    if stat.S_ISDIR(st.st_mode):
+        os.close(fd)
+        raise FatbinFormatError(f"{shown!r} is not a regular file, a pipe or standard input", 0)
+    f = os.fdopen(fd, "rb")  # closed below; the map keeps its own descriptor
     with f:
-        st = os.fstat(f.fileno())
+        import select
+
+        if stat.S_ISFIFO(st.st_mode) and hasattr(select, "poll"):
+            # a named FIFO: wait a bounded time for a writer's first bytes (or its close), then read like cat
+            poller = select.poll()
+            poller.register(fd, select.POLLIN)
+            if not poller.poll(int(FIFO_WAIT * 1000)):
+                raise FatbinFormatError(f"{shown!r} is a FIFO that nothing was written to within {FIFO_WAIT:g} s", 0)
         if stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode):
+            os.set_blocking(fd, True)
             return _read_stream(f, repr(shown))
         if not stat.S_ISREG(st.st_mode):
             raise FatbinFormatError(f"{shown!r} is not a regular file, a pipe or standard input", 0)
@@ -647,8 +661,8 @@ def _open_path(path: str | bytes) -> _Data:
             data = f.read(_SMALL_FILE + 1)
             return _Data(memoryview(data), data, name=repr(shown))
         mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        fd = os.dup(f.fileno()) if hasattr(os, "pread") else None  # Windows has no pread: the map is searched
-        return _Data(memoryview(mapped), mapped, mapped, repr(shown), fd)
+        dup = os.dup(f.fileno()) if hasattr(os, "pread") else None  # Windows has no pread: the map is searched
+        return _Data(memoryview(mapped), mapped, mapped, repr(shown), dup)
 
 
 def _read_stream(stream: BinaryIO, name: str) -> _Data:
