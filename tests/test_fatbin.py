@@ -370,13 +370,17 @@ def test_version_gating_of_entry_points(old_library, version, action, message):
     "version, options, message",
     [
         ((13, 0), FatbinOptions(concat=True), "FatbinOptions.concat requires libnvfatbin 13.4 or newer; found 13.0"),
-        ((12, 5), FatbinOptions(compress_mode="size"), "compress_mode requires libnvfatbin 12.6 or newer; found 12.5"),
+        (
+            (12, 5),
+            FatbinOptions(compress_mode="size"),
+            "FatbinOptions.compress_mode requires libnvfatbin 12.6 or newer; found 12.5",
+        ),
         ((12, 3), FatbinOptions(), "FatbinBuilder requires libnvfatbin 12.4 or newer; found 12.3"),
     ],
 )
 def test_version_gating_of_options(old_library, version, options, message):
     old_library(version)
-    with pytest.raises(FatbinLibraryError, match=message) as info:
+    with pytest.raises(FatbinLibraryError, match="^" + re.escape(message)) as info:
         FatbinBuilder(options)
     assert "pip install" in str(info.value)  # a fix the user can run
     assert ("nvidia-nvfatbin-cu12>=12" in str(info.value)) == (version[0] == 12)
@@ -1031,3 +1035,35 @@ def test_our_own_artifacts_and_a_parts_options_reach_libnvfatbin_as_c_strings(ar
         b.add(Part(TILE_IR, kind="tile_ir", identifier="t", options="-O1"))
     assert fake.calls == [("add_cubin", len(cubin), "80", ""), ("add_ptx", len(ptx), "80", "", ""),
                           ("add_ptx", len(ptx), "90", "k", ""), ("add_tile_ir", len(TILE_IR), "t", "-O1")]  # fmt: skip
+
+
+def test_a_builder_says_what_it_was_given_and_names_nvfatbincreate_when_it_fails(monkeypatch):
+    opts = FatbinOptions(compress=False)
+    with FatbinBuilder(opts) as b:
+        assert b.options is opts
+    with pytest.raises(TypeError) as info:
+        FatbinBuilder("-compress=false")  # type: ignore[arg-type]
+    assert str(info.value) == "options must be a FatbinOptions; got str"
+    real = F._nvfatbin()
+    monkeypatch.setattr(F, "_nvfatbin", lambda: _Refusing(real, {"create"}))
+    with pytest.raises(F.FatbinError) as failed:
+        FatbinBuilder()
+    assert (failed.value.function, failed.value.result) == ("nvFatbinCreate", 1)
+
+
+def test_a_libnvfatbin_that_cannot_be_loaded_says_what_to_install(monkeypatch):
+    class Unloadable:
+        @staticmethod
+        def version():
+            raise OSError("libnvfatbin.so.13: cannot open shared object file")
+
+    monkeypatch.setattr(F, "_version_cache", None)
+    monkeypatch.setattr(F, "_nvfatbin", lambda: Unloadable)
+    with pytest.raises(FatbinLibraryError) as info:
+        nvfatbin_version()
+    assert str(info.value) == (
+        "libnvfatbin could not be loaded (OSError: libnvfatbin.so.13: cannot open shared object file) — install it: "
+        "pip install nvidia-nvfatbin (CUDA 13) or nvidia-nvfatbin-cu12 (CUDA 12), or put a CUDA toolkit's lib64 on "
+        "LD_LIBRARY_PATH"
+    )
+    assert (info.value.feature, info.value.required, info.value.found) == ("libnvfatbin", None, None)
