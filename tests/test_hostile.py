@@ -388,9 +388,19 @@ def test_a_fifo_that_stays_silent_is_an_error_not_a_hang(artifacts, tmp_path, mo
     monkeypatch.setattr(_reader, "FIFO_WAIT", 0.2)
     fifo = tmp_path / "in.fifo"
     os.mkfifo(fifo)
-    for args in (["inspect", fifo], ["which", fifo, "--gpu", "80"], ["extract", fifo, "-o", tmp_path / "out"]):
-        res = cli_main(*args)
+    done = []
+
+    def commands() -> None:
+        for args in (["inspect", fifo], ["which", fifo, "--gpu", "80"], ["extract", fifo, "-o", tmp_path / "out"]):
+            done.append((args, cli_main(*args)))
+
+    waiting = threading.Thread(target=commands, daemon=True)  # a hang fails the test, not the run
+    waiting.start()
+    waiting.join(30)
+    assert not waiting.is_alive(), f"still waiting on the FIFO after 30 s (done: {done})"
+    for args, res in done:
         assert res.returncode == 1 and "is a FIFO that nothing was written to within 0.2 s" in res.stderr, (args, res)
+    assert len(done) == 3
     assert not (tmp_path / "out").exists()
     data = build_fatbin([artifacts[("cubin", "sm_80")]])
 
