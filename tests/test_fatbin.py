@@ -1067,3 +1067,38 @@ def test_a_libnvfatbin_that_cannot_be_loaded_says_what_to_install(monkeypatch):
         "LD_LIBRARY_PATH"
     )
     assert (info.value.feature, info.value.required, info.value.found) == ("libnvfatbin", None, None)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"compress": False, "compress_all": True}, "FatbinOptions: compress=False contradicts compress_all=True"),
+        ({"compress_mode": "none", "compress_all": True},
+         "FatbinOptions: compress_mode='none' contradicts compress_all=True"),
+        ({"compress": False, "concat": True},
+         "FatbinOptions: concat=True stores one compressed stream; it cannot go with compress=False"),
+        ({"compress": True, "compress_mode": "none", "concat": True},
+         "FatbinOptions: concat=True stores one compressed stream; it cannot go with compress_mode='none'"),
+        ({"address_bits": 16}, "FatbinOptions.address_bits must be one of 32, 64 (or None); got 16"),
+        ({"host": "macos"}, "FatbinOptions.host must be one of "
+         + ", ".join(repr(h) for h in F._HOSTS) + " (or None); got 'macos'"),
+    ],
+)  # fmt: skip
+def test_options_that_contradict_or_are_out_of_range_say_which(kwargs, message):
+    """The message names the option that turned compression off, and lists the allowed values."""
+    with pytest.raises(ValueError) as info:
+        FatbinOptions(**kwargs)
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize("version, package", [((12, 3), "nvidia-nvfatbin-cu12"), ((13, 0), "nvidia-nvfatbin")])
+def test_a_refused_feature_carries_its_name_and_versions_and_the_package_of_its_major(old_library, version, package):
+    """A CUDA 12 feature is fixed by the -cu12 wheel, a CUDA 13 one by nvidia-nvfatbin."""
+    feature = next(f for f, since in sorted(F._FEATURE_SINCE.items(), key=lambda kv: kv[1]) if since > version
+                   and since[0] == version[0])  # fmt: skip
+    required = F._FEATURE_SINCE[feature]
+    old_library(version)
+    with pytest.raises(FatbinLibraryError) as info:
+        F._require(feature)
+    assert (info.value.feature, info.value.required, info.value.found) == (feature, required, version)
+    assert str(info.value).endswith(f"pip install '{package}>={required[0]}.{required[1]}'")
