@@ -414,6 +414,51 @@ def test_a_fifo_that_stays_silent_is_an_error_not_a_hang(artifacts, tmp_path, mo
     assert [str(e.arch) for e in read_fatbin(fifo).entries] == ["sm_80"]
     writer.join()
 
+    def write_slowly() -> None:  # a writer that pauses: the read waits for its end (EOF), not what came first
+        with open(fifo, "wb", buffering=0) as f:
+            f.write(data[:100])
+            time.sleep(0.5)
+            f.write(data[100:])
+
+    writer = threading.Thread(target=write_slowly)
+    writer.start()
+    assert [str(e.arch) for e in read_fatbin(fifo).entries] == ["sm_80"]
+    writer.join()
+    monkeypatch.setattr(_reader, "FIFO_WAIT", 0.2)
+    with pytest.raises(FatbinFormatError) as info:
+        read_fatbin(fifo)
+    assert info.value.offset == 0
+
+
+def test_a_terminal_given_as_a_path_is_refused_at_once(monkeypatch):
+    """Only a named FIFO gets the wait: a terminal with nothing typed (a character device, never readable here)
+    is refused as not a regular file, without waiting."""
+    from cuda_fatbin import _reader
+
+    monkeypatch.setattr(_reader, "FIFO_WAIT", 3.0)  # were it waited on, the FIFO's message would come after it
+    leader, follower = os.openpty()
+    try:
+        with pytest.raises(FatbinFormatError, match="is not a regular file, a pipe or standard input"):
+            read_fatbin(os.ttyname(follower))
+    finally:
+        os.close(leader)
+        os.close(follower)
+
+
+def test_a_file_of_exactly_the_read_size_is_read_not_mapped(artifacts, tmp_path):
+    """Files up to _reader._SMALL_FILE bytes are read into memory, so one cut short after it was opened still reads
+    (a mapped file would raise "shrank", test_a_file_that_shrinks_gives_an_error_not_sigbus)."""
+    from cuda_fatbin import _reader
+
+    data = build_fatbin([artifacts[("cubin", "sm_80")]])
+    path = tmp_path / "exact.fatbin"
+    path.write_bytes(data + bytes(_reader._SMALL_FILE - len(data)))
+    assert path.stat().st_size == _reader._SMALL_FILE
+    fb = read_fatbin(path)
+    with open(path, "r+b") as f:
+        f.truncate(16)  # the fatbin header only
+    assert fb.entries[0].data() == artifacts[("cubin", "sm_80")]
+
 
 def test_a_file_that_shrinks_gives_an_error_not_sigbus(artifacts, tmp_path):
     payload = __import__("random").Random(1).randbytes(2 << 20)  # uncompressed, larger than what is read, not mapped
