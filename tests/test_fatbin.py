@@ -1102,3 +1102,9 @@ def test_a_refused_feature_carries_its_name_and_versions_and_the_package_of_its_
         F._require(feature)
     assert (info.value.feature, info.value.required, info.value.found) == (feature, required, version)
     assert str(info.value).endswith(f"pip install '{package}>={required[0]}.{required[1]}'")
+
+
+def test_compression_turned_off_twice_agrees():
+    """compress=False and compress_mode='none' say the same thing: together they are no contradiction."""
+    opts = FatbinOptions(compress=False, compress_mode="none")
+    assert (opts.compress, opts.compress_mode) == (False, "none")
