@@ -806,3 +806,27 @@ def test_which_and_inspect_at_their_boundaries(artifacts, tmp_path):
     with zipfile.ZipFile(upper, "w") as z:
         z.writestr("k.fatbin", one)
     assert cli("inspect", upper, check=0).stdout.startswith(f"{upper}::k.fatbin: 1 fatbin(s), 1 entries")
+
+
+def test_which_tables_name_their_columns(which_inputs):
+    """A fatbin's table says which entry loads; the verdict over several says each GPU's status."""
+    one = cli("which", which_inputs / "one.fatbin", "--gpu", "80", check=0).stdout
+    assert re.split(r"\s{2,}", one.splitlines()[0].strip()) == ["gpu", "loads", "why"]
+    blocks = cli("which", which_inputs / "h.o", "--gpu", "80;90", check=0).stdout.split("\n\n")
+    assert re.split(r"\s{2,}", blocks[0].splitlines()[1].strip()) == ["gpu", "loads", "why"]
+    assert re.split(r"\s{2,}", blocks[2].splitlines()[1].strip()) == ["gpu", "status", "why"]
+
+
+def test_relocatable_adds_the_device_link_input_of_a_linked_file(artifacts, tmp_path):
+    """A file with a .nv_fatbin section is linked: its __nv_relfatbin fatbins are device-link input, listed only
+    with --relocatable (as cuobjdump does; iter_fatbins' relocatable=None)."""
+    from elf_testing import make_elf
+
+    one = build_fatbin([artifacts[("cubin", "sm_80")]])
+    two = build_fatbin([artifacts[("cubin", "sm_90")]])
+    path = tmp_path / "linked.so"
+    path.write_bytes(make_elf([(".nv_fatbin", 1, one), ("__nv_relfatbin", 1, two)]))
+    plain = cli("inspect", path, check=0).stdout
+    assert plain.splitlines()[0].endswith("1 fatbin(s), 1 entries")
+    both = cli("inspect", path, "--relocatable", check=0).stdout
+    assert both.splitlines()[0].endswith("2 fatbin(s), 2 entries")
