@@ -23,10 +23,8 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
 import re
-import secrets
 import stat
 
 TYPE_CHECKING = False
@@ -295,6 +293,8 @@ def loads_json(raw: bytes, max_depth: int) -> Any:
         if _JSON_INNERMOST.search(skeleton):
             raise ValueError(f"nested deeper than {max_depth} levels")
         raise ValueError("not JSON: a bracket is never closed, or closed but never opened (a cut or edited file?)")
+    import json  # here, not at the top: the reader opens files through this module and loads no json
+
     return json.loads(raw.decode("utf-8"), parse_constant=_not_json)
 
 
@@ -315,6 +315,8 @@ def temp_name(target: str | os.PathLike[str], kind: str = "tmp") -> str:
     255
     """
     head, tail = os.path.split(os.fspath(target))
+    import secrets
+
     rest = f".{secrets.token_hex(6)}.{kind}"
     while len(os.fsencode(f".{tail}{rest}")) > 255 and tail:
         tail = tail[:-1]

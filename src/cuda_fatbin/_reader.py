@@ -632,13 +632,13 @@ def _open(source: Source) -> _Data:
 def _open_path(path: str | bytes) -> _Data:
     if path == "-" or path == b"-":
         return _read_stream(sys.stdin.buffer, "standard input")
+    from ._files import open_input
+
     shown = os.fsdecode(path)
     try:
-        # O_NONBLOCK: a FIFO opens at once instead of waiting for a writer, which may never come
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        fd, st = open_input(path)  # never blocks: a FIFO opens at once instead of waiting for a writer
     except OSError as e:
         raise OSError(e.errno, f"cannot read {shown!r}: {e.strerror}") from None
-    st = os.fstat(fd)
     if stat.S_ISDIR(st.st_mode):
         os.close(fd)
         raise FatbinFormatError(f"{shown!r} is not a regular file, a pipe or standard input", 0)
