@@ -9,6 +9,8 @@
 #   bash scripts/mutation_device.sh run 540            # seconds it may take, all steps included
 #   # here again, in the clone: keep its kills, list what is left for this machine
 #   python scripts/mutation_merge.py /path/to/meta.tgz
+#   # the next call: put the stats.json it returned (its test mapping) in the checkout's .mutation-device, so
+#   # that call maps no test ids again (a few minutes when that machine's toolchain makes other ids)
 #   # there, when the merge refuses a run (a mutant recorded as equivalent was killed): the tests that kill
 #   # those mutants there, and whether they fail there without them too (scripts/mutation_why.py)
 #   bash scripts/mutation_device.sh why NAME...                # writes $OUT/why.txt
@@ -52,6 +54,9 @@ run|why)
     tar xzf "$here/commit.tgz" -C "$root"      # src and tests as the mapping saw them
     find src tests -exec touch -d 2020-01-01 {} +   # older than the mutants: mutmut generates nothing again
     tar xzf "$here/mutants.tgz"
+    # the mapping an earlier call made there (its stats.json, carried back in .mutation-device): with it the
+    # test ids of that machine are known, and the mapping step below finds nothing new to run
+    [ -f "$here/stats.json" ] && cp "$here/stats.json" mutants/mutmut-stats.json
     find mutants -exec touch {} +
     jobs=$($py -c 'import os; print(len(os.sched_getaffinity(0)))')
     if [ "$1" = why ]; then   # which tests kill these mutants there, and do they pass there without them
@@ -92,6 +97,7 @@ run|why)
     # which only collects the tests: collecting starts none of them (tests/test_mutation_harness.py).
     SKIP_CLEAN=1 $py scripts/mutmut_run.py run 'cuda_fatbin._term.x_nothing*' > /tmp/mapping.log 2>&1
     grep -a "new tests\|obsolete" /tmp/mapping.log
+    cp mutants/mutmut-stats.json "${OUT:-/tmp}/stats.json"
     echo "deselected (they fail unmutated here): $deselect"
     set -f
     # its own process group, output to a file: at the deadline the whole group goes (the test processes it
