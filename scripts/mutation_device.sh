@@ -9,7 +9,7 @@
 #   bash scripts/mutation_device.sh run 540            # seconds it may take, all steps included
 #   # here again, in the clone: keep its kills, list what is left for this machine
 #   python scripts/mutation_merge.py /path/to/meta.tgz
-#   # the next call: put the stats.json it returned (its test mapping) in the checkout's .mutation-device, so
+#   # the next call: put the mapping.tgz it returned (its test mapping) in the checkout's .mutation-device, so
 #   # that call maps no test ids again (a few minutes when that machine's toolchain makes other ids)
 #   # there, when the merge refuses a run (a mutant recorded as equivalent was killed): the tests that kill
 #   # those mutants there, and whether they fail there without them too (scripts/mutation_why.py)
@@ -54,9 +54,9 @@ run|why)
     tar xzf "$here/commit.tgz" -C "$root"      # src and tests as the mapping saw them
     find src tests -exec touch -d 2020-01-01 {} +   # older than the mutants: mutmut generates nothing again
     tar xzf "$here/mutants.tgz"
-    # the mapping an earlier call made there (its stats.json, carried back in .mutation-device): with it the
+    # the mapping an earlier call made there (its mapping.tgz, carried back in .mutation-device): with it the
     # test ids of that machine are known, and the mapping step below finds nothing new to run
-    [ -f "$here/stats.json" ] && cp "$here/stats.json" mutants/mutmut-stats.json
+    [ -f "$here/mapping.tgz" ] && tar xzf "$here/mapping.tgz" -C mutants
     find mutants -exec touch {} +
     jobs=$($py -c 'import os; print(len(os.sched_getaffinity(0)))')
     if [ "$1" = why ]; then   # which tests kill these mutants there, and do they pass there without them
@@ -81,7 +81,7 @@ run|why)
         (cd /tmp/unmutated && PYTHONPATH=${PYTHONPATH:-}:/tmp/unmutated/src timeout 60 $py -m pytest -m 'not gpu' \
             --collect-only -q -p no:randomly --ignore=tests/test_distributed.py --ignore=tests/gpu \
             --ignore=tests/test_docs.py --ignore=tests/test_interrupt.py -p no:cacheprovider tests \
-            > "${OUT:-/tmp}/collected.txt" 2>&1)
+            > /tmp/collected.txt 2>&1)
         tail -n 12 /tmp/unmutated.log
         cp /tmp/unmutated.log "${OUT:-/tmp}/unmutated.log"
         grep -aq " passed" /tmp/unmutated.log || { echo "the unmutated suite did not finish: no mutants run"; exit 3; }
@@ -97,12 +97,16 @@ run|why)
     # which only collects the tests: collecting starts none of them (tests/test_mutation_harness.py).
     SKIP_CLEAN=1 $py scripts/mutmut_run.py run 'cuda_fatbin._term.x_nothing*' > /tmp/mapping.log 2>&1
     grep -a "new tests\|obsolete" /tmp/mapping.log
-    cp mutants/mutmut-stats.json "${OUT:-/tmp}/stats.json"
+    # one archive, with the test ids collected there (each is over the 16 MiB a returned file may have)
+    tar czf "${OUT:-/tmp}/mapping.tgz" -C mutants mutmut-stats.json $( [ -f /tmp/collected.txt ] && echo -C /tmp collected.txt)
     echo "deselected (they fail unmutated here): $deselect"
     set -f
     # its own process group, output to a file: at the deadline the whole group goes (the test processes it
     # forked too, which would otherwise hold a pipe open past the device call's limit)
-    SKIP_CLEAN=1 $py -c 'import os, sys; os.setpgid(0, 0); os.execv(sys.executable, [sys.executable, *sys.argv[1:]])' \
+    # the tests that run `python -m cuda_fatbin` in a subprocess find the package (the mutants' copy, which
+    # the mutant under test, named in the environment, switches) instead of failing for every mutant
+    PYTHONPATH=$root/mutants/src:${PYTHONPATH:-} SKIP_CLEAN=1 \
+        $py -c 'import os, sys; os.setpgid(0, 0); os.execv(sys.executable, [sys.executable, *sys.argv[1:]])' \
         scripts/mutmut_run.py run --max-children "$jobs" $(cat "$here/names.txt") \
         > /tmp/mutmut.log 2>&1 &
     pid=$!
