@@ -416,10 +416,12 @@ def test_a_fifo_that_stays_silent_is_an_error_not_a_hang(artifacts, tmp_path, mo
 
     def write_slowly() -> None:  # a writer that pauses: the read waits for its end (EOF), not what came first
         with open(fifo, "wb", buffering=0) as f:
+            time.sleep(0.5)  # FIFO_WAIT is seconds: half of one is waited for, first bytes and later ones
             f.write(data[:100])
             time.sleep(0.5)
             f.write(data[100:])
 
+    monkeypatch.setattr(_reader, "FIFO_WAIT", 5.0)
     writer = threading.Thread(target=write_slowly)
     writer.start()
     assert [str(e.arch) for e in read_fatbin(fifo).entries] == ["sm_80"]
@@ -428,6 +430,20 @@ def test_a_fifo_that_stays_silent_is_an_error_not_a_hang(artifacts, tmp_path, mo
     with pytest.raises(FatbinFormatError) as info:
         read_fatbin(fifo)
     assert info.value.offset == 0
+
+    def write_and_stop() -> None:  # a writer that sends some bytes, then holds the FIFO open and says no more
+        with open(fifo, "wb", buffering=0) as f:
+            f.write(data[:100])
+            time.sleep(3)
+
+    monkeypatch.setattr(_reader, "FIFO_WAIT", 0.3)
+    writer = threading.Thread(target=write_and_stop)
+    writer.start()
+    start = time.monotonic()
+    with pytest.raises(FatbinFormatError, match="is a FIFO that sent 100 bytes, then nothing more, within 0.3 s"):
+        read_fatbin(fifo)
+    assert time.monotonic() - start < 2.5  # not waiting for the writer's close
+    writer.join()
 
 
 def test_a_terminal_given_as_a_path_is_refused_at_once(monkeypatch):
@@ -458,6 +474,30 @@ def test_a_file_of_exactly_the_read_size_is_read_not_mapped(artifacts, tmp_path)
     with open(path, "r+b") as f:
         f.truncate(16)  # the fatbin header only
     assert fb.entries[0].data() == artifacts[("cubin", "sm_80")]
+
+
+def test_a_small_file_that_grows_while_read_is_an_error_not_cut(artifacts, tmp_path, monkeypatch):
+    """A file of up to _SMALL_FILE bytes when opened is read whole; one that grows past that before the read
+    ends is refused, not cut at what was read (a fatbin appended then would be lost without a word)."""
+    from cuda_fatbin import _files, _reader
+
+    data = build_fatbin([artifacts[("cubin", "sm_80")]])
+    path = tmp_path / "grows.bin"
+    path.write_bytes(b"\0" * 4096)
+    real = _files.open_input
+
+    def open_then_grow(p):
+        opened = real(p)
+        with open(path, "ab") as f:
+            f.write(bytes(2 << 20) + data)
+        return opened
+
+    monkeypatch.setattr(_files, "open_input", open_then_grow)
+    with pytest.raises(FatbinFormatError, match="grew while it was read") as info:
+        list(iter_fatbins(path, embedded=True))
+    assert info.value.offset == _reader._SMALL_FILE + 1
+    monkeypatch.setattr(_files, "open_input", real)
+    assert len(list(iter_fatbins(path, embedded=True))) == 1  # read again once written: the fatbin is there
 
 
 def test_a_file_that_shrinks_gives_an_error_not_sigbus(artifacts, tmp_path):

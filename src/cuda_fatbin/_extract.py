@@ -14,12 +14,13 @@ Reading side: this module does not import the compile side.
 from __future__ import annotations
 
 import os
+import stat
 import unicodedata
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ._arch import Arch
-from ._files import write_atomic
+from ._files import describe, write_atomic
 from ._reader import MAX_EXPANSION, Fatbin, FatbinEntry, FatbinFormatError, iter_fatbins
 
 TYPE_CHECKING = False
@@ -107,6 +108,7 @@ def entry_file_names(
     stem = safe_name(_drop_extension(safe_name(source_name)))
     counters: dict[str, int] = {}
     used: set[str] = set()
+    next_k: dict[str, int] = {}  # the -k to try next per name: linear work when many entries share one
     for fb in fatbins:
         for e in fb.iter_entries():
             counters[e.kind] = counters.get(e.kind, 0) + 1
@@ -117,9 +119,14 @@ def entry_file_names(
             else:
                 base = f"{stem}.{counters[e.kind]}"
             suffix = f".{_arch_label(e)}.{EXTENSIONS.get(e.kind, 'bin')}"
-            name, k = base + suffix, 2
-            while unique and name.casefold() in used:  # case-insensitive file systems collide on case too
-                name, k = f"{base}-{k}{suffix}", k + 1
+            name = base + suffix
+            if unique and name.casefold() in used:  # case-insensitive file systems collide on case too
+                key, k = name.casefold(), next_k.get(name.casefold(), 2)
+                name = f"{base}-{k}{suffix}"
+                while name.casefold() in used:
+                    k += 1
+                    name = f"{base}-{k}{suffix}"
+                next_k[key] = k + 1
             used.add(name.casefold())
             yield e, name
 
@@ -132,7 +139,9 @@ def _write_new(directory: Path, name: str, data: bytes, force: bool) -> Path:
         raise ExtractError(f"{target} is a directory; it is not replaced")
     try:
         write_atomic(target, data, replace=force)  # without force: published by a hard link, never over anything
-    except FileExistsError:
+    except FileExistsError as e:
+        if force:  # a device, FIFO or socket (_files._refuse_special), made after the check in extract_entries
+            raise ExtractError(f"{target}: {e.strerror}") from None
         raise ExtractError(f"{target} exists; pass force=True (--force) to replace it") from None
     except IsADirectoryError:  # made a directory after the check above
         raise ExtractError(f"{target} is a directory; it is not replaced") from None
@@ -210,9 +219,11 @@ def extract_entries(
     if source_name is None:
         source_name = Path(os.fsdecode(source)).name if isinstance(source, (str, os.PathLike)) else "data"
     fatbins = list(iter_fatbins(source, embedded=embedded, relocatable=relocatable))
-    size = os.stat(source).st_size if isinstance(source, (str, os.PathLike)) and source != "-" else None
-    if size is None:
-        size = sum(fb.size for fb in fatbins)
+    size = sum(fb.size for fb in fatbins)  # a pipe or FIFO has no size: what it held, at least
+    if isinstance(source, (str, os.PathLike)) and source != "-":
+        st = os.stat(source)
+        if stat.S_ISREG(st.st_mode):
+            size = max(size, st.st_size)
     plan = [
         (e, name)
         for e, name in entry_file_names(fatbins, source_name)
@@ -234,6 +245,15 @@ def extract_entries(
         clash = [name for _, name in plan if os.path.lexists(out / name)]
         if clash:
             raise ExtractError(f"{out / clash[0]} exists ({len(clash)} file(s) in all); pass --force to replace")
+    for _, name in plan:  # what --force does not replace either, refused before anything is written
+        try:
+            st = os.lstat(out / name)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            raise ExtractError(f"{out / name} is a directory; it is not replaced")
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+            raise ExtractError(f"{out / name}: {describe(st)} is there; it is not replaced by a file")
     limit = MAX_EXPANSION * max(size, 1)
     written: list[Path] = []
     total = 0

@@ -73,7 +73,8 @@ FLAG_FAMILY = 0x200000  # "f"
 MAX_EXPANSION = 1024
 #: Bytes read at most from a pipe or standard input (which cannot be memory-mapped): 1 GiB.
 MAX_STREAM = 1 << 30
-#: Seconds a named FIFO given as a path may stay silent before reading it fails (a writer may never come).
+#: Seconds a named FIFO given as a path may stay silent (before its first bytes, or between two reads) before
+#: reading it fails: a writer may never come, or stop without closing it.
 FIFO_WAIT = 30.0
 _SMALL_FILE = 1 << 20  # files up to this size are read, not mapped: a file that shrinks cannot fault
 _SECTIONS = (".nv_fatbin", "__nv_relfatbin")
@@ -647,11 +648,7 @@ def _open_path(path: str | bytes) -> _Data:
         import select
 
         if stat.S_ISFIFO(st.st_mode) and hasattr(select, "poll"):
-            # a named FIFO: wait a bounded time for a writer's first bytes (or its close), then read like cat
-            poller = select.poll()
-            poller.register(fd, select.POLLIN)
-            if not poller.poll(int(FIFO_WAIT * 1000)):
-                raise FatbinFormatError(f"{shown!r} is a FIFO that nothing was written to within {FIFO_WAIT:g} s", 0)
+            return _read_fifo(fd, shown)
         if stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode):
             os.set_blocking(fd, True)
             return _read_stream(f, repr(shown))
@@ -659,10 +656,45 @@ def _open_path(path: str | bytes) -> _Data:
             raise FatbinFormatError(f"{shown!r} is not a regular file, a pipe or standard input", 0)
         if st.st_size <= _SMALL_FILE:
             data = f.read(_SMALL_FILE + 1)
+            if len(data) > _SMALL_FILE:  # it grew after it was opened: what was read is not all of it
+                raise FatbinFormatError(
+                    f"{shown!r} grew while it was read; read it again once it is written", len(data)
+                )
             return _Data(memoryview(data), data, name=repr(shown))
         mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         dup = os.dup(f.fileno()) if hasattr(os, "pread") else None  # Windows has no pread: the map is searched
         return _Data(memoryview(mapped), mapped, mapped, repr(shown), dup)
+
+
+def _read_fifo(fd: int, shown: str) -> _Data:
+    """A named FIFO, opened without waiting, read like cat, to its end (every writer closed); but no wait for
+    the next bytes lasts over ``FIFO_WAIT`` s (a writer may never come, or stop without closing), and no more
+    than ``MAX_STREAM`` bytes are read."""
+    import select
+
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        if not poller.poll(int(FIFO_WAIT * 1000)):
+            what = "nothing was written to" if not total else f"sent {total} bytes, then nothing more,"
+            raise FatbinFormatError(f"{shown!r} is a FIFO that {what} within {FIFO_WAIT:g} s", total)
+        try:
+            chunk = os.read(fd, min(1 << 20, MAX_STREAM + 1 - total))
+        except BlockingIOError:  # woken, but another reader took the bytes
+            continue
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > MAX_STREAM:
+            raise FatbinFormatError(
+                f"{shown!r} holds over {MAX_STREAM} bytes; save it to a file, which can be mapped, and read that",
+                MAX_STREAM,
+            )
+    data = b"".join(chunks)
+    return _Data(memoryview(data), data, name=repr(shown))
 
 
 def _read_stream(stream: BinaryIO, name: str) -> _Data:
