@@ -7,7 +7,9 @@ in a subprocess.
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -830,3 +832,263 @@ def test_relocatable_adds_the_device_link_input_of_a_linked_file(artifacts, tmp_
     assert plain.splitlines()[0].endswith("1 fatbin(s), 1 entries")
     both = cli("inspect", path, "--relocatable", check=0).stdout
     assert both.splitlines()[0].endswith("2 fatbin(s), 2 entries")
+
+
+OPTIONS_SRC = r"""
+#if __cplusplus < 202002L
+#error needs C++20
+#endif
+#if FLAG != 1
+#error FLAG must be 1
+#endif
+static_assert(EXPR, "EXPR");
+template <typename T> __global__ void scale(T* x, T a, int n) { int i = threadIdx.x; if (i < n) x[i] *= a; }
+"""
+
+
+def test_compile_options_reach_the_compiler_and_the_summary_says_what_was_written(tmp_path, monkeypatch):
+    """--std, -D NAME (defined as 1, as nvcc does), -D NAME=VALUE whose value holds '=', --ltoir-for, --group and
+    -j reach the build; the summary goes to standard output, the symbols file is indented JSON."""
+    from cuda_fatbin import _program
+
+    src = tmp_path / "k.cu"
+    src.write_text(OPTIONS_SRC)
+    seen = []
+    real = _program.Program.compile
+
+    def spy(self, *args, **kwargs):
+        seen.append(kwargs)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(_program.Program, "compile", spy)
+    base = ["compile", src, "--arch", "80", "-DFLAG", "-D", "EXPR=1==1", "--std", "c++20"]
+    res = cli(*base, "-o", tmp_path / "a.fatbin", "--name-expression", "scale<float>", "--symbols",
+              tmp_path / "s.json", "--ltoir-for", "80", "-j", "3", check=0)  # fmt: skip
+    assert res.stderr == ""
+    assert res.stdout == (f"{tmp_path / 'a.fatbin'}: {(tmp_path / 'a.fatbin').stat().st_size} bytes: "
+                          "elf sm_80, ptx sm_80, ltoir sm_80\n  scale<float> -> _Z5scaleIfEvPT_S0_i\n")  # fmt: skip
+    assert (tmp_path / "s.json").read_text() == '{\n "scale<float>": "_Z5scaleIfEvPT_S0_i"\n}\n'
+    (kw,) = seen
+    assert kw["max_workers"] == 3 and kw["group"] is False and kw["ltoir_for"] == "80"
+    assert isinstance(kw["progress"], cuda_fatbin._cli._Progress) and kw["cache"] is None
+    cli(*base[:-1], "c++17", "-o", tmp_path / "b.fatbin", "-q", check=1)  # --std is not dropped
+    res = cli(*base, "-o", tmp_path / "g.fatbin", "--group", "--json", check=0)
+    assert seen[-1]["group"] is True and seen[-1]["ltoir_for"] == ()
+    assert json.loads(res.stdout)["cache"] is None and res.stderr == ""
+    plan = cli(*base, "-o", tmp_path / "p.fatbin", "--ltoir-for", "80", "--dry-run", check=0).stdout
+    assert "-> ltoir" in plan, plan
+
+
+def test_a_cache_report_is_shown_unless_quiet(tmp_path):
+    src = tmp_path / "k.cu"
+    src.write_text(OPTIONS_SRC)
+    base = ["compile", src, "--arch", "80", "-DFLAG", "-DEXPR=1", "--std", "c++20", "--cache", tmp_path / "c"]
+    assert cli(*base, "-o", tmp_path / "a.fatbin", check=0).stderr == "cache: 0 hit(s), 2 miss(es), 0 corrupt\n"
+    assert cli(*base, "-o", tmp_path / "b.fatbin", check=0).stderr == "cache: 2 hit(s), 0 miss(es), 0 corrupt\n"
+    assert cli(*base, "-o", tmp_path / "c.fatbin", "-q", check=0).stderr == ""
+    assert json.loads(cli(*base, "-o", tmp_path / "d.fatbin", "--json", check=0).stdout)["cache"]["hits"]
+
+
+def test_ctrl_c_handler_while_compiling_and_restored_after(monkeypatch, capsys):
+    """First Ctrl-C: KeyboardInterrupt (the running compiles are awaited, said so); second: exit 130 at once.
+    The previous handler is back afterwards, and no handler is set from a thread (Python refuses there)."""
+    import signal
+    import threading
+
+    from cuda_fatbin import _cli, _multiarch
+
+    before = signal.getsignal(signal.SIGINT)
+    exits = []
+    monkeypatch.setattr(os, "_exit", exits.append)
+    with _cli._interruptible("compile"):
+        handler = signal.getsignal(signal.SIGINT)
+        assert handler is not before and _multiarch._on_interrupt is not None
+        with pytest.raises(KeyboardInterrupt):
+            handler(signal.SIGINT, None)
+        assert exits == []
+        for running in (1, 2, 0):
+            _multiarch._on_interrupt(running)
+        with pytest.raises(KeyboardInterrupt):  # os._exit, replaced here, returned
+            handler(signal.SIGINT, None)
+        assert exits == [130]
+    assert signal.getsignal(signal.SIGINT) is before and _multiarch._on_interrupt is None
+    assert capsys.readouterr().err == (
+        "cuda-fatbin compile: interrupted; waiting for 1 running compile; Ctrl-C again to quit now\n"
+        "cuda-fatbin compile: interrupted; waiting for 2 running compiles; Ctrl-C again to quit now\n"
+        "cuda-fatbin compile: interrupted\n"
+    )
+    errors = []
+
+    def in_thread():
+        try:
+            with _cli._interruptible("compile"):
+                pass
+        except BaseException as e:  # the test reports it
+            errors.append(e)
+
+    t = threading.Thread(target=in_thread)
+    t.start()
+    t.join()
+    assert errors == [] and signal.getsignal(signal.SIGINT) is before
+
+
+def test_progress_shows_on_a_terminal_only(monkeypatch):
+    """rich's transient bar, one task named after the job running; a plain counter line without rich."""
+    from cuda_fatbin import _cli
+
+    calls = []
+
+    class Bar:
+        def __init__(self, **kw):
+            calls.append(("new", kw))
+
+        def start(self):
+            calls.append(("start",))
+
+        def add_task(self, description, total):
+            calls.append(("task", description, total))
+            return 7
+
+        def update(self, task, **kw):
+            calls.append(("update", task, kw))
+
+        def stop(self):
+            calls.append(("stop",))
+
+    monkeypatch.setattr("rich.progress.Progress", Bar)
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    quiet = _cli._Progress(True)  # not a terminal
+    quiet(1, 2, "a")
+    quiet.close()
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    off = _cli._Progress(False)
+    off(1, 2, "a")
+    off.close()
+    assert calls == []
+    bar = _cli._Progress(True)
+    bar(1, 2, "NVRTC sm_80 -> cubin")
+    bar(2, 2, "NVRTC sm_90 -> cubin")
+    bar.close()
+    assert calls == [("new", {"transient": True}), ("start",), ("task", "compiling", 2),
+                     ("update", 7, {"completed": 1, "description": "NVRTC sm_80 -> cubin"}),
+                     ("update", 7, {"completed": 2, "description": "NVRTC sm_90 -> cubin"}), ("stop",)]  # fmt: skip
+    monkeypatch.setitem(sys.modules, "rich.progress", None)  # rich not installed
+    plain = _cli._Progress(True)
+    plain(1, 2, "a")
+    plain(2, 2, "b")
+    plain.close()
+    assert terminal.getvalue() == "\r[1/2] a".ljust(70) + "\r[2/2] b".ljust(70) + "\n"
+
+
+@pytest.fixture
+def scan_tree(tmp_path) -> Path:
+    """many/: six sm_80 fatbins and a symlink; five/: five of them, a cut one, two symlinks."""
+    one = build_fatbin([str(Path(__file__).parent / "data" / "nvrtc129_sm_80.cubin")])
+    for name, count in (("many", 6), ("five", 5)):
+        (tmp_path / name).mkdir()
+        for i in range(count):
+            (tmp_path / name / f"k{i}.fatbin").write_bytes(one)
+    (tmp_path / "five" / "bad.fatbin").write_bytes(one[:40])
+    (tmp_path / "five" / "link1").symlink_to(tmp_path / "five" / "k0.fatbin")
+    (tmp_path / "five" / "link2").symlink_to(tmp_path / "five" / "k1.fatbin")
+    (tmp_path / "many" / "link").symlink_to(tmp_path / "many" / "k0.fatbin")
+    (tmp_path / "none").mkdir()
+    (tmp_path / "none" / "x.txt").write_text("no device code")
+    return tmp_path
+
+
+LEGEND = ("SASS = SASS for that arch, SASS~ = compatible SASS, PTX = JIT-compiled, PART = some modules only "
+          "(per-GPU kernels), DRIVER = needs a newer driver, NONE = no entry, ERROR = could not be read "
+          "(docs/scan.md)")  # fmt: skip
+
+
+def test_scan_text_report_in_full(scan_tree):
+    """scan's whole text: the summary line, the table, the legend, at most five binaries per uncovered GPU
+    ("the first 5" only when there are more), the unreadable inputs, what was not read, the verdict on stderr."""
+    t = scan_tree
+    no_sm90 = "no entry fits 9.0: SASS sm_80 does not run on 9.0: another major"
+    cut = "FatbinFormatError: fatbin declares 4392 bytes of entries but only 24 follow (at offset 0x8)"
+    res = cli("scan", t / "five", "--gpu", "80", "--gpu", "90", "--driver", "13.0", check=1)
+    assert res.stdout == (
+        "6 binaries read, 5 with device code, in 1 distribution(s); driver 13.0; 1 input(s) could not be read\n\n"
+        "distribution       binaries  8.0    9.0\n"
+        "-----------------  --------  -----  -----\n"
+        "(no distribution)  6         ERROR  ERROR\n\n"
+        f"{LEGEND}\n\n9.0: 5 binaries cannot run:\n"
+        + "".join(f"  {t / 'five' / f'k{i}.fatbin'}: {no_sm90}\n" for i in range(5))
+        + f"\n1 input(s) could not be read (not covered for any GPU):\n  {t / 'five' / 'bad.fatbin'}: {cut}\n"
+        "\nnot read: 2 symlinks (symlinks inside a folder are never followed)\n"
+    )
+    assert res.stderr == "\nsome GPU is NOT covered\n"
+    res = cli("scan", t / "many", "--gpu", "90", check=1)
+    assert res.stdout == (
+        "6 binaries read, 6 with device code, in 1 distribution(s); no driver limit\n\n"
+        "distribution       binaries  9.0\n"
+        "-----------------  --------  ----\n"
+        "(no distribution)  6         NONE\n\n"
+        f"{LEGEND}\n\n9.0: 6 binaries cannot run; the first 5:\n"
+        + "".join(f"  {t / 'many' / f'k{i}.fatbin'}: {no_sm90}\n" for i in range(5))
+        + "\nnot read: 1 symlink (symlinks inside a folder are never followed)\n"
+    )
+    assert res.stderr == "\nsome GPU is NOT covered\n"
+    res = cli("scan", t / "many", "--gpu", "80", check=0)
+    assert res.stderr == "\nevery GPU is covered\n" and "cannot run" not in res.stdout
+    res = cli("scan", t / "none", "--gpu", "80", check=0)
+    assert res.stdout.startswith("0 binaries read, 0 with device code, in 0 distribution(s); no driver limit\n\n")
+    assert res.stderr == "\nno binary with device code found\n"
+    data = cli("scan", t / "many", "--gpu", "80", "--json", check=0).stdout
+    assert data.startswith('{\n "schema": ') and data.endswith("\n}\n")  # indented by one, as every --json
+
+
+def test_scan_progress_on_a_terminal_only(scan_tree, monkeypatch):
+    """A counter line per binary on a terminal, wiped at the end; none with --json or off a terminal; -j is
+    passed on."""
+    from cuda_fatbin import _cli, _scan
+
+    seen = []
+    real = _scan.scan
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_scan, "scan", spy)
+    term, out = Terminal(), Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    monkeypatch.setattr(sys, "stdout", out)
+    assert _cli.main(["scan", str(scan_tree / "many"), "--gpu", "80", "-j", "1"]) == 0
+    assert seen[-1]["max_workers"] == 1 and callable(seen[-1]["progress"])
+    names = sorted(f"k{i}.fatbin" for i in range(6))
+    lines = term.getvalue().split("\r")
+    assert lines[0] == "" and lines[-2:] == ["".ljust(71), "\nevery GPU is covered\n"], lines
+    assert sorted(line.split("] ", 1)[1].rstrip(" ") for line in lines[1:-2]) == names
+    assert [line.split("]")[0] for line in lines[1:-2]] == [f"[{i}/6" for i in range(1, 7)]
+    assert all(len(line) == 69 for line in lines[1:-2])  # "\r" + 69: one 70-column line overwritten each time
+    term = Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    assert _cli.main(["scan", str(scan_tree / "many"), "--gpu", "80", "--json"]) == 0
+    assert seen[-1]["progress"] is None and term.getvalue() == ""
+
+
+def test_ptx_for_none_in_any_spelling_and_never_with_archs(source, tmp_path):
+    base = ["compile", source, "--arch", "80", "--dry-run", "-o", tmp_path / "x.fatbin"]
+    only_sass = "1 job(s), 1 entries:\n  [0] NVRTC sm_80 -> cubin   => cubin sm_80\n"
+    for spelling in ("none", "NONE", " None ", ""):
+        assert cli(*base, "--ptx-for", spelling, check=0).stdout == only_sass, spelling
+    assert "=> ptx sm_80" in cli(*base, check=0).stdout  # the default: PTX of the newest arch
+    res = cli(*base, "--ptx-for", "none", "--ptx-for", "80", check=2)
+    assert res.stderr == "cuda-fatbin compile: error: 'none' cannot be combined with archs\n"
+
+
+def test_command_line_errors_and_names_without_device_code_are_escaped(tmp_path):
+    """What argparse quotes back (a file name starting with '-', from `scan *`) and the name of a file without
+    device code reach the terminal escaped, never as raw control characters."""
+    res = cli("inspect", tmp_path, "--\x1b[31mX", check=2)
+    assert "\x1b" not in res.stderr and "unrecognized arguments: --\\x1b[31mX" in res.stderr
+    plain = tmp_path / "no\x1b[2Jcode.bin"
+    from elf_testing import make_elf
+
+    plain.write_bytes(make_elf([(".text", 1, b"code")]))
+    res = cli("inspect", plain, check=0)
+    assert res.stdout == f"{tmp_path}/no\\x1b[2Jcode.bin: does not contain device code\n\n", res

@@ -10,19 +10,20 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import errno
 import os
 import re
 import stat
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 __all__ = ["main"]
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time: see benchmarks/bench_cli.py)
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any, TextIO
+    from typing import Any, NoReturn, TextIO
 
     from ._arch import Arch, ArchSpec
     from ._fatbin import FatbinOptions, Part
@@ -632,8 +633,10 @@ def _check_json_output(args: argparse.Namespace) -> None:
         raise UsageError("--json writes to standard output; send -o (and --symbols) to a file")
 
 
-def _interruptible(command: str) -> None:
-    """First Ctrl-C: stop (queued jobs dropped, the running ones awaited, said so); second: exit 130 at once.
+@contextlib.contextmanager
+def _interruptible(command: str) -> Iterator[None]:
+    """While a compile runs, first Ctrl-C: stop (queued jobs dropped, the running ones awaited, said so);
+    second: exit 130 at once. The previous SIGINT handler is back afterwards (``main`` called from a program).
 
     The second exits with ``os._exit``: no interpreter teardown while NVRTC threads still run (that teardown
     was seen to abort with ``free(): invalid pointer``). Outputs are written only after a compile, whole
@@ -644,7 +647,8 @@ def _interruptible(command: str) -> None:
 
     from . import _multiarch
 
-    if threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
+        yield
         return
     presses = [0]
 
@@ -664,8 +668,13 @@ def _interruptible(command: str) -> None:
             print(f"cuda-fatbin {command}: interrupted; waiting for {running} running {noun}; Ctrl-C again to quit now",
                   file=sys.stderr, flush=True)  # fmt: skip
 
-    signal.signal(signal.SIGINT, handler)
+    previous, previous_hook = signal.signal(signal.SIGINT, handler), _multiarch._on_interrupt
     _multiarch._on_interrupt = waiting
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        _multiarch._on_interrupt = previous_hook
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
@@ -705,7 +714,6 @@ def cmd_compile(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(program.plan(archs, ptx_for=ptx_for, ltoir_for=ltoir_for, group=args.group))
         return 0
-    _interruptible("compile")
     progress = _Progress(not args.quiet)
     logs = sys.stderr if args.verbose else (None if args.quiet else _Warnings(sys.stderr))
     cache = cache_options = None
@@ -718,12 +726,13 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from ._program import DriverCompatibilityError
 
     try:
-        obj = program.compile(
-            "fatbin", args.name_expression, logs, archs=archs, ptx_for=ptx_for, ltoir_for=ltoir_for,
-            fatbin_options=_fatbin_options(args), max_workers=args.jobs, group=args.group,
-            extra_options=args.nvrtc_option, progress=progress, cache=cache, min_driver=args.min_driver,
-            min_driver_action="warn" if args.min_driver_warn else "error", **(cache_options or {}),
-        )  # fmt: skip
+        with _interruptible("compile"):
+            obj = program.compile(
+                "fatbin", args.name_expression, logs, archs=archs, ptx_for=ptx_for, ltoir_for=ltoir_for,
+                fatbin_options=_fatbin_options(args), max_workers=args.jobs, group=args.group,
+                extra_options=args.nvrtc_option, progress=progress, cache=cache, min_driver=args.min_driver,
+                min_driver_action="warn" if args.min_driver_warn else "error", **(cache_options or {}),
+            )  # fmt: skip
     except DriverCompatibilityError as e:  # the build worked but does not meet --min-driver: the work failed
         raise Failure(str(e)) from None
     finally:
@@ -893,11 +902,19 @@ class _VersionAction(argparse.Action):
         parser.exit(0)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, whose errors quote the command line escaped (``cuda-fatbin scan *`` passes file names, which may
+    hold control characters, and one starting with ``-`` comes back in "unrecognized arguments")."""
+
+    def error(self, message: str) -> NoReturn:
+        super().error("\n".join(_shown(line) for line in message.split("\n")))
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="cuda-fatbin", description="Make, inspect and check CUDA fat binaries (toolkit-free inspection)."
     )
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument("--debug", dest="traceback", action="store_true", default=argparse.SUPPRESS,
                         help="show the traceback of an error")  # fmt: skip
     parser.add_argument("--debug", dest="traceback", action="store_true", help="show the traceback of an error")
