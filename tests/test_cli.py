@@ -1092,3 +1092,89 @@ def test_command_line_errors_and_names_without_device_code_are_escaped(tmp_path)
     plain.write_bytes(make_elf([(".text", 1, b"code")]))
     res = cli("inspect", plain, check=0)
     assert res.stdout == f"{tmp_path}/no\\x1b[2Jcode.bin: does not contain device code\n\n", res
+
+
+def test_gpu_installed_asks_the_driver_and_driver_is_checked_first(tmp_path, monkeypatch):
+    """`--gpu installed` (any case, beside named GPUs) adds the GPUs the driver lists; without a driver the work
+    fails (exit 1) saying what to pass instead; a driver listing none, or a --driver not understood, is a usage
+    error (exit 2), worded as one."""
+    from types import SimpleNamespace
+
+    from cuda_fatbin import _driver
+
+    path = tmp_path / "k.fatbin"
+    path.write_bytes(build_fatbin([str(Path(__file__).parent / "data" / "nvrtc129_sm_80.cubin")]))
+    asked = []
+
+    def two_gpus(needed_for, instead):
+        asked.append((needed_for, instead))
+        return (SimpleNamespace(capability=(9, 0)), SimpleNamespace(capability=(8, 6)))
+
+    monkeypatch.setattr(_driver, "devices", two_gpus)
+    doc = json.loads(cli("which", path, "--gpu", "80;INSTALLED", "--json", check=1).stdout)
+    assert list(doc["verdict"]) == ["8.0", "9.0", "8.6"], doc
+    assert asked == [("--gpu installed", "name the GPUs, e.g. --gpu 90")]
+
+    def no_driver(needed_for, instead):
+        raise _driver.NoDriverError(f"{needed_for} needs a GPU and its driver: none here; {instead}")
+
+    monkeypatch.setattr(_driver, "devices", no_driver)
+    res = cli("which", path, "--gpu", "installed", check=1)
+    assert res.stderr == ("cuda-fatbin which: --gpu installed needs a GPU and its driver: none here; "
+                          "name the GPUs, e.g. --gpu 90\n")  # fmt: skip
+    monkeypatch.setattr(_driver, "devices", lambda needed_for, instead: ())
+    assert cli("which", path, "--gpu", "installed", check=2).stderr == "cuda-fatbin which: error: --gpu names no GPU\n"
+    res = cli("which", path, "--gpu", "80", "--driver", "bogus", check=2)
+    assert res.stderr == ("cuda-fatbin which: error: not a driver or CUDA version: 'bogus'; use '12.4', "
+                          "'550.54.14' or 12040\n")  # fmt: skip
+
+
+def test_extract_output_errors_name_the_folder_and_what_to_do(tmp_path):
+    """-o naming a file (or a path through one) says -o is a folder; another error just says what it was."""
+    path = tmp_path / "k.fatbin"
+    path.write_bytes(build_fatbin([str(Path(__file__).parent / "data" / "nvrtc129_sm_80.cubin")]))
+    (tmp_path / "afile").write_bytes(b"")
+    hint = "; -o names the folder to write into, which is made if missing"
+    for out, why in (("afile", "File exists"), ("afile/sub", "Not a directory")):
+        res = cli("extract", path, "-o", out, cwd=tmp_path, check=1)
+        assert res.stderr == f"cuda-fatbin extract: {out}: {why}{hint}\n"
+    res = cli("extract", path, "-o", "/proc/nope", cwd=tmp_path, check=1)
+    assert res.stderr == "cuda-fatbin extract: /proc/nope: No such file or directory\n"
+
+
+def test_extract_relocatable_writes_a_linked_files_device_link_input(artifacts, tmp_path):
+    """As inspect: the __nv_relfatbin fatbins of a linked file are written only with --relocatable."""
+    from elf_testing import make_elf
+
+    one = build_fatbin([artifacts[("cubin", "sm_80")]])
+    two = build_fatbin([artifacts[("cubin", "sm_90")]])
+    path = tmp_path / "linked.so"
+    path.write_bytes(make_elf([(".nv_fatbin", 1, one), ("__nv_relfatbin", 1, two)]))
+    plain = cli("extract", path, "-o", tmp_path / "a", "-q", check=0)
+    both = cli("extract", path, "-o", tmp_path / "b", "-q", "--relocatable", check=0)
+    assert plain.stdout == both.stdout == ""
+    assert len(os.listdir(tmp_path / "a")) == 1 and len(os.listdir(tmp_path / "b")) == 2
+
+
+def test_archive_members_by_name_corrupt_repeated_or_a_plain_file_named_with_the_separator(tmp_path):
+    """`a.whl::m` reads that member: a corrupt one is named with what is wrong, one of two members of that name is
+    refused (inspect lists both); a file whose own name holds "::" is that file, not an archive member."""
+    import zipfile
+
+    one = build_fatbin([str(Path(__file__).parent / "data" / "nvrtc129_sm_80.cubin")])
+    with zipfile.ZipFile(tmp_path / "c.whl", "w") as z:
+        z.writestr("k.fatbin", one)
+    data = bytearray((tmp_path / "c.whl").read_bytes())
+    data[data.find(one[:16]) + 100] ^= 0xFF
+    (tmp_path / "c.whl").write_bytes(bytes(data))
+    for args in (["which", "c.whl::k.fatbin", "--gpu", "80"], ["inspect", "c.whl::k.fatbin"]):
+        res = cli(*args, cwd=tmp_path, check=1)
+        assert res.stderr == f"cuda-fatbin {args[0]}: c.whl::k.fatbin: CRC-32 does not match (corrupt member)\n"
+    with pytest.warns(UserWarning, match="Duplicate name"), zipfile.ZipFile(tmp_path / "d.whl", "w") as z:
+        z.writestr("k.fatbin", one)
+        z.writestr("k.fatbin", one)
+    res = cli("which", "d.whl::k.fatbin", "--gpu", "80", cwd=tmp_path, check=1)
+    assert res.stderr == "cuda-fatbin which: d.whl::k.fatbin: 2 members of that name; read the archive with inspect\n"
+    (tmp_path / "x::y.fatbin").write_bytes(one)
+    res = cli("which", "x::y.fatbin", "--gpu", "80", cwd=tmp_path, check=0)
+    assert "SASS sm_80 runs on 8.0: exact match" in res.stdout

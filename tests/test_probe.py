@@ -401,7 +401,9 @@ def test_the_probe_command_prints_each_case_the_summary_and_fails_on_a_disagreem
     assert main(["probe", "--case", "a", "--case", "b", "--jobs", "1"]) == 1
     assert calls == [(1, ["a", "b"], False)] and err.getvalue() == ""
     lines = out.getvalue().splitlines()
+    assert lines[0].split() == ["case", "entries", "env", "observed", "predicted", "agree"]
     rows = {line.split()[0]: line.split() for line in lines[2:5]}
+    assert "not observable" not in lines[2] + lines[3]  # only where a case could not be observed
     assert rows["a"][-3:] == ["TAG", "1", "yes"] and rows["b\\x1b[31m"][-3:] == ["TAG", "1", "NO"]
     assert "not observable: needs two GPUs" in lines[4] and lines[4].split()[-2:] == ["ERROR", "-"]
     assert lines[2].split()[1:6] == ["cubin", "sm_90;", "cubin", "sm_90", "CUDA_DISABLE_PTX_JIT=1"]
