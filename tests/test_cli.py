@@ -1178,3 +1178,21 @@ def test_archive_members_by_name_corrupt_repeated_or_a_plain_file_named_with_the
     (tmp_path / "x::y.fatbin").write_bytes(one)
     res = cli("which", "x::y.fatbin", "--gpu", "80", cwd=tmp_path, check=0)
     assert "SASS sm_80 runs on 8.0: exact match" in res.stdout
+
+
+def test_what_scan_passed_over_is_counted_in_words(tmp_path):
+    """A stranger saw "not read: 2 not a regular files": each kind has its own singular and plural."""
+    import socket
+
+    one = build_fatbin([str(Path(__file__).parent / "data" / "nvrtc129_sm_80.cubin")])
+    (tmp_path / "k.fatbin").write_bytes(one)
+    os.mkfifo(tmp_path / "a.fifo")
+    res = cli("scan", tmp_path, "--gpu", "80", check=0)
+    assert "\nnot read: 1 FIFO, socket or device (symlinks inside" in res.stdout, res.stdout
+    with socket.socket(socket.AF_UNIX) as s:
+        s.bind(str(tmp_path / "s.sock"))
+        (tmp_path / "l1").symlink_to(tmp_path / "k.fatbin")
+        res = cli("scan", tmp_path, "--gpu", "80", check=0)
+        named = cli("scan", tmp_path / "s.sock", "--gpu", "80", check=1)  # named: asked for, so an error row
+    assert "\nnot read: 2 FIFOs, sockets or devices, 1 symlink (symlinks inside" in res.stdout, res.stdout
+    assert f"  {tmp_path / 's.sock'}: OSError: a socket, not a regular file; not read\n" in named.stdout

@@ -527,13 +527,23 @@ def cmd_scan(args: argparse.Namespace) -> int:
         for b in bad_inputs:
             print(f"  {_shown(b.path)}: {_shown(b.error)}")
     if report.skipped:
-        print("\nnot read: " + ", ".join(f"{n} {k}{'s' if n > 1 else ''}" for k, n in sorted(report.skipped.items()))
+        print("\nnot read: " + ", ".join(_counted(n, k) for k, n in sorted(report.skipped.items()))
               + " (symlinks inside a folder are never followed)")  # fmt: skip
     if not with_code and not bad_inputs:
         print("\nno binary with device code found", file=sys.stderr)
     else:
         print("\nevery GPU is covered" if report.covered else "\nsome GPU is NOT covered", file=sys.stderr)
     return 0 if report.covered else 1
+
+
+_SKIPPED_WORDS = {"symlink": ("symlink", "symlinks"),
+                  "not a regular file": ("FIFO, socket or device", "FIFOs, sockets or devices")}  # fmt: skip
+
+
+def _counted(n: int, kind: str) -> str:
+    """``2 symlinks``, ``1 FIFO, socket or device``: a count of what ``scan`` passed over (``ScanReport.skipped``)."""
+    one, many = _SKIPPED_WORDS.get(kind, (kind, kind))
+    return f"{n} {one if n == 1 else many}"
 
 
 def _fatbin_options(args: argparse.Namespace) -> FatbinOptions:

@@ -248,19 +248,29 @@ def _list_inputs(roots: Iterable[str]) -> _Listing:
     out = _Listing()
     seen: set[tuple[int, int]] = set()
 
+    def special(path: str, follow: bool, st: os.stat_result) -> None:
+        if follow:  # a path the user named: it was asked for and cannot be read
+            out.items.append(_Item(path, error=f"OSError: {describe(st)}, not a regular file; not read"))
+        else:
+            out.skipped["not a regular file"] += 1
+
     def visit(path: str, follow: bool, dir_fd: int | None = None) -> None:
+        name = os.path.basename(path) if dir_fd is not None else path
         try:  # with dir_fd: the name in the folder listed, not the path looked up again
-            fd, st = open_input(os.path.basename(path) if dir_fd is not None else path, follow=follow, dir_fd=dir_fd)
+            fd, st = open_input(name, follow=follow, dir_fd=dir_fd)
         except OSError as e:
+            if e.errno == errno.ENXIO:  # a socket cannot be opened: passed over as a FIFO or device is
+                with contextlib.suppress(OSError):
+                    st = os.stat(name, dir_fd=dir_fd, follow_symlinks=follow)
+                    if stat.S_ISSOCK(st.st_mode):
+                        special(path, follow, st)
+                        return
             out.items.append(_Item(path, error=_error(e)))
             return
         try:
             key = identity(st)
             if not is_regular(st):
-                if follow:  # a path the user named: it was asked for and cannot be read
-                    out.items.append(_Item(path, error=f"OSError: {describe(st)}, not a regular file; not read"))
-                else:
-                    out.skipped["not a regular file"] += 1
+                special(path, follow, st)
                 return
             if key in seen:
                 return
