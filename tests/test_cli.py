@@ -1196,3 +1196,40 @@ def test_what_scan_passed_over_is_counted_in_words(tmp_path):
         named = cli("scan", tmp_path / "s.sock", "--gpu", "80", check=1)  # named: asked for, so an error row
     assert "\nnot read: 2 FIFOs, sockets or devices, 1 symlink (symlinks inside" in res.stdout, res.stdout
     assert f"  {tmp_path / 's.sock'}: OSError: a socket, not a regular file; not read\n" in named.stdout
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["compile", "k.txt", "--arch", "80", "-o", "q.fatbin"],
+     "compile: error: cannot tell the language of k.txt; pass --lang c++|ptx|nvvm"),
+    (["compile", "k.cu", "--arch", "80", "-o", "q.fatbin", "--dry-run", "--json"],
+     "compile: error: --dry-run prints the plan as text and --json describes what a compile wrote: use one"),
+    (["compile", "k.cu", "--arch", "80", "-o", "-", "--symbols", "-"],
+     "compile: error: -o - and --symbols - both write to standard output; send one of them to a file"),
+    (["compile", "k.cu", "--arch", "80", "-o", "-", "--json"],
+     "compile: error: --json writes to standard output; send -o (and --symbols) to a file"),
+    (["compile", "k.cu", "--arch", "80", "-o", "q.fatbin", "--symbols", "-", "--json"],
+     "compile: error: --json writes to standard output; send -o (and --symbols) to a file"),
+    (["build", "-o", "-", "--json", "k.cu"],
+     "build: error: --json writes to standard output; send -o (and --symbols) to a file"),
+    (["scan", ".", "--gpu", "80", "--driver", "bogus"],
+     "scan: error: not a driver or CUDA version: 'bogus'; use '12.4', '550.54.14' or 12040"),
+])  # fmt: skip
+def test_usage_errors_say_exactly_what_to_do(tmp_path, args, message):
+    """Each refused combination, word for word (exit 2, before any work: nothing written)."""
+    (tmp_path / "k.cu").write_text(SRC)
+    (tmp_path / "k.txt").write_text(SRC)
+    res = cli(*args, cwd=tmp_path, check=2)
+    assert res.stderr == f"cuda-fatbin {message}\n" and res.stdout == ""
+    assert sorted(os.listdir(tmp_path)) == ["k.cu", "k.txt"]
+
+
+def test_scan_progress_cuts_long_names_to_fifty_characters(tmp_path, monkeypatch):
+    from cuda_fatbin import _cli
+
+    long = "n" * 60 + ".fatbin"
+    (tmp_path / long).write_bytes(build_fatbin([str(Path(__file__).parent / "data" / "nvrtc129_sm_80.cubin")]))
+    term = Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    assert _cli.main(["scan", str(tmp_path), "--gpu", "80"]) == 0
+    assert term.getvalue().startswith(f"\r[1/1] {'n' * 50}".ljust(70) + "\r")
