@@ -645,13 +645,8 @@ def _open_path(path: str | bytes) -> _Data:
         raise FatbinFormatError(f"{shown!r} is not a regular file, a pipe or standard input", 0)
     f = os.fdopen(fd, "rb")  # closed below; the map keeps its own descriptor
     with f:
-        import select
-
-        if stat.S_ISFIFO(st.st_mode) and hasattr(select, "poll"):
+        if stat.S_ISFIFO(st.st_mode):  # (a socket cannot be opened: open_input raises ENXIO)
             return _read_fifo(fd, shown)
-        if stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode):
-            os.set_blocking(fd, True)
-            return _read_stream(f, repr(shown))
         if not stat.S_ISREG(st.st_mode):
             raise FatbinFormatError(f"{shown!r} is not a regular file, a pipe or standard input", 0)
         if st.st_size <= _SMALL_FILE:
