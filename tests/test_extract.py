@@ -135,6 +135,16 @@ def test_write_new_takes_plain_names_only(tmp_path, monkeypatch):
     with pytest.raises(ExtractError, match=r"x is a directory; it is not replaced$"):
         _write_new(tmp_path, "x", b"x", True)
 
+    def special(*args, **kwargs):  # a FIFO made there after the check (_files._refuse_special)
+        raise FileExistsError(17, "a FIFO is there; it is not replaced by a file")
+
+    monkeypatch.setattr(_extract, "write_atomic", special)
+    with pytest.raises(ExtractError) as info:
+        _write_new(tmp_path, "x", b"x", True)
+    assert str(info.value) == f"{tmp_path / 'x'}: a FIFO is there; it is not replaced by a file"
+    with pytest.raises(ExtractError, match=r"x exists; pass force=True \(--force\) to replace it$"):
+        _write_new(tmp_path, "x", b"x", False)
+
 
 def test_the_file_being_read_is_never_a_target(cubin, artifacts, tmp_path):
     data = build_fatbin([cubin, artifacts[("cubin", "sm_90")]])
@@ -226,6 +236,10 @@ def test_names_shared_by_many_entries_take_the_next_free_number(cubin80):
     names = [name for _, name in entry_file_names(iter_fatbins(builder.build()), "x")]
     assert names == ["a.sm_80.cubin", "a-2.sm_80.cubin", "a-2-2.sm_80.cubin", "a-3.sm_80.cubin",
                      "A-4.sm_80.cubin", "a-5.sm_80.cubin"]  # fmt: skip
+    taken = [name for _, name in entry_file_names(iter_fatbins(_headers_only_fatbin(["a", "a-2", "a-3", "a"])), "x")]
+    assert taken == ["a.sm_80.cubin", "a-2.sm_80.cubin", "a-3.sm_80.cubin", "a-4.sm_80.cubin"]  # -2, -3 skipped
+    taken = [name for _, name in entry_file_names(iter_fatbins(_headers_only_fatbin(["a", "a-2", "a"])), "x")]
+    assert taken == ["a.sm_80.cubin", "a-2.sm_80.cubin", "a-3.sm_80.cubin"]  # the next number, none skipped
 
 
 def test_extract_reads_a_fifo_and_a_pipe_whole(cubin80, ptx80, tmp_path):
@@ -282,6 +296,10 @@ def test_a_clash_or_a_special_target_stops_extract_before_anything_is_written(cu
         extract_entries(data, out, source_name="k.fatbin", force=True)
     assert str(info.value) == f"{out.resolve() / names[1]}: a FIFO is there; it is not replaced by a file"
     assert (out / names[0]).is_symlink() and victim.read_bytes() == b"keep"  # nothing replaced before it
+    (out / names[0]).unlink()  # a first target that is not there does not end the check
+    with pytest.raises(ExtractError, match="a FIFO is there"):
+        extract_entries(data, out, source_name="k.fatbin", force=True)
+    assert sorted(os.listdir(out)) == [names[1]]
 
 
 def _headers_only_fatbin(identifiers: list[str]) -> bytes:

@@ -424,7 +424,7 @@ def test_a_fifo_that_stays_silent_is_an_error_not_a_hang(artifacts, tmp_path, mo
     monkeypatch.setattr(_reader, "FIFO_WAIT", 5.0)
     writer = threading.Thread(target=write_slowly)
     writer.start()
-    assert [str(e.arch) for e in read_fatbin(fifo).entries] == ["sm_80"]
+    assert [e.data() for e in read_fatbin(fifo).entries] == [artifacts[("cubin", "sm_80")]]  # the chunks joined
     writer.join()
     monkeypatch.setattr(_reader, "FIFO_WAIT", 0.2)
     with pytest.raises(FatbinFormatError) as info:
@@ -433,7 +433,9 @@ def test_a_fifo_that_stays_silent_is_an_error_not_a_hang(artifacts, tmp_path, mo
 
     def write_and_stop() -> None:  # a writer that sends some bytes, then holds the FIFO open and says no more
         with open(fifo, "wb", buffering=0) as f:
-            f.write(data[:100])
+            f.write(data[:60])
+            time.sleep(0.1)
+            f.write(data[60:100])
             time.sleep(3)
 
     monkeypatch.setattr(_reader, "FIFO_WAIT", 0.3)
@@ -444,6 +446,29 @@ def test_a_fifo_that_stays_silent_is_an_error_not_a_hang(artifacts, tmp_path, mo
         read_fatbin(fifo)
     assert time.monotonic() - start < 2.5  # not waiting for the writer's close
     writer.join()
+
+    def write_once() -> None:
+        with open(fifo, "wb") as f:
+            f.write(data)
+
+    real_read, calls = os.read, []
+
+    def read_blocked_once(fd, n):  # woken, but another reader took the bytes first: poll again, read on
+        calls.append(n)
+        if len(calls) == 1:
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        return real_read(fd, n)
+
+    monkeypatch.setattr(_reader, "FIFO_WAIT", 5.0)
+    monkeypatch.setattr(os, "read", read_blocked_once)
+    writer = threading.Thread(target=write_once)
+    writer.start()
+    try:
+        assert [e.data() for e in read_fatbin(fifo).entries] == [artifacts[("cubin", "sm_80")]]
+    finally:
+        monkeypatch.setattr(os, "read", real_read)
+        writer.join()
+    assert len(calls) >= 3  # the refused read, the data, the end
 
 
 def test_a_terminal_given_as_a_path_is_refused_at_once(monkeypatch):

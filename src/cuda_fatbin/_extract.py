@@ -135,9 +135,7 @@ def _write_new(directory: Path, name: str, data: bytes, force: bool) -> Path:
     target = directory / name
     if target.parent != directory or name in ("", ".", ".."):
         raise ExtractError(f"refusing to write {name!r}: not a plain file name inside {directory}")
-    if force and target.is_dir() and not target.is_symlink():
-        raise ExtractError(f"{target} is a directory; it is not replaced")
-    try:
+    try:  # (a folder or special file there was refused by extract_entries; these are the ones made since)
         write_atomic(target, data, replace=force)  # without force: published by a hard link, never over anything
     except FileExistsError as e:
         if force:  # a device, FIFO or socket (_files._refuse_special), made after the check in extract_entries
