@@ -610,3 +610,26 @@ def test_a_binary_the_coverage_cannot_be_judged_for_is_a_row_saying_why(fatbin, 
     monkeypatch.setattr(_scan, "judge", judge)
     [binary] = scan([str(tmp_path / "k.fatbin")], gpus=["9.0"], max_workers=1).binaries
     assert binary.error == "ValueError: an entry no rule decides" and binary.coverage == {}
+
+
+def test_a_socket_that_goes_before_it_is_looked_at_is_an_error_row(tmp_path, monkeypatch):
+    """A socket cannot be opened (ENXIO); the walk then looks at what it is, to pass it over as a FIFO or device
+    is. Gone by then: the open's error is the row, nothing escapes."""
+    import socket
+
+    from cuda_fatbin import _scan
+
+    real_stat = os.stat
+
+    def gone(path, *args, dir_fd=None, **kwargs):
+        if dir_fd is not None and str(path).endswith(".sock"):
+            raise FileNotFoundError(2, "No such file or directory")
+        return real_stat(path, *args, dir_fd=dir_fd, **kwargs)
+
+    with socket.socket(socket.AF_UNIX) as s:
+        s.bind(str(tmp_path / "s.sock"))
+        monkeypatch.setattr(_scan.os, "stat", gone)
+        report = _scan.scan([str(tmp_path)], gpus=["80"], max_workers=1)
+    assert [(b.path, b.error) for b in report.binaries] == [
+        (str(tmp_path / "s.sock"), "OSError: No such device or address")]  # fmt: skip
+    assert not report.skipped
