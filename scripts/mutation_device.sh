@@ -110,11 +110,38 @@ run|why)
         scripts/mutmut_run.py run --max-children "$jobs" $(cat "$here/names.txt") \
         > /tmp/mutmut.log 2>&1 &
     pid=$!
-    while kill -0 "$pid" 2> /dev/null && [ $(( $(date +%s) - start )) -lt $(( budget - 20 )) ]; do sleep 2; done
+    # every 10 s: a copy of each meta file that reads whole (the SIGKILL below can land while mutmut rewrites
+    # one: in the eleventh session it left _cli's empty, and that call's verdicts were lost), and the progress
+    rm -rf /tmp/metasnap; mkdir -p /tmp/metasnap
+    snap() {
+        $py -c 'import json, shutil, sys
+for f in sys.argv[1:]:
+    try:
+        json.load(open(f))
+    except (OSError, ValueError):
+        continue
+    shutil.copy(f, "/tmp/metasnap/" + f.replace("/", "%"))' mutants/src/cuda_fatbin/*.meta
+        printf '%s %s\n' "$(date +%T)" "$(tail -c 300 /tmp/mutmut.log | tr '\r' '\n' | grep -a . | tail -n 1)" \
+            >> "${OUT:-/tmp}/progress.log"
+    }
+    n=0
+    while kill -0 "$pid" 2> /dev/null && [ $(( $(date +%s) - start )) -lt $(( budget - 20 )) ]; do
+        sleep 2; n=$(( n + 1 )); [ $(( n % 5 )) = 0 ] && snap
+    done
     # SIGKILL, not SIGINT: an interrupt reached the tests still running, whose in-process command then
     # failed ("interrupted", exit 130), and those failures were logged and counted as kills (tenth session);
     # mutmut saves each verdict as it comes, so the ones finished are kept
     kill -KILL -- "-$pid" 2> /dev/null; wait "$pid" 2> /dev/null
+    # a meta the kill cut short: its last whole copy (the verdicts of its last 10 s are lost)
+    $py -c 'import json, os, shutil, sys
+for f in sys.argv[1:]:
+    try:
+        json.load(open(f))
+    except (OSError, ValueError):
+        copy = "/tmp/metasnap/" + f.replace("/", "%")
+        if os.path.exists(copy):
+            shutil.copy(copy, f)
+            print(f + ": cut short by the kill, its last whole copy kept")' mutants/src/cuda_fatbin/*.meta
     tr '\r' '\n' < /tmp/mutmut.log | grep -av '^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]' > "${OUT:-/tmp}/mutmut.log"
     tail -n 5 "${OUT:-/tmp}/mutmut.log"
     find mutants -name '*.meta' | tar czf "${OUT:-/tmp}/meta.tgz" -T -
