@@ -8,9 +8,12 @@ fails unmutated would count every mutant it reaches as killed.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import sys
+import types
 
+import mutmut.__main__ as _main
 import mutmut.workers.isolation as isolation
 
 if os.environ.get("SKIP_CLEAN") == "1":
@@ -18,6 +21,18 @@ if os.environ.get("SKIP_CLEAN") == "1":
         _cls = getattr(isolation, _name)
         if isinstance(_cls, type) and "run_clean_tests" in vars(_cls):
             _cls.run_clean_tests = lambda self, tests: 0  # type: ignore[method-assign]
+
+
+# mutmut matches every mutant's key against every name given with fnmatch, and does it twice a run: with the
+# ~1,000 single mutant names of a device call that was 16 million calls before the first mutant ran. A name
+# without a wildcard matches only itself (mutmut checks that first), so it is answered without fnmatch.
+def _fnmatch(name: str, pattern: str) -> bool:
+    if "*" in pattern or "?" in pattern or "[" in pattern:
+        return fnmatch.fnmatch(name, pattern)
+    return name == pattern
+
+
+vars(_main)["fnmatch"] = types.SimpleNamespace(fnmatch=_fnmatch)  # the module mutmut.__main__ uses
 
 if __name__ == "__main__":  # not when a test's process started with "spawn" imports this file as its main
     from mutmut.__main__ import cli
