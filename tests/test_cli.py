@@ -1233,3 +1233,152 @@ def test_scan_progress_cuts_long_names_to_fifty_characters(tmp_path, monkeypatch
     monkeypatch.setattr(sys, "stdout", io.StringIO())
     assert _cli.main(["scan", str(tmp_path), "--gpu", "80"]) == 0
     assert term.getvalue().startswith(f"\r[1/1] {'n' * 50}".ljust(70) + "\r")
+
+
+# ------------------------------------------------------------- the eleventh session's mutation survivors
+
+
+def test_which_says_needs_newer_driver_only_where_the_driver_alone_stands_in_the_way(artifacts, tmp_path):
+    """With --driver, a GPU that loads nothing reads "needs newer driver" only if, without the driver's limit,
+    the same JIT variables would load an entry; ignored SASS (--force-ptx-jit) or refused PTX
+    (--disable-ptx-jit, --jit-cache cold) load nothing whatever the driver (rules force_ptx_jit and
+    disable_ptx_jit, docs/selection.md)."""
+    sass = tmp_path / "sass.fatbin"
+    sass.write_bytes(build_fatbin([artifacts[("cubin", "sm_80")]]))
+    ptx = tmp_path / "ptx.fatbin"
+    ptx.write_bytes(build_fatbin([artifacts[("ptx", "sm_80")]]))
+    res = cli("which", sass, "--gpu", "80", "--driver", "12.0", "--force-ptx-jit", check=1)
+    assert _rows(res.stdout) == [["8.0", "none", "no entry fits 8.0: SASS sm_80: CUDA_FORCE_PTX_JIT=1 ignores SASS"]]
+    res = cli("which", ptx, "--gpu", "80", "--driver", "12.0", "--disable-ptx-jit", "--jit-cache", "cold", check=1)
+    assert [row[:2] for row in _rows(res.stdout)] == [["8.0", "none"]]
+    doc = json.loads(cli("which", ptx, "--gpu", "80", "--driver", "12.0", "--json", check=1).stdout)
+    assert doc["fatbins"][0]["gpus"][0]["status"] == "needs newer driver"  # its PTX ISA is newer than CUDA 12.0's
+
+
+def test_which_json_names_each_gpu_and_the_entry_it_loads(artifacts, tmp_path):
+    path = tmp_path / "k.fatbin"
+    path.write_bytes(build_fatbin([artifacts[("cubin", "sm_80")]]))
+    doc = json.loads(cli("which", path, "--gpu", "80;90", "--json", check=1).stdout)
+    loads, none = doc["fatbins"][0]["gpus"]
+    assert (loads["gpu"], loads["capability"], none["gpu"], none["entry"]) == ("sm_80", "8.0", "sm_90", None)
+    assert (loads["entry"]["kind"], loads["entry"]["arch"], loads["entry"]["offset"]) == ("elf", "sm_80", 16)
+
+
+def test_which_reads_relocatable_and_stored_fatbins_into_its_verdict_only(artifacts, tmp_path, monkeypatch):
+    """The verdict counts what scan counts (a linked file's __nv_relfatbin too, though cuobjdump skips it beside
+    a .nv_fatbin; a fatbin stored as data); the per-fatbin tables show only what the driver loads. One fatbin
+    stored as data still gets the verdict, which says so. On a terminal --wide keeps every table plain."""
+    from elf_testing import make_elf
+
+    fatbin = build_fatbin([artifacts[("cubin", "sm_80")]])
+    both = tmp_path / "both.o"
+    both.write_bytes(make_elf([(".nv_fatbin", 1, fatbin), ("__nv_relfatbin", 1, fatbin)]))
+    res = cli("which", both, "--gpu", "80", check=0)
+    assert res.stdout == (
+        "gpu  loads       why\n---  ----------  -----------------------------------\n"
+        "8.0  SASS exact  SASS sm_80 runs on 8.0: exact match\n\n"
+        f"{both}: 2 fatbins (1 relocatable, 0 stored as data); per GPU (docs/scan.md):\n"
+        "gpu  status      why\n---  ----------  -----------------------------------\n"
+        "8.0  SASS exact  SASS sm_80 runs on 8.0: exact match\n"
+    )  # fmt: skip
+    stored = tmp_path / "data.o"
+    stored.write_bytes(make_elf([(".rodata", 1, bytes(16) + fatbin)]))
+    res = cli("which", stored, "--gpu", "80", check=0)
+    head = f"{stored}: 1 fatbins (0 relocatable, 1 stored as data); per GPU (docs/scan.md):"
+    assert res.stdout.splitlines()[0] == head
+    assert _rows("\n".join(res.stdout.splitlines()[1:]))[0][:2] == ["8.0", "SASS exact"]
+    wheel = tmp_path / "w.whl"  # a wheel named alone is read as the bytes it is: its stored members are data
+    import zipfile
+
+    with zipfile.ZipFile(wheel, "w") as z:
+        z.writestr("a.fatbin", fatbin)
+        z.writestr("b.fatbin", fatbin)
+    res = cli("which", wheel, "--gpu", "80", check=0)
+    head = f"{wheel}: 2 fatbins (0 relocatable, 2 stored as data); per GPU (docs/scan.md):"
+    assert res.stdout.splitlines()[0] == head
+    from cuda_fatbin._cli import main
+
+    term = Terminal()
+    monkeypatch.setattr(sys, "stdout", term)
+    main(["which", str(both), "--gpu", "80", "--wide"])
+    assert "─" not in term.getvalue() and "━" not in term.getvalue() and term.getvalue().count("\n---  ") == 2
+
+
+def test_inspect_reads_archive_members_with_the_embedded_and_relocatable_options(artifacts, tmp_path):
+    """A member is read as a file of that name is: --embedded adds fatbins stored as data, --relocatable the
+    __nv_relfatbin beside a .nv_fatbin. A top-level .zip is listed as a .whl is; a file whose name holds '::' but
+    names no archive is read as it is (docs/scan.md)."""
+    import zipfile
+
+    from elf_testing import make_elf
+
+    fatbin = build_fatbin([artifacts[("cubin", "sm_80")]])
+    archive = tmp_path / "m.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("lib/h.so", make_elf([(".nv_fatbin", 1, fatbin), ("__nv_relfatbin", 1, fatbin),
+                                         (".rodata", 1, bytes(16) + fatbin)]))  # fmt: skip
+
+    def seen(*options):
+        doc = json.loads(cli("inspect", archive, "--json", *options, check=0).stdout)
+        return [(f["path"], [(fb["relocatable"], fb["embedded"]) for fb in f["fatbins"]]) for f in doc["files"]]
+
+    member = f"{archive}::lib/h.so"
+    assert seen() == [(member, [(False, False)])]
+    assert seen("--embedded") == [(member, [(False, False), (False, True)])]
+    assert seen("--relocatable") == [(member, [(False, False), (True, False)])]
+    odd = tmp_path / "we::ird.fatbin"
+    odd.write_bytes(fatbin)
+    assert cli("inspect", odd, check=0).stdout.startswith(f"{odd}: 1 fatbin(s), 1 entries\n")
+    res = cli("inspect", f"{archive}::nope", check=1)
+    assert res.stderr == f"cuda-fatbin inspect: {archive}: no member named nope\n"
+
+
+def test_inspect_goes_on_past_a_file_without_device_code_and_warns_of_a_header_mismatch(artifacts, tmp_path):
+    import struct
+
+    from elf_testing import make_elf
+
+    fatbin = build_fatbin([artifacts[("cubin", "sm_80")]])
+    host = tmp_path / "host.o"
+    host.write_bytes(make_elf([(".text", 1, b"code")]))
+    patched = bytearray(fatbin)
+    struct.pack_into("<I", patched, 16 + 28, 90)  # the entry header's arch (docs/formats.md)
+    odd = tmp_path / "odd.fatbin"
+    odd.write_bytes(patched)
+    res = cli("inspect", host, odd, check=0)
+    assert res.stdout.startswith(f"{host}: does not contain device code\n\n{odd}: 1 fatbin(s), 1 entries\n")
+    assert ("\n  warning: entry 1 (elf sm_90): the header says sm_90, the ELF image is for sm_80; the driver goes by "
+            "the header (docs/selection.md, rule header_mismatch)\n") in res.stdout  # fmt: skip
+
+
+def test_command_line_errors_keep_their_line_breaks_and_escape_the_rest(tmp_path):
+    res = cli("inspect", tmp_path, "--bogus\nline\x1b", check=2)
+    assert res.stderr.endswith("cuda-fatbin: error: unrecognized arguments: --bogus\nline\\x1b\n")
+
+
+def test_skipped_kinds_are_counted_in_words():
+    from cuda_fatbin._cli import _counted
+
+    assert [_counted(1, "symlink"), _counted(2, "symlink"), _counted(3, "not a regular file")] == [
+        "1 symlink", "2 symlinks", "3 FIFOs, sockets or devices"]  # fmt: skip
+    assert _counted(2, "door") == "2 door"  # a kind of a newer scan: its own word
+
+
+def test_build_passes_an_index_part_to_libnvfatbin_unchecked_and_says_what_it_wrote(tmp_path):
+    """An index is text, not a binary of a known kind: libnvfatbin judges it (ERROR_INVALID_INDEX here)."""
+    cubin = str(Path(__file__).parent / "data" / "nvrtc129_sm_80.cubin")
+    index = tmp_path / "idx.txt"
+    index.write_text("not an index")
+    res = cli("build", "--part", f"kind=index,file={index},identifier=i", "--part", f"file={cubin}", "-o",
+              tmp_path / "o.fatbin", check=1)  # fmt: skip
+    assert res.stderr == ("cuda-fatbin build: FatbinError: nvFatbinAddIndex failed for part #0 (index, identifier "
+                          "'i'): ERROR_INVALID_INDEX (15): invalid index input\n")  # fmt: skip
+    res = cli("build", "--part", f"file={cubin}", "-o", tmp_path / "k.fatbin", check=0)
+    assert (res.stdout, res.stderr) == (f"{tmp_path / 'k.fatbin'}: 4408 bytes, 1 part(s)\n", "")
+
+
+def test_extract_reads_standard_input(artifacts, tmp_path, monkeypatch):
+    fatbin = build_fatbin([artifacts[("cubin", "sm_80")]])
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(fatbin)))
+    res = cli("extract", "-", "-o", tmp_path / "out", check=0)
+    assert res.stdout == f"{tmp_path / 'out' / 'stdin.1.sm_80.cubin'}\n"

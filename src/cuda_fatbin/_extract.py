@@ -176,7 +176,8 @@ def extract_entries(
     embedded, relocatable : optional
         As for :func:`iter_fatbins`.
     source_name : str, optional
-        The name to derive file names from when ``source`` is data. Default: the path's name, or ``"data"``.
+        The name to derive file names from when ``source`` is data. Default: the path's name, ``"stdin"`` for
+        ``"-"`` (a name starting with ``-`` would read as an option to the next command), or ``"data"``.
     on_error : callable, optional
         Called as ``on_error(entry, name, exc)`` for an entry whose payload cannot be decoded
         (obfuscated LTO-IR, a corrupt stream), and the extraction goes on. Default: None (raise).
@@ -215,7 +216,12 @@ def extract_entries(
             raise ValueError(f"unknown entry kind(s) {', '.join(unknown)}; use {', '.join(sorted(EXTENSIONS))}")
     want_archs = None if archs is None else {Arch.parse(a) for a in ([archs] if isinstance(archs, str) else archs)}
     if source_name is None:
-        source_name = Path(os.fsdecode(source)).name if isinstance(source, (str, os.PathLike)) else "data"
+        if isinstance(source, str) and source == "-":
+            source_name = "stdin"
+        elif isinstance(source, (str, os.PathLike)):
+            source_name = Path(os.fsdecode(source)).name
+        else:
+            source_name = "data"
     fatbins = list(iter_fatbins(source, embedded=embedded, relocatable=relocatable))
     size = sum(fb.size for fb in fatbins)  # a pipe or FIFO has no size: what it held, at least
     if isinstance(source, (str, os.PathLike)) and source != "-":
