@@ -1382,3 +1382,70 @@ def test_extract_reads_standard_input(artifacts, tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(fatbin)))
     res = cli("extract", "-", "-o", tmp_path / "out", check=0)
     assert res.stdout == f"{tmp_path / 'out' / 'stdin.1.sm_80.cubin'}\n"
+
+
+def test_which_reads_an_archive_member_standard_input_and_names_what_it_cannot_read(artifacts, tmp_path,
+                                                                                    monkeypatch):  # fmt: skip
+    """`which a.zip::member` judges every fatbin of the member as scan does (relocatable and stored ones in the
+    verdict); `-` reads standard input; a path that cannot be opened is named with the reason."""
+    import zipfile
+
+    from elf_testing import make_elf
+
+    fatbin = build_fatbin([artifacts[("cubin", "sm_80")]])
+    archive = tmp_path / "m.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("lib/h.so", make_elf([(".nv_fatbin", 1, fatbin), ("__nv_relfatbin", 1, fatbin),
+                                         (".rodata", 1, bytes(16) + fatbin)]))  # fmt: skip
+    res = cli("which", f"{archive}::lib/h.so", "--gpu", "80", check=0)
+    verdict = res.stdout.split("\n\n")[1].splitlines()[0]
+    assert verdict == f"{archive}::lib/h.so: 3 fatbins (1 relocatable, 1 stored as data); per GPU (docs/scan.md):"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(fatbin)))
+    assert _rows(cli("which", "-", "--gpu", "80", check=0).stdout) == [
+        ["8.0", "SASS exact", "SASS sm_80 runs on 8.0: exact match"]]  # fmt: skip
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    res = cli("which", tmp_path / "dangling", "--gpu", "80", check=1)
+    assert res.stderr == f"cuda-fatbin which: {tmp_path / 'dangling'}: cannot read {str(tmp_path / 'dangling')!r}: " \
+                         "No such file or directory\n"  # fmt: skip
+
+
+def test_compile_cache_flags_are_checked_and_a_bare_cache_uses_the_default_folder(tmp_path, monkeypatch):
+    from cuda_fatbin import _cache
+
+    src = tmp_path / "k.cu"
+    src.write_text('extern "C" __global__ void k(int* p) { p[0] = 41; }\n')
+    out = tmp_path / "k.fatbin"
+    res = cli("compile", src, "--arch", "80", "--cache-max-files", "3", "-o", out, check=2)
+    assert res.stderr == "cuda-fatbin compile: error: --cache-exclude and --cache-max-files apply to --cache; add " \
+                         "--cache [DIR]\n"  # fmt: skip
+    res = cli("compile", src, "--arch", "80", "--cache", src, "-o", out, check=2)
+    assert res.stderr == (f"cuda-fatbin compile: error: --cache {src}: that is a file, not a cache folder; write "
+                          "--cache=DIR, or put a bare --cache after the source file\n")  # fmt: skip
+    res = cli("compile", src, "--arch", "80", "--cache", tmp_path / "c", "--cache-max-files", "0", "-o", out, check=2)
+    assert res.stderr == "cuda-fatbin compile: error: --cache-max-files 0: give a positive number of files\n"
+    cli("compile", src, "--arch", "80", "--cache", tmp_path / "c", "--cache-max-files", "1", "-o", out, check=0)
+    assert (tmp_path / "c").is_dir()
+    monkeypatch.setattr(_cache, "default_cache_dir", lambda: tmp_path / "default")
+    cli("compile", src, "--arch", "80", "--ptx-for", "", "-o", out, "--cache", check=0)
+    assert (tmp_path / "default").is_dir()
+    assert [(e.kind, str(e.arch)) for e in read_fatbin(out).iter_entries()] == [("elf", "sm_80")]  # "" is none
+
+
+def test_build_passes_producer_and_address_bits_to_libnvfatbin(tmp_path):
+    cubin = str(Path(__file__).parent / "data" / "nvrtc129_sm_80.cubin")
+    out = tmp_path / "p.fatbin"
+    cli("build", "--part", f"file={cubin}", "--producer", "opencl", "--address-bits", "64", "-o", out, check=0)
+    assert [(e.producer, e.address_bits) for e in read_fatbin(out).iter_entries()] == [("opencl", 64)]
+    res = cli("build", "--part", f"file={cubin}", "--address-bits", "32", "-o", tmp_path / "q.fatbin", check=1)
+    assert res.stderr.startswith("cuda-fatbin build: FatbinError: nvFatbinAddCubin failed for part #0 (cubin sm_80)")
+
+
+def test_scan_wide_keeps_its_table_plain_on_a_terminal(artifacts, tmp_path, monkeypatch):
+    from cuda_fatbin._cli import main
+
+    (tmp_path / "k.fatbin").write_bytes(build_fatbin([artifacts[("cubin", "sm_80")]]))
+    for wide, boxed in (([], True), (["--wide"], False)):
+        term = Terminal()
+        monkeypatch.setattr(sys, "stdout", term)
+        main(["scan", str(tmp_path), "--gpu", "80", *wide])
+        assert ("─" in term.getvalue() or "━" in term.getvalue()) is boxed, term.getvalue()
