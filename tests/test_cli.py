@@ -1405,8 +1405,10 @@ def test_which_reads_an_archive_member_standard_input_and_names_what_it_cannot_r
         ["8.0", "SASS exact", "SASS sm_80 runs on 8.0: exact match"]]  # fmt: skip
     (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
     res = cli("which", tmp_path / "dangling", "--gpu", "80", check=1)
-    assert res.stderr == f"cuda-fatbin which: {tmp_path / 'dangling'}: cannot read {str(tmp_path / 'dangling')!r}: " \
-                         "No such file or directory\n"  # fmt: skip
+    assert res.stderr == f"cuda-fatbin which: {tmp_path / 'dangling'}: No such file or directory\n"
+    for command in ("inspect", "extract"):  # extract names the input, not its output folder
+        res = cli(command, tmp_path / "dangling", *(["-o", tmp_path / "out"] if command == "extract" else []), check=1)
+        assert res.stderr == f"cuda-fatbin {command}: {tmp_path / 'dangling'}: No such file or directory\n"
 
 
 def test_compile_cache_flags_are_checked_and_a_bare_cache_uses_the_default_folder(tmp_path, monkeypatch):

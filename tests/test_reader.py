@@ -244,7 +244,7 @@ def test_read_fatbin_inputs(artifacts, tmp_path):
         assert [str(e.arch) for e in fb.entries] == ["sm_80"] and fb.section is None and fb.size == len(data)
     with pytest.raises(TypeError):
         read_fatbin(42)
-    with pytest.raises(OSError, match="cannot read"):
+    with pytest.raises(FileNotFoundError, match="missing.fatbin"):
         read_fatbin(tmp_path / "missing.fatbin")
 
 

@@ -639,7 +639,7 @@ def _open_path(path: str | bytes) -> _Data:
     try:
         fd, st = open_input(path)  # never blocks: a FIFO opens at once instead of waiting for a writer
     except OSError as e:
-        raise OSError(e.errno, f"cannot read {shown!r}: {e.strerror}") from None
+        raise OSError(e.errno, e.strerror, shown) from None  # as open() says it: the path is the filename
     if stat.S_ISDIR(st.st_mode):
         os.close(fd)
         raise FatbinFormatError(f"{shown!r} is not a regular file, a pipe or standard input", 0)
