@@ -1253,6 +1253,8 @@ def test_which_says_needs_newer_driver_only_where_the_driver_alone_stands_in_the
     assert [row[:2] for row in _rows(res.stdout)] == [["8.0", "none"]]
     doc = json.loads(cli("which", ptx, "--gpu", "80", "--driver", "12.0", "--json", check=1).stdout)
     assert doc["fatbins"][0]["gpus"][0]["status"] == "needs newer driver"  # its PTX ISA is newer than CUDA 12.0's
+    res = cli("which", ptx, "--gpu", "80", "--driver", "12.0", "--disable-ptx-jit", "--jit-cache", "warm", check=1)
+    assert [row[:2] for row in _rows(res.stdout)] == [["8.0", "needs newer driver"]]  # a warm cache holds its JIT
 
 
 def test_which_json_names_each_gpu_and_the_entry_it_loads(artifacts, tmp_path):
