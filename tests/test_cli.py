@@ -1453,3 +1453,54 @@ def test_scan_wide_keeps_its_table_plain_on_a_terminal(artifacts, tmp_path, monk
         monkeypatch.setattr(sys, "stdout", term)
         main(["scan", str(tmp_path), "--gpu", "80", *wide])
         assert ("─" in term.getvalue() or "━" in term.getvalue()) is boxed, term.getvalue()
+
+
+_KERNEL = 'extern "C" __global__ void k(int* p) { p[0] = 43; }\n'
+
+
+@pytest.mark.parametrize(("output", "message"), [
+    ("k.cubin", "-o k.cubin: a .cubin file holds a cubin, but this writes a fatbin; name it k.fatbin; to get single "
+                "entries, run cuda-fatbin extract on the fatbin (--kind elf|ptx|ltoir)"),
+    ("k.PTX", "-o k.PTX: a .PTX file holds PTX, but this writes a fatbin; name it k.fatbin; to get single entries, run "
+              "cuda-fatbin extract on the fatbin (--kind elf|ptx|ltoir)"),
+    ("k.ltoir", "-o k.ltoir: a .ltoir file holds LTO-IR, but this writes a fatbin; name it k.fatbin; to get single "
+                "entries, run cuda-fatbin extract on the fatbin (--kind elf|ptx|ltoir)"),
+    ("k.json", "-o k.json: a .json file holds JSON, but this writes a fatbin; name it k.fatbin"),
+    ("none/k.fatbin", "-o none/k.fatbin: there is no folder none; create it first (mkdir -p none)"),
+    ("sub", "-o sub is a directory; name a file in it"),
+    ("/dev/null", "-o /dev/null is not a regular file (a device, FIFO or socket); it is not replaced: name a file, "
+                  "or - for standard output"),
+])  # fmt: skip
+def test_compile_refuses_an_output_it_should_not_write_before_compiling(tmp_path, output, message):
+    (tmp_path / "k.cu").write_text(_KERNEL)
+    (tmp_path / "sub").mkdir()
+    res = cli("compile", "k.cu", "--arch", "80", "-o", output, cwd=tmp_path, check=2)
+    assert res.stderr == f"cuda-fatbin compile: error: {message}\n"
+
+
+def test_outputs_are_the_same_file_by_their_folders_real_paths(tmp_path, monkeypatch):
+    """-o and --symbols name one file when their folders resolve to one and their names match (the last
+    component is not resolved); `-` is standard output, never a file; a binary on a terminal is refused."""
+    from cuda_fatbin._cli import main
+
+    (tmp_path / "k.cu").write_text(_KERNEL)
+    (tmp_path / "sub").mkdir()
+    res = cli("compile", "k.cu", "--arch", "80", "-o", "out", "--symbols", "./out", cwd=tmp_path, check=2)
+    assert res.stderr == ("cuda-fatbin compile: error: --symbols ./out is the -o output (out): writing it would "
+                          "replace what this reads; name another file\n")  # fmt: skip
+    cli("compile", "k.cu", "--arch", "80", "-o", "sub/out", "--symbols", "out", cwd=tmp_path, check=0)
+    assert (tmp_path / "sub" / "out").is_file() and json.loads((tmp_path / "out").read_text()) == {}
+    cubin = str(Path(__file__).parent / "data" / "nvrtc129_sm_80.cubin")
+    monkeypatch.setattr(sys, "stdout", Terminal())
+    assert main(["build", "--part", f"file={cubin}", "-o", "-"]) == 2  # a binary to a terminal
+
+    class BinaryTerminal(io.TextIOWrapper):
+        def isatty(self):
+            return True
+
+    term = BinaryTerminal(io.BytesIO(), encoding="utf-8", write_through=True)
+    monkeypatch.setattr(sys, "stdout", term)
+    monkeypatch.chdir(tmp_path)
+    assert main(["compile", "k.cu", "--arch", "80", "-o", "k.fatbin", "--symbols", "-"]) == 0  # JSON: readable there
+    term.flush()
+    assert json.loads(term.buffer.getvalue()) == {}
