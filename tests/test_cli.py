@@ -970,6 +970,7 @@ def test_progress_shows_on_a_terminal_only(monkeypatch):
     bar(1, 2, "NVRTC sm_80 -> cubin")
     bar(2, 2, "NVRTC sm_90 -> cubin")
     bar.close()
+    assert calls[0][1].pop("console").file is terminal  # stderr, never stdout (which carries -o - output)
     assert calls == [("new", {"transient": True}), ("start",), ("task", "compiling", 2),
                      ("update", 7, {"completed": 1, "description": "NVRTC sm_80 -> cubin"}),
                      ("update", 7, {"completed": 2, "description": "NVRTC sm_90 -> cubin"}), ("stop",)]  # fmt: skip
@@ -1504,3 +1505,33 @@ def test_outputs_are_the_same_file_by_their_folders_real_paths(tmp_path, monkeyp
     assert main(["compile", "k.cu", "--arch", "80", "-o", "k.fatbin", "--symbols", "-"]) == 0  # JSON: readable there
     term.flush()
     assert json.loads(term.buffer.getvalue()) == {}
+
+
+def test_progress_never_reaches_standard_output_which_carries_the_fatbin(tmp_path, monkeypatch):
+    """`cuda-fatbin compile k.cu --arch 80;90 -o - > k.fatbin` from a terminal: the bar is drawn on stderr; the
+    fatbin on stdout is the bytes -o FILE writes (rich's bar, on its default console, put a newline and escape
+    codes into it)."""
+    from cuda_fatbin._cli import main
+
+    class Binary(io.TextIOWrapper):
+        def __init__(self, tty):
+            super().__init__(io.BytesIO(), encoding="utf-8", write_through=True)
+            self.tty = tty
+
+        def isatty(self):
+            return self.tty
+
+    (tmp_path / "k.cu").write_text(_KERNEL)
+    monkeypatch.chdir(tmp_path)
+    cli("compile", "k.cu", "--arch", "80;90", "-o", "k.fatbin", check=0)
+    for tty in (False, True):
+        out, err = Binary(tty), Terminal()
+        monkeypatch.setattr(sys, "stdout", out)
+        monkeypatch.setattr(sys, "stderr", err)
+        if tty:
+            assert main(["compile", "k.cu", "--arch", "80;90", "-o", "k2.fatbin"]) == 0
+            size = (tmp_path / "k2.fatbin").stat().st_size
+            assert out.buffer.getvalue() == f"k2.fatbin: {size} bytes: elf sm_80, elf sm_90, ptx sm_90\n".encode()
+        else:
+            assert main(["compile", "k.cu", "--arch", "80;90", "-o", "-"]) == 0
+            assert out.buffer.getvalue() == (tmp_path / "k.fatbin").read_bytes()

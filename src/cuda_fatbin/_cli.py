@@ -89,10 +89,11 @@ class _Progress:
         if not self.enabled:
             return
         try:
+            from rich.console import Console
             from rich.progress import Progress
 
-            if self._bar is None:
-                self._bar = Progress(transient=True)
+            if self._bar is None:  # on stderr: rich's default console is stdout, which may carry the fatbin (-o -)
+                self._bar = Progress(console=Console(file=sys.stderr), transient=True)
                 self._bar.start()
                 self._task = self._bar.add_task("compiling", total=total)
             self._bar.update(self._task, completed=done, description=str(job))
