@@ -1535,3 +1535,63 @@ def test_progress_never_reaches_standard_output_which_carries_the_fatbin(tmp_pat
         else:
             assert main(["compile", "k.cu", "--arch", "80;90", "-o", "-"]) == 0
             assert out.buffer.getvalue() == (tmp_path / "k.fatbin").read_bytes()
+
+
+def test_unknown_commands_get_the_closest_name_at_half_similarity(tmp_path):
+    """difflib's ratio 0.5 is the cutoff: 'xxxscanxxx' (0.57 to scan) gets a suggestion, 'zzqqxx' none."""
+    commands = "(commands: compile, build, inspect, which, scan, extract, probe)"
+    res = cli("xxxscanxxx", check=2)
+    assert res.stderr.endswith(f"error: unknown command 'xxxscanxxx'; did you mean 'scan'? {commands}\n")
+    res = cli("zzqqxx", check=2)
+    assert res.stderr.endswith(f"error: unknown command 'zzqqxx' {commands}\n")
+
+
+def test_nvrtc_option_values_may_start_with_dashes_and_one_is_required(tmp_path):
+    (tmp_path / "k.cu").write_text(_KERNEL)
+    for flag in ("-X", "--nvrtc-option"):
+        cli("compile", "k.cu", "--arch", "80", "-o", "k.fatbin", flag, "--use_fast_math", cwd=tmp_path, check=0)
+        res = cli("compile", "k.cu", "--arch", "80", "-o", "k.fatbin", flag, cwd=tmp_path, check=2)
+        assert res.stderr.endswith("cuda-fatbin compile: error: argument -X/--nvrtc-option: expected one argument\n")
+
+
+def test_compile_reads_its_source_through_a_symlink_and_names_a_missing_one(tmp_path):
+    (tmp_path / "k.cu").write_text(_KERNEL)
+    (tmp_path / "link.cu").symlink_to(tmp_path / "k.cu")
+    cli("compile", "link.cu", "--arch", "80", "-o", "k.fatbin", cwd=tmp_path, check=0)
+    res = cli("compile", "missing.cu", "--arch", "80", "-o", "k.fatbin", cwd=tmp_path, check=1)
+    assert res.stderr == "cuda-fatbin compile: missing.cu: No such file or directory\n"
+
+
+def test_compile_errors_keep_the_compiler_log_lines_and_verbose_prints_the_logs_whole(tmp_path, monkeypatch):
+    (tmp_path / "bad.cu").write_text('extern "C" __global__ void k(float* p) { p[0] = undefined_thing; }\n')
+    res = cli("compile", "bad.cu", "--arch", "80", "-o", "b.fatbin", cwd=tmp_path, check=1)
+    lines = res.stderr.splitlines()
+    assert lines[:4] == ["cuda-fatbin compile: FatbinCompileError: 2 compile job(s) failed:",
+                         "--- NVRTC sm_80 -> cubin, NVRTC compute_80 -> ptx ---",
+                         "nvrtcCompileProgram failed: NVRTC_ERROR_COMPILATION",
+                         'bad.cu(1): error: identifier "undefined_thing" is undefined']  # fmt: skip
+    (tmp_path / "w.cu").write_text('extern "C" __global__ void k(float* p) { int unused = 3; p[0] = 1; }\n')
+    res = cli("compile", "w.cu", "--arch", "80", "--ptx-for", "none", "-o", "w.fatbin", "--verbose", cwd=tmp_path,
+              check=0)  # fmt: skip
+    assert res.stderr.startswith('[NVRTC sm_80 -> cubin]\nw.cu(1): warning #177-D: variable "unused" was declared '
+                                 "but never referenced\n")  # fmt: skip
+    res = cli("compile", "w.cu", "--arch", "80", "--ptx-for", "none", "-o", "w.fatbin", "--quiet", cwd=tmp_path,
+              check=0)  # fmt: skip
+    assert res.stderr == ""
+
+
+def test_quiet_turns_the_progress_bar_off(tmp_path, monkeypatch):
+    from cuda_fatbin import _cli
+
+    made = []
+
+    class Progress(_cli._Progress):
+        def __init__(self, enabled):
+            made.append(enabled)
+            super().__init__(enabled)
+
+    monkeypatch.setattr(_cli, "_Progress", Progress)
+    (tmp_path / "k.cu").write_text(_KERNEL)
+    for quiet in ([], ["--quiet"]):
+        cli("compile", "k.cu", "--arch", "80;90", "-o", "k.fatbin", *quiet, cwd=tmp_path, check=0)
+    assert made == [True, False]
