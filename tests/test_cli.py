@@ -1493,7 +1493,15 @@ def test_outputs_are_the_same_file_by_their_folders_real_paths(tmp_path, monkeyp
     assert (tmp_path / "sub" / "out").is_file() and json.loads((tmp_path / "out").read_text()) == {}
     cubin = str(Path(__file__).parent / "data" / "nvrtc129_sm_80.cubin")
     monkeypatch.setattr(sys, "stdout", Terminal())
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
     assert main(["build", "--part", f"file={cubin}", "-o", "-"]) == 2  # a binary to a terminal
+    assert err.getvalue() == ("cuda-fatbin build: error: -o - writes a fatbin to standard output, which is a "
+                              "terminal: redirect it (> k.fatbin) or pipe it (| cuda-fatbin inspect -)\n")  # fmt: skip
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(io.BytesIO(), encoding="utf-8"))
+    monkeypatch.chdir(tmp_path)
+    assert main(["compile", "k.cu", "--arch", "80", "-o", "./-", "--symbols", "-"]) == 0
+    assert (tmp_path / "-").is_file()  # a file named "-" in a folder is a file; "-" alone is standard output
 
     class BinaryTerminal(io.TextIOWrapper):
         def isatty(self):
