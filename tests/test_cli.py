@@ -1500,7 +1500,7 @@ def test_outputs_are_the_same_file_by_their_folders_real_paths(tmp_path, monkeyp
                               "terminal: redirect it (> k.fatbin) or pipe it (| cuda-fatbin inspect -)\n")  # fmt: skip
     monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(io.BytesIO(), encoding="utf-8"))
     monkeypatch.chdir(tmp_path)
-    assert main(["compile", "k.cu", "--arch", "80", "-o", "./-", "--symbols", "-"]) == 0
+    assert main(["compile", "k.cu", "--arch", "80", "-o", "-", "--symbols", "./-"]) == 0
     assert (tmp_path / "-").is_file()  # a file named "-" in a folder is a file; "-" alone is standard output
 
     class BinaryTerminal(io.TextIOWrapper):
