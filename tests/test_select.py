@@ -58,6 +58,12 @@ CASES = [
     (("sm_100a", "sm_100f!"), "10.0", "SASS exact", "sm_100a", "exact"),
     (("compute_100", "compute_100f!"), "10.0", "PTX JIT", "compute_100f!", "JIT"),
     (("sm_103f!",), "10.0", "none", None, "minor >= 3"),
+    # the nearest arch before the suffix: on 10.3 the exact sm_103 before the family's sm_100f, in either order, as
+    # sm_86 before sm_80 on 8.9 (sass_lower_minor, reported: a 9.0 GPU has no lower minor; docs/selection.md)
+    (("sm_100f!", "sm_103"), "10.3", "SASS exact", "sm_103", "exact"),
+    (("sm_103", "sm_100f!"), "10.3", "SASS exact", "sm_103", "exact"),
+    (("compute_100f!", "compute_103"), "10.3", "PTX JIT", "compute_103", "JIT"),
+    (("compute_103", "compute_100f!"), "10.3", "PTX JIT", "compute_103", "JIT"),
     (("compute_80",), "9.0", "PTX JIT", "compute_80", "JIT-compiled for 9.0"),
     (("compute_100",), "9.0", "none", None, "newer than 9.0"),
     (("compute_75", "compute_86"), "9.0", "PTX JIT", "compute_86", "compute_86"),
