@@ -39,6 +39,15 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 settings.register_profile("mutation", max_examples=30, derandomize=True, deadline=None)
 
 
+@pytest.fixture(autouse=True)
+def _own_working_folder(tmp_path_factory, monkeypatch):
+    """Each test runs in an empty working folder of its own. A file code under test writes there by mistake stays
+    with that test: in the twelfth session's mutation run a mutant of `-o -` wrote a file named "-" into the folder
+    mutmut's processes share, and later tests of `extract_entries("-")` read that file instead of standard input
+    (two mutants survived that way); no test reads the working folder it was started in."""
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
+
+
 @pytest.fixture(scope="session")
 def supported_specs() -> list[str]:
     sms = set(nvrtc_supported_sms())
