@@ -143,6 +143,18 @@ def test_group_mode_leaves_a_and_f_archs_alone():
     assert not [a for j in plan.jobs for a in j.link if a.suffix]
 
 
+def test_none_names_no_entries_for_ptx_for_and_ltoir_for_alike():
+    """``"none"`` (any case, spaces around it, or ``""``) names no archs, for ``ltoir_for`` as for ``ptx_for``
+    (``plan_fatbin``'s documented spelling, the one the command line also takes)."""
+    plain = [str(j) for j in plan_fatbin("80;90", ptx_for=(), supported=range(200)).jobs]
+    assert plain == ["NVRTC sm_80 -> cubin", "NVRTC sm_90 -> cubin"]
+    for none in ("none", " NONE ", "None", ""):
+        assert [str(j) for j in plan_fatbin("80;90", ptx_for=none, supported=range(200)).jobs] == plain
+        assert [str(j) for j in plan_fatbin("80;90", ptx_for=(), ltoir_for=none, supported=range(200)).jobs] == plain
+    with_ltoir = [str(j) for j in plan_fatbin("80;90", ptx_for=(), ltoir_for="90", supported=range(200)).jobs]
+    assert with_ltoir == [*plain, "NVRTC sm_90 -> ltoir"], with_ltoir
+
+
 def test_gencode_groups_build_sass_from_the_virtual_arch():
     spec = "-gencode arch=compute_80,code=[sm_80,sm_86] -gencode arch=compute_90,code=[sm_90,compute_90]"
     plan = plan_fatbin(spec)
