@@ -13,15 +13,6 @@ import os
 import sys
 import types
 
-import mutmut.__main__ as _main
-import mutmut.workers.isolation as isolation
-
-if os.environ.get("SKIP_CLEAN") == "1":
-    for _name in dir(isolation):
-        _cls = getattr(isolation, _name)
-        if isinstance(_cls, type) and "run_clean_tests" in vars(_cls):
-            _cls.run_clean_tests = lambda self, tests: 0  # type: ignore[method-assign]
-
 
 # mutmut matches every mutant's key against every name given with fnmatch, and does it twice a run: with the
 # ~1,000 single mutant names of a device call that was 16 million calls before the first mutant ran. A name
@@ -32,10 +23,23 @@ def _fnmatch(name: str, pattern: str) -> bool:
     return name == pattern
 
 
-vars(_main)["fnmatch"] = types.SimpleNamespace(fnmatch=_fnmatch)  # the module mutmut.__main__ uses
+def main() -> None:
+    import mutmut.__main__ as _main
+    import mutmut.workers.isolation as isolation
 
-if __name__ == "__main__":  # not when a test's process started with "spawn" imports this file as its main
-    from mutmut.__main__ import cli
-
+    if os.environ.get("SKIP_CLEAN") == "1":
+        for _name in dir(isolation):
+            _cls = getattr(isolation, _name)
+            if isinstance(_cls, type) and "run_clean_tests" in vars(_cls):
+                _cls.run_clean_tests = lambda self, tests: 0  # type: ignore[method-assign]
+    vars(_main)["fnmatch"] = types.SimpleNamespace(fnmatch=_fnmatch)  # the module mutmut.__main__ uses
     sys.argv[0] = "mutmut"
-    cli()
+    _main.cli()
+
+
+# A test's process pool started with "spawn" imports this file as its main module (__mp_main__), in the test's
+# working folder: nothing may happen then. Importing mutmut.__main__ there read mutmut's configuration from that
+# folder, failed (each test has a folder of its own: tests/conftest.py), and every worker of the pool exited
+# with status 1 while the test waited for them forever (twelfth session, test_process_pool_executor).
+if __name__ == "__main__":
+    main()
