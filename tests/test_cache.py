@@ -291,9 +291,12 @@ def test_keys_cover_pre_include_content_subfolder_headers_and_name_expressions(t
     inc = tmp_path / "inc"
     (inc / "sub").mkdir(parents=True)
     (inc / "sub" / "deep.cuh").write_text("#define DEEP 1\n")
+    (inc / "sub" / "nox").write_text("#define NOX 1\n")  # no extension, as libcu++'s <cuda/std/...> headers
     pre = tmp_path / "pre.cuh"
     pre.write_text("#define PRE 1\n")
-    src = '#include "sub/deep.cuh"\n' + SRC.replace('#include "consts.cuh"\n', "").replace("FACTOR", "(DEEP * PRE)")
+    src = '#include "sub/deep.cuh"\n#include "sub/nox"\n' + SRC.replace('#include "consts.cuh"\n', "").replace(
+        "FACTOR", "(DEEP * PRE * NOX)"
+    )
     cache = InMemoryProgramCache()
 
     def go(*names):
@@ -313,6 +316,8 @@ def test_keys_cover_pre_include_content_subfolder_headers_and_name_expressions(t
     (inc / "sub" / "deep.cuh").write_text("#define DEEP 5\n")  # a header in a subfolder of an include path
     assert go("scale<float>") == (0, 1)
     pre.write_text("#define PRE 7\n")  # the content of a pre-included file, same name
+    assert go("scale<float>") == (0, 1)
+    (inc / "sub" / "nox").write_text("#define NOX 3\n")  # a header without an extension
     assert go("scale<float>") == (0, 1)
     assert go("scale<double>") == (0, 1)  # other name expressions: another mapping, other code
     assert go("scale<float>") == (1, 0)

@@ -808,6 +808,9 @@ def test_which_and_inspect_at_their_boundaries(artifacts, tmp_path):
     with zipfile.ZipFile(upper, "w") as z:
         z.writestr("k.fatbin", one)
     assert cli("inspect", upper, check=0).stdout.startswith(f"{upper}::k.fatbin: 1 fatbin(s), 1 entries")
+    # the member by the name scan and inspect print for it: the archive's suffix in any case
+    member = cli("inspect", f"{upper}::k.fatbin", check=0).stdout
+    assert member.startswith(f"{upper}::k.fatbin: 1 fatbin(s), 1 entries"), member
 
 
 def test_which_tables_name_their_columns(which_inputs):

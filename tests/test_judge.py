@@ -23,6 +23,8 @@ def parts(artifacts) -> dict[str, bytes]:
     out = {}
     for spec in ("sm_80", "sm_86", "sm_90", "sm_90a", "sm_100a"):
         out[spec] = build_fatbin([Part(artifacts[("cubin", spec)], identifier=spec)])
+    # the entry's header says 'f' when the part is given that arch (Part.arch)
+    out["sm_100f"] = build_fatbin([Part(artifacts[("cubin", "sm_100f")], arch="sm_100f", identifier="sm_100f")])
     for spec in ("sm_80", "sm_90", "sm_90a"):
         out["compute_" + spec[3:]] = build_fatbin([Part(artifacts[("ptx", spec)], identifier="compute_" + spec[3:])])
     stub = nvrtc_compile("", "80", "cubin")
@@ -133,6 +135,18 @@ def test_arch_specific_fatbins_are_told_beside_and_decide_only_alone(parts):
     assert got == {"9.0": {"status": "needs newer driver", "reason": (
         fatbin_status(fb(parts, "compute_90a", 0), ARCH90, OLD_DRIVER)[1]
         + "; 0 of 1 arch-specific fatbins load")}}  # fmt: skip
+
+
+def test_family_specific_fatbins_are_told_beside_as_arch_specific_ones_are(parts):
+    """A fatbin of only 'f' entries (sm_100f) is, like one of only 'a' entries, code a library calls only on its
+    family: beside an ordinary fatbin it does not make a 10.x GPU "partial"; the ordinary one decides."""
+    got = judge([fb(parts, "sm_80", 0), fb(parts, "sm_100f", 1)], ["8.0", "10.0"])
+    assert got == {
+        "8.0": {"status": "SASS exact", "reason": why(parts, "sm_80", "8.0") + "; 0 of 1 arch-specific fatbins load"},
+        "10.0": {"status": "no entry", "reason": why(parts, "sm_80", "10.0") + "; 1 of 1 arch-specific fatbins load"},
+    }
+    got = judge([fb(parts, "sm_100f", 0)], ["10.0"])  # alone, it decides
+    assert got["10.0"]["status"] == "SASS exact", got
 
 
 def test_fatbins_stored_as_data_are_told_beside_and_decide_only_alone(parts):
