@@ -195,12 +195,17 @@ def test_suites_and_their_sources_are_checked_when_made():
     ("cuda", ValueError, "unknown code_type 'cuda' (did you mean 'c++'?): choose 'c++' (CUDA C++), 'ptx' or 'nvvm'"),
     ("cu", ValueError, "(did you mean 'c++'?)"), ("ptxx", ValueError, "(did you mean 'ptx'?)"),
     ("fortran", ValueError, "unknown code_type 'fortran': choose"), (None, TypeError, "code_type must be a str"),
+    ("c+", ValueError, "unknown code_type 'c+' (did you mean 'c++'?)"),
+    (3, TypeError, "code_type must be a str ('c++', 'ptx' or 'nvvm'); got int"),
 ])  # fmt: skip
 def test_an_unknown_code_type_is_a_value_error_that_lists_the_choices(code_type, error, words):
     """Program(src, "cuda") raised cuda.core's RuntimeError."""
     with pytest.raises(error, match=re.escape(words)):
         Program('extern "C" __global__ void k() {}', code_type)  # type: ignore[arg-type]
     assert Program('extern "C" __global__ void k() {}', "C++")._fb_code_type == "c++"
+    with pytest.raises(TypeError) as info:
+        Program('extern "C" __global__ void k() {}', "c++", "sm_80")  # type: ignore[arg-type]
+    assert str(info.value) == "options must be a ProgramOptions; got str"
 
 
 # -- 2. bundles: failed rebuilds, leftovers, readers ---------------------------------------------------

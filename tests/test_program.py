@@ -254,6 +254,66 @@ def test_misuse_errors(kwargs, error, words):
         Program(KERNEL_SRC, "c++").compile("fatbin", **kwargs)
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"colour": "blue", "size": 1}, TypeError, "compile('fatbin') got unexpected arguments: colour, size"),
+        ({"cache_extra_digest": b"x", "cache_exclude": ["build"]}, ValueError,
+         "cache_extra_digest and cache_exclude need cache="),
+        ({"cache_max_files": 5}, ValueError, "cache_max_files needs cache="),
+        ({"min_driver_action": "raise"}, ValueError, "min_driver_action must be 'error' or 'warn'; got 'raise'"),
+        ({"extra_options": ["-DX", 3]}, TypeError, "extra_options must be strings; got 3"),
+        # a bad min_driver is refused before anything else is looked at (here: a bad arch, which plan() refuses)
+        ({"archs": ["sm_9x"], "min_driver": "twelve"}, ValueError, "not a driver or CUDA version: 'twelve'"),
+    ],
+)  # fmt: skip
+def test_fatbin_misuse_messages_word_for_word(kwargs, error, message):
+    """Each refusal of compile('fatbin') before any compile, its whole message (startswith: the rest may list
+    choices); every argument named, joined as written."""
+    kwargs = {"archs": ["sm_80"], **kwargs}
+    with pytest.raises(error) as info:
+        Program(KERNEL_SRC, "c++").compile("fatbin", **kwargs)
+    assert str(info.value).startswith(message), str(info.value)
+
+
+def test_only_the_arch_options_of_extra_options_are_refused():
+    """-arch/--gpu-architecture (any number of dashes) are refused; an option that only has "arch" after other
+    characters reaches NVRTC, which judges it (here: unknown, so the job fails naming it)."""
+    for opt in ("-arch=sm_80", "--gpu-architecture=sm_80", "arch"):
+        with pytest.raises(ValueError, match="the archs come from archs="):
+            Program(KERNEL_SRC, "c++").compile("fatbin", archs=["sm_80"], extra_options=[opt])
+    with pytest.raises(FatbinCompileError, match="-Xarch=sm_80"):
+        Program(KERNEL_SRC, "c++").compile("fatbin", archs=["sm_80"], extra_options=["-Xarch=sm_80"])
+
+
+def test_split_compile_0_counts_every_core_of_the_machine(monkeypatch):
+    """split_compile=0 is NVRTC's "as many threads as the machine has" (NVRTC documentation, --split-compile):
+    each job then counts os.cpu_count() threads (1 when Python cannot tell), and the default pool shrinks to
+    max_workers // that."""
+    import os
+
+    import cuda_fatbin._multiarch as multiarch
+
+    sizes = []
+
+    class Recording:
+        def __init__(self, max_workers=None, **kw):
+            sizes.append(max_workers)
+            raise KeyboardInterrupt  # the size is all this test needs: no compile
+
+    monkeypatch.setattr(multiarch.cf, "ThreadPoolExecutor", Recording)
+    archs = ["sm_80", "sm_86", "sm_90", "sm_100"]
+    for cores in (4, 2, None):
+        monkeypatch.setattr(os, "cpu_count", lambda cores=cores: cores)
+        for split in (0, 1, 2):
+            with pytest.raises(KeyboardInterrupt):
+                Program(KERNEL_SRC, "c++", ProgramOptions(split_compile=split)).compile(
+                    "fatbin", archs=archs, ptx_for=(), max_workers=4
+                )
+    # cores 4: 4 threads a job -> 1 worker; 1 -> 4; 2 -> 2.  cores 2: 2 -> 2; 1 -> 4; 2 -> 2.  unknown: 1 -> 4 ...
+    assert sizes == [1, 4, 2, 2, 4, 2, 4, 4, 2]
+
+
 @pytest.mark.parametrize("target", ["ptx", "cubin", "ltoir"])
 @pytest.mark.parametrize("options", [None, ProgramOptions(arch="sm_80")])
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # cuda.core's __dealloc__ (below)
@@ -326,6 +386,36 @@ def test_fatbin_options_are_applied():
         "fatbin", archs=["sm_80"], fatbin_options=FatbinOptions(compress_all=True, compress_mode="speed")
     )
     assert {e.compression for e in read_fatbin(bytes(obj.code)).entries} == {"lz4"}
+    assert obj.name == "default_program"  # ProgramOptions.name's default, as cuda.core names its programs
+    unnamed = Program(KERNEL_SRC, "c++", ProgramOptions(name="")).compile("fatbin", archs=["sm_80"], ptx_for=())
+    assert unnamed.name == ""  # as ObjectCode.from_fatbin(data).name
+
+
+def test_a_single_target_compile_passes_names_and_logs_on():
+    """Name expressions and the log sink reach cuda.core's compile, on both of its paths: the program's own
+    (arch given), and a fresh upstream program (with cuda.core's cache=, which refuses include folders)."""
+    from cuda_fatbin._program import _upstream_compile_keywords
+
+    src = KERNEL_SRC + '\nextern "C" __global__ void warns() { int never_used_here; }\n'
+    logs = io.StringIO()
+    obj = Program(src, "c++", ProgramOptions(arch="sm_90")).compile("cubin", ["scale<float>"], logs)
+    got = (obj.code_type, dict(obj.symbol_mapping))  # plain values (an ObjectCode's repr needs a driver)
+    del obj
+    assert got == ("cubin", {"scale<float>": b"_Z5scaleIfEvPT_S0_i"})
+    assert "never_used_here" in logs.getvalue()  # NVRTC's warning: declared but never referenced
+    if "cache" not in (_upstream_compile_keywords() or ()):
+        pytest.skip("this cuda.core's Program.compile has no cache= (the names and logs above were checked)")
+    from cuda.core.utils import InMemoryProgramCache
+
+    logs = io.StringIO()
+    obj = Program(src, "c++", ProgramOptions(arch="sm_90")).compile("cubin", (), logs, cache=InMemoryProgramCache())
+    got = obj.code_type
+    del obj
+    assert got == "cubin" and "never_used_here" in logs.getvalue()
+    # cuda.core refuses name expressions with its cache (they would not survive a hit): they reached it
+    with pytest.raises(ValueError, match="does not support name_expressions"):
+        program = Program(src, "c++", ProgramOptions(arch="sm_90"))
+        program.compile("cubin", ["scale<float>"], cache=InMemoryProgramCache())
 
 
 def test_single_arch_targets_behave_like_cuda_core():
