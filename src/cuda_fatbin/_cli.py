@@ -489,8 +489,10 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
     gpus = _gpus(args.gpu, args.driver)
     for p in args.paths:
-        if not os.path.exists(p):
-            raise Failure(f"{_shown(p)}: no such file or directory")
+        try:
+            os.stat(p)
+        except OSError as e:  # missing, a dangling link, a loop of links, a folder above it unreadable: its reason
+            raise Failure(f"{_shown(p)}: {e.strerror or e}") from None
     show = sys.stderr.isatty() and not args.json
 
     def progress(done: int, total: int, path: str) -> None:
