@@ -708,6 +708,12 @@ def test_extract_selections_and_the_errors_it_names(artifacts, tmp_path):
         "; -o names the folder to write into, which is made if missing\n")  # fmt: skip
     assert cli("extract", tmp_path / "none.fatbin", "-o", out, check=1).stderr == (
         f"cuda-fatbin extract: {tmp_path / 'none.fatbin'}: no such file\n")  # fmt: skip
+    cut = tmp_path / "cut.fatbin"  # malformed: named, and said as inspect says it
+    cut.write_bytes(path.read_bytes()[:100])
+    want = cli("inspect", cut, check=1).stderr.replace("cuda-fatbin inspect: ", "cuda-fatbin extract: ")
+    assert want.startswith(f"cuda-fatbin extract: {cut}: fatbin declares ") and want.endswith("\n")
+    assert cli("extract", cut, "-o", tmp_path / "o7", check=1).stderr == want
+    assert not (tmp_path / "o7").exists()
     # a fatbin stored as data in a host file: found with --embedded only
     host = tmp_path / "h.so"
     host.write_bytes(make_elf([(".rodata", 1, bytes(8) + path.read_bytes())]))

@@ -421,6 +421,7 @@ def cmd_which(args: argparse.Namespace) -> int:
 def cmd_extract(args: argparse.Namespace) -> int:
     from ._arch import Arch, split_arch_list
     from ._extract import ExtractError, extract_entries
+    from ._reader import FatbinFormatError
 
     try:
         archs = [Arch.parse(a) for spec in args.arch for a in split_arch_list(spec)] or None
@@ -437,6 +438,8 @@ def cmd_extract(args: argparse.Namespace) -> int:
         )  # fmt: skip
     except ExtractError as e:
         raise Failure(_shown(e)) from None
+    except FatbinFormatError as e:  # malformed input: named, as inspect names it
+        raise Failure(f"{_shown(args.file)}: {_shown(e)}") from None
     except OSError as e:  # the input, or -o naming a file, a FIFO, a folder that cannot be made
         where = e.filename if e.filename is not None else args.output
         hint = "; -o names the folder to write into, which is made if missing" if e.errno in (
