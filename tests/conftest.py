@@ -35,6 +35,29 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
             os.close(fd)
 
 
+def _object_code_safe_repr() -> None:
+    """A failing assert shows its operands; an ``ObjectCode``'s repr loads its module through the driver, and on a
+    machine without one that waited forever (twice a mutant's run hung on it: the twelfth and thirteenth
+    sessions). pytest's rewritten asserts call ``_pytest.assertion.rewrite._saferepr`` for every operand: an
+    ObjectCode is shown by its code type and size there. Without that hook (another pytest) nothing changes."""
+    import _pytest.assertion.rewrite as rewrite
+
+    plain = getattr(rewrite, "_saferepr", None)
+    if plain is None:
+        return
+
+    def saferepr(obj: object) -> str:
+        if type(obj).__name__ == "ObjectCode" and type(obj).__module__.startswith("cuda.core"):
+            code = getattr(obj, "code", b"")
+            return f"<ObjectCode {getattr(obj, 'code_type', '?')}, {len(code) if isinstance(code, bytes) else '?'} bytes>"
+        return plain(obj)
+
+    rewrite._saferepr = saferepr  # type: ignore[attr-defined]
+
+
+_object_code_safe_repr()
+
+
 # scripts/mutation.sh: the same examples for every mutant (a verdict must not depend on luck), fewer of them
 settings.register_profile("mutation", max_examples=30, derandomize=True, deadline=None)
 

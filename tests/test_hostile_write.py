@@ -196,6 +196,9 @@ def test_suites_and_their_sources_are_checked_when_made():
     ("cu", ValueError, "(did you mean 'c++'?)"), ("ptxx", ValueError, "(did you mean 'ptx'?)"),
     ("fortran", ValueError, "unknown code_type 'fortran': choose"), (None, TypeError, "code_type must be a str"),
     ("c+", ValueError, "unknown code_type 'c+' (did you mean 'c++'?)"),
+    ("nvm", ValueError, "unknown code_type 'nvm' (did you mean 'nvvm'?)"),
+    ("cuu", ValueError, "unknown code_type 'cuu' (did you mean 'c++'?)"),
+    ("cudaa", ValueError, "unknown code_type 'cudaa' (did you mean 'c++'?)"),
     (3, TypeError, "code_type must be a str ('c++', 'ptx' or 'nvvm'); got int"),
 ])  # fmt: skip
 def test_an_unknown_code_type_is_a_value_error_that_lists_the_choices(code_type, error, words):

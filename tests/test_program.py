@@ -7,6 +7,7 @@ import multiprocessing
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -416,6 +417,41 @@ def test_a_single_target_compile_passes_names_and_logs_on():
     with pytest.raises(ValueError, match="does not support name_expressions"):
         program = Program(src, "c++", ProgramOptions(arch="sm_90"))
         program.compile("cubin", ["scale<float>"], cache=InMemoryProgramCache())
+
+
+@pytest.mark.parametrize("cuda_headers", [True, False])
+@pytest.mark.parametrize("as_path", [True, False])
+def test_a_lone_folder_or_header_reaches_the_compiler_as_str_or_path(tmp_path, cuda_headers, as_path):
+    """include_path and pre_include as one str or one pathlib.Path, with or without the CUDA header folders.
+    cuda.core's as_bytes writes nothing for a lone Path (cuda-core 1.2.2: ProgramOptions(include_path=Path("d"))
+    .as_bytes("nvrtc") has no --include-path): the header was not found, or the pre-include silently left out."""
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "val.h").write_text("#define VAL 7\n")
+    (tmp_path / "pre.h").write_text("#define PRE 30\n")
+    src = '#include "val.h"\nextern "C" __global__ void k(int* p) { p[0] = VAL + PRE; }\n'
+    wrap = Path if as_path else str
+    fields = {"include_path": wrap(tmp_path / "inc"), "pre_include": wrap(tmp_path / "pre.h")}
+    ptx = Program(src, "c++", ProgramOptions(arch="sm_80", **fields), cuda_headers=cuda_headers).compile("ptx")
+    text = bytes(ptx.code)
+    del ptx
+    assert b", 37;" in text  # 7 from the folder, 30 from the pre-include
+    obj = Program(src, "c++", ProgramOptions(**fields), cuda_headers=cuda_headers).compile("fatbin", archs=["sm_80"])
+    ptx_entry = [e for e in read_fatbin(bytes(obj.code)).entries if e.kind == "ptx"]
+    del obj
+    assert b", 37;" in ptx_entry[0].data()
+
+
+def test_a_ptx_source_is_told_by_its_directives_and_c_plus_plus_never_is():
+    """Program(ptx) links at construction (cuda.core): PTX without .target gets ptxas's own complaint, not one
+    about an arch it never named; C++ whose text holds PTX-like lines (here skipped by the preprocessor) is not
+    read as PTX."""
+    with pytest.raises(Exception, match="Missing .target directive"):
+        Program(".version 8.0\n.address_size 64\n", "ptx")
+    src = '#if 0\n.version 8.0\n.target banana\n#endif\nextern "C" __global__ void k(int* p) { p[0] = 1; }\n'
+    obj = Program(src, "c++").compile("fatbin", archs=["sm_80"], ptx_for=())
+    kinds = [(e.kind, str(e.arch)) for e in read_fatbin(bytes(obj.code)).entries]
+    del obj
+    assert kinds == [("elf", "sm_80")]
 
 
 def test_single_arch_targets_behave_like_cuda_core():

@@ -553,14 +553,24 @@ class Program(_CoreProgram):
 
 
 def _with_include_dirs(options: _OptionsT, dirs: Sequence[str]) -> _OptionsT:
-    """``options`` with ``dirs`` appended to ``include_path`` (those it does not name already)."""
-    if not dirs:
-        return options
+    """``options`` as the compilers get them: ``dirs`` appended to ``include_path`` (those it does not name
+    already), and a lone path (``pathlib.Path``) in ``include_path`` or ``pre_include`` made a one-item list.
+
+    cuda.core's ``ProgramOptions.as_bytes`` writes a ``str`` or a list of paths, but nothing for a lone
+    ``Path``: no ``--include-path``, no ``--pre-include`` (cuda-core 1.2.2), and the compile then failed, or
+    silently lacked the pre-included header, where a ``str`` worked.
+    """
+    changes: dict[str, list[str | os.PathLike[str]]] = {
+        field: [value] for field in ("include_path", "pre_include")
+        if isinstance(value := getattr(options, field), os.PathLike)
+    }  # fmt: skip
     given = options.include_path
     mine = [] if given is None else [given] if isinstance(given, (str, os.PathLike)) else list(given)
     have = {os.path.abspath(os.fspath(d)) for d in mine}
     added = [d for d in dirs if os.path.abspath(d) not in have]
-    return dataclasses.replace(options, include_path=[*mine, *added]) if added else options
+    if added:
+        changes["include_path"] = [*mine, *added]
+    return dataclasses.replace(options, **changes) if changes else options
 
 
 def _driver_loads() -> bool:
