@@ -49,7 +49,8 @@ def _object_code_safe_repr() -> None:
     def saferepr(obj: object) -> str:
         if type(obj).__name__ == "ObjectCode" and type(obj).__module__.startswith("cuda.core"):
             code = getattr(obj, "code", b"")
-            return f"<ObjectCode {getattr(obj, 'code_type', '?')}, {len(code) if isinstance(code, bytes) else '?'} bytes>"
+            size = len(code) if isinstance(code, bytes) else "?"
+            return f"<ObjectCode {getattr(obj, 'code_type', '?')}, {size} bytes>"
         return plain(obj)
 
     rewrite._saferepr = saferepr  # type: ignore[attr-defined]
