@@ -438,8 +438,8 @@ def cmd_extract(args: argparse.Namespace) -> int:
         )  # fmt: skip
     except ExtractError as e:
         raise Failure(_shown(e)) from None
-    except FatbinFormatError as e:  # malformed input: named, as inspect names it
-        raise Failure(f"{_shown(args.file)}: {_shown(e)}") from None
+    except FatbinFormatError as e:  # malformed input: named, as inspect names it (--debug: the reader's traceback)
+        raise Failure(f"{_shown(args.file)}: {_shown(e)}") from e
     except OSError as e:  # the input, or -o naming a file, a FIFO, a folder that cannot be made
         where = e.filename if e.filename is not None else args.output
         hint = "; -o names the folder to write into, which is made if missing" if e.errno in (
