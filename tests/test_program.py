@@ -1070,6 +1070,11 @@ def test_name_expressions_may_be_bytes_and_must_be_strings():
     src = 'extern "C" __global__ void plain() {}\ntemplate <typename T> __global__ void k(T* p) { p[0] = 1; }'
     obj = Program(src, "c++").compile("fatbin", [b"k<float>", "k<int>"], archs=["sm_80"], ptx_for=())
     assert obj.symbol_mapping == {"k<float>": b"_Z1kIfEvPT_", "k<int>": b"_Z1kIiEvPT_"}
+    for one in (b"k<float>", "k<float>"):  # one name alone, bytes as str: one name, not its bytes or characters
+        single = Program(src, "c++").compile("fatbin", one, archs=["sm_80"], ptx_for=())
+        mapping = dict(single.symbol_mapping)
+        del single
+        assert mapping == {"k<float>": b"_Z1kIfEvPT_"}
     with pytest.raises(TypeError) as info:
         Program(src, "c++").compile("fatbin", ["k<int>", 3], archs=["sm_80"], ptx_for=())
     assert str(info.value) == "name_expressions must be strings; got int (3)"
