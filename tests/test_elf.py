@@ -136,6 +136,13 @@ def test_names_are_cut_at_the_nul_or_the_table_end():
     image = make_elf([("a" * 5000, 1, b"x"), (".b", 1, b"y")])
     names = [s.name for s in iter_sections(image)]
     assert names[1] == "a" * 256 and names[2] == ".b"  # a name is read up to MAX_NAME = 256 bytes (docs/security.md)
+    # a name that runs to the table's declared end stops there, even where the bytes after it go on: here the
+    # table is declared 8 bytes long ("\0.a\0.shs"), and "trtab\0" follows it in the image
+    image = make_elf([(".a", 1, b"x")])
+    header = read_header(image)
+    row = header.shoff + 2 * 64  # the third row: .shstrtab (null, .a, .shstrtab)
+    assert [s.name for s in iter_sections(image)] == ["", ".a", ".shstrtab"]
+    assert [s.name for s in iter_sections(patched(image, row + 32, "<Q", 8))] == ["", ".a", ".shs"]
 
 
 def test_find_section_by_type_fast_and_slow_paths_agree():
