@@ -1396,6 +1396,19 @@ def test_extract_reads_standard_input(artifacts, tmp_path, monkeypatch):
     assert res.stdout == f"{tmp_path / 'out' / 'stdin.1.sm_80.cubin'}\n"
 
 
+def test_a_dangling_link_or_a_loop_of_links_is_named_with_the_system_reason(tmp_path):
+    """scan said "no such file or directory" for a loop of links; each command now gives the system's reason."""
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "loop_a").symlink_to(tmp_path / "loop_b")
+    (tmp_path / "loop_b").symlink_to(tmp_path / "loop_a")
+    for command in ("scan", "inspect", "which"):
+        gpu = ["--gpu", "80"] if command != "inspect" else []
+        res = cli(command, tmp_path / "dangling", *gpu, check=1)
+        assert res.stderr == f"cuda-fatbin {command}: {tmp_path / 'dangling'}: No such file or directory\n"
+        res = cli(command, tmp_path / "loop_a", *gpu, check=1)
+        assert res.stderr == f"cuda-fatbin {command}: {tmp_path / 'loop_a'}: Too many levels of symbolic links\n"
+
+
 def test_which_reads_an_archive_member_standard_input_and_names_what_it_cannot_read(artifacts, tmp_path,
                                                                                     monkeypatch):  # fmt: skip
     """`which a.zip::member` judges every fatbin of the member as scan does (relocatable and stored ones in the

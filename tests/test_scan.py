@@ -124,12 +124,6 @@ def test_scan_cli_json_and_exit_codes(tree):
     cli("scan", tree, "--gpu", "sm_77x", check=2)
     res = cli("scan", tree / "missing", "--gpu", "80", check=1)
     assert res.stderr == f"cuda-fatbin scan: {tree / 'missing'}: No such file or directory\n"
-    (tree / "loop_a").symlink_to(tree / "loop_b")  # a loop of links is not "missing": the system's reason
-    (tree / "loop_b").symlink_to(tree / "loop_a")
-    res = cli("scan", tree / "loop_a", "--gpu", "80", check=1)
-    assert res.stderr == f"cuda-fatbin scan: {tree / 'loop_a'}: Too many levels of symbolic links\n"
-    (tree / "loop_a").unlink()
-    (tree / "loop_b").unlink()
     cli("scan", tree, check=2)  # --gpu is required
 
 
