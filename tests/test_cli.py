@@ -84,6 +84,16 @@ def test_compile_dry_run_prints_the_plan(source, tmp_path):
     res = cli("compile", source, "--arch", "75;80;86", "--group", "--dry-run", "-o", tmp_path / "x", check=0)
     assert "NVRTC compute_80 -> ptx -> nvJitLink sm_80, sm_86" in res.stdout
     assert not (tmp_path / "x").exists()
+    # a dry run writes nothing, so it needs no -o; a compile does, and says so (exit 2: the command line)
+    alone = cli("compile", source, "--arch", "75;80;86", "--group", "--dry-run", check=0)
+    assert alone.stdout == res.stdout and alone.stderr == ""
+    for extra in ([], ["--symbols", tmp_path / "s.json"], ["--json"]):
+        res = cli("compile", source, "--arch", "80", *extra, check=2)
+        assert res.stderr == (
+            "cuda-fatbin compile: error: -o/--output is required: the fatbin to write (or --dry-run to print the "
+            "plan only)\n"
+        )
+    assert sorted(os.listdir(tmp_path)) == []
 
 
 def test_compile_errors(source, tmp_path):

@@ -708,6 +708,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
     if args.dry_run and getattr(args, "json", False):
         raise UsageError("--dry-run prints the plan as text and --json describes what a compile wrote: use one")
     if not args.dry_run:
+        if args.output is None:  # only a dry run, which writes nothing, goes without
+            raise UsageError("-o/--output is required: the fatbin to write (or --dry-run to print the plan only)")
         if args.output == "-" and args.symbols == "-":
             raise UsageError("-o - and --symbols - both write to standard output; send one of them to a file")
         inputs = [("the source", args.source)] + ([("the --cache folder", cache_dir)] if cache_dir else [])
@@ -948,8 +950,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("source", help="source file (.cu, .ptx, .ll/.bc for NVVM IR)")
     p.add_argument("--arch", required=True, action="append", metavar="SPEC",
                    help="archs in any spelling: '80;90;100+PTX', 'all-major', '80-real;90', 'arch=compute_80,code=[sm_80,sm_86]'")  # noqa: E501 # fmt: skip
-    p.add_argument("-o", "--output", required=True, metavar="FILE",
-                   help="the fatbin to write, whole or not at all ('-': standard output, not a terminal)")  # fmt: skip
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="the fatbin to write, whole or not at all ('-': standard output, not a terminal); "
+                        "required unless --dry-run")  # fmt: skip
     p.add_argument("-I", "--include", action="append", default=[], metavar="DIR",
                    help="a folder to search for headers (repeatable; before the CUDA header folders)")  # fmt: skip
     p.add_argument(
