@@ -20,6 +20,7 @@ import pytest
 import cuda_fatbin
 from cli_testing import Terminal, cli_main
 from cuda_fatbin import build_fatbin, nvfatbin_version, read_fatbin
+from cuda_fatbin._term import shown
 
 from fatbin_testing import listing, once_per_process, process_tmp
 
@@ -87,13 +88,15 @@ def test_compile_dry_run_prints_the_plan(source, tmp_path):
     # a dry run writes nothing, so it needs no -o; a compile does, and says so (exit 2: the command line)
     alone = cli("compile", source, "--arch", "75;80;86", "--group", "--dry-run", check=0)
     assert alone.stdout == res.stdout and alone.stderr == ""
-    for extra in ([], ["--symbols", tmp_path / "s.json"], ["--json"]):
+    for extra in ([], ["--symbols", tmp_path / "s.json"], ["--json"], ["-q"], ["-v"], ["--cache", tmp_path / "c"]):
         res = cli("compile", source, "--arch", "80", *extra, check=2)
         assert res.stderr == (
             "cuda-fatbin compile: error: -o/--output is required: the fatbin to write (or --dry-run to print the "
             "plan only)\n"
         )
     assert sorted(os.listdir(tmp_path)) == []
+    # told before the source is read: a missing source without -o is still the command line's error
+    assert cli("compile", tmp_path / "missing.cu", "--arch", "80", check=2).stderr == res.stderr
 
 
 def test_compile_errors(source, tmp_path):
@@ -130,7 +133,8 @@ def test_inspect_text_and_json(compiled, tmp_path):
     bad.write_bytes(b"not a fatbin at all")
     res = cli("inspect", bad, check=1)
     assert "neither a fatbin" in res.stderr and "Traceback" not in res.stderr
-    assert "no such file" in cli("inspect", tmp_path / "nope", check=1).stderr
+    err = cli("inspect", tmp_path / "nope", check=1).stderr
+    assert err == f"cuda-fatbin inspect: {tmp_path / 'nope'}: No such file or directory\n"
 
 
 def test_inspect_never_imports_the_compile_side(compiled):
@@ -254,7 +258,7 @@ def test_inspect_many_files_names_each_bad_one(compiled, tmp_path):
     bad.write_bytes(b"not a fatbin at all")
     res = cli("inspect", compiled, bad, tmp_path / "missing", compiled, check=1)
     assert res.stdout.count("4 entries") == 2
-    assert "bad.bin" in res.stderr and "missing: no such file" in res.stderr
+    assert "bad.bin" in res.stderr and "missing: No such file or directory\n" in res.stderr
     doc = json.loads(cli("inspect", "--json", bad, compiled, check=1).stdout)
     assert [("error" in f, len(f["fatbins"])) for f in doc["files"]] == [(True, 0), (False, 1)]
     host = Path("/bin/true")
@@ -635,7 +639,7 @@ def test_which_and_inspect_read_an_archive_member_by_the_name_scan_prints(artifa
         err == f"cuda-fatbin which: {wheel}::pkg/twice.fatbin: 2 members of that name; read the archive with inspect\n"
     )
     err = cli("which", tmp_path / "no.whl::k.fatbin", "--gpu", "80", check=1).stderr
-    assert err == f"cuda-fatbin which: {tmp_path / 'no.whl'}::k.fatbin: no such file\n"
+    assert err == f"cuda-fatbin which: {tmp_path / 'no.whl'}::k.fatbin: No such file or directory\n"
     (tmp_path / "bad.whl").write_bytes(b"not a zip archive")
     err = cli("which", tmp_path / "bad.whl::k.fatbin", "--gpu", "80", check=1).stderr
     assert err == (
@@ -717,11 +721,11 @@ def test_extract_selections_and_the_errors_it_names(artifacts, tmp_path):
     assert err.startswith(f"cuda-fatbin extract: {afile}: ") and err.endswith(
         "; -o names the folder to write into, which is made if missing\n")  # fmt: skip
     assert cli("extract", tmp_path / "none.fatbin", "-o", out, check=1).stderr == (
-        f"cuda-fatbin extract: {tmp_path / 'none.fatbin'}: no such file\n")  # fmt: skip
-    cut = tmp_path / "cut.fatbin"  # malformed: named, and said as inspect says it
+        f"cuda-fatbin extract: {tmp_path / 'none.fatbin'}: No such file or directory\n")  # fmt: skip
+    cut = tmp_path / "cut\n.fatbin"  # malformed: named (escaped: one line), and said as inspect says it
     cut.write_bytes(path.read_bytes()[:100])
     want = cli("inspect", cut, check=1).stderr.replace("cuda-fatbin inspect: ", "cuda-fatbin extract: ")
-    assert want.startswith(f"cuda-fatbin extract: {cut}: fatbin declares ") and want.endswith("\n")
+    assert want.startswith(f"cuda-fatbin extract: {shown(str(cut))}: fatbin declares ") and want.count("\n") == 1
     assert cli("extract", cut, "-o", tmp_path / "o7", check=1).stderr == want
     assert not (tmp_path / "o7").exists()
     # a fatbin stored as data in a host file: found with --embedded only
@@ -1417,6 +1421,13 @@ def test_a_dangling_link_or_a_loop_of_links_is_named_with_the_system_reason(tmp_
         assert res.stderr == f"cuda-fatbin {command}: {tmp_path / 'dangling'}: No such file or directory\n"
         res = cli(command, tmp_path / "loop_a", *gpu, check=1)
         assert res.stderr == f"cuda-fatbin {command}: {tmp_path / 'loop_a'}: Too many levels of symbolic links\n"
+        (tmp_path / "file").write_bytes(b"")
+        res = cli(command, tmp_path / "file" / "sub", *gpu, check=1)
+        assert res.stderr == f"cuda-fatbin {command}: {tmp_path / 'file' / 'sub'}: Not a directory\n"
+        odd = tmp_path / "two\nlines\x1b[31m"  # missing, and its name is one escaped line on the terminal
+        res = cli(command, odd, *gpu, check=1)
+        assert res.stderr == f"cuda-fatbin {command}: {shown(str(odd))}: No such file or directory\n"
+        assert "\x1b" not in res.stderr and res.stderr.count("\n") == 1
 
 
 def test_which_reads_an_archive_member_standard_input_and_names_what_it_cannot_read(artifacts, tmp_path,

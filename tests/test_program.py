@@ -24,6 +24,7 @@ from cuda_fatbin import (
     read_fatbin,
 )
 from cuda_fatbin._driver import NoDriverError
+from cuda_fatbin._headers import cuda_header_dirs
 
 from fatbin_testing import KERNEL_SRC, listing, nvrtc_supported_sms
 
@@ -439,6 +440,68 @@ def test_a_lone_folder_or_header_reaches_the_compiler_as_str_or_path(tmp_path, c
     ptx_entry = [e for e in read_fatbin(bytes(obj.code)).entries if e.kind == "ptx"]
     del obj
     assert b", 37;" in ptx_entry[0].data()
+
+
+class _PathLike:
+    """An os.PathLike that is not a pathlib.Path: cuda.core writes its repr (cuda-core 1.2.2)."""
+
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __fspath__(self):
+        return self.path
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # cuda.core's __dealloc__
+def test_any_path_like_reaches_the_compiler_and_a_cached_single_target_refuses_a_lone_one(tmp_path):
+    """Every os.PathLike, alone or in a list, is given to the compiler as its str; cuda.core's single-target
+    cache= (which reads the options as given) refuses a pre-include given as a lone Path as it refuses one given
+    as a str: it compiled without it, and cached that (a stranger's finding)."""
+    from cuda.core.utils import InMemoryProgramCache
+
+    from cuda_fatbin._program import _upstream_compile_keywords
+
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "val.h").write_text("#define VAL 7\n")
+    (tmp_path / "pre.h").write_text("#define PRE 30\n")
+    src = '#include "val.h"\nextern "C" __global__ void k(int* p) { p[0] = VAL + PRE; }\n'
+    for inc, pre in ((_PathLike(tmp_path / "inc"), _PathLike(tmp_path / "pre.h")),
+                     ([_PathLike(tmp_path / "inc")], (_PathLike(tmp_path / "pre.h"),))):  # fmt: skip
+        options = ProgramOptions(arch="sm_80", include_path=inc, pre_include=pre)
+        ptx = Program(src, "c++", options, cuda_headers=False).compile("ptx")
+        text = bytes(ptx.code)
+        del ptx
+        assert b", 37;" in text
+    if "cache" not in (_upstream_compile_keywords() or ()):
+        pytest.skip("this cuda.core's Program.compile has no cache= (the path-likes above were checked)")
+    messages = []
+    for pre in (str(tmp_path / "pre.h"), tmp_path / "pre.h", _PathLike(tmp_path / "pre.h")):
+        program = Program(src, "c++", ProgramOptions(arch="sm_80", include_path=str(tmp_path / "inc"), pre_include=pre))
+        with pytest.raises(ValueError) as info:
+            program.compile("cubin", cache=InMemoryProgramCache())
+        messages.append(str(info.value))
+    del info, program  # upstream's program goes here, under the mark above
+    gc.collect()
+    assert len(set(messages)) == 1 and "pre_include" in messages[0], messages
+
+
+def test_include_folders_are_told_apart_by_where_they_are_not_how_they_are_spelled():
+    """A CUDA header folder the user already names, with a trailing slash or relative to the working folder, is
+    not added again; values that are no path at all are left for cuda.core to judge, as before."""
+    import os
+
+    dirs = [d.path for d in cuda_header_dirs()]
+    if not dirs:
+        pytest.skip("no CUDA headers installed (pip install cuda-toolkit[cudart,cccl])")
+    for spelled in (dirs[0] + "/", os.path.relpath(dirs[0])):
+        effective = Program(KERNEL_SRC, "c++", ProgramOptions(include_path=[spelled]))._fb_effective.include_path
+        assert effective == [spelled, *dirs[1:]]
+    for odd in ([None], b"/nowhere"):  # no error of ours: the value goes on as given
+        Program(KERNEL_SRC, "c++", ProgramOptions(include_path=odd), cuda_headers=False)
+        assert Program(KERNEL_SRC, "c++", ProgramOptions(include_path=odd))._fb_effective.include_path == [
+            *([odd] if isinstance(odd, bytes) else odd),
+            *dirs,
+        ]
 
 
 def test_a_ptx_source_is_told_by_its_directives_and_c_plus_plus_never_is():

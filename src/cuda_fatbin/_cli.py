@@ -116,8 +116,11 @@ def _fatbins(path: str, embedded: bool = False, relocatable: bool | None = None)
         raise Failure(f"{_shown(path)}: {getattr(source, 'strerror', None) or source}")
     if not isinstance(source, str):
         return list(iter_fatbins(source, embedded=embedded, relocatable=relocatable))
-    if path != "-" and not os.path.lexists(path):
-        raise Failure(f"{_shown(path)}: no such file")
+    if path != "-":
+        try:
+            os.lstat(path)  # missing, or under a file that is no folder: the system's reason, as scan gives it
+        except OSError as e:
+            raise Failure(f"{_shown(path)}: {e.strerror or e}") from None
     try:
         return list(iter_fatbins(path, embedded=embedded, relocatable=relocatable))
     except OSError as e:
@@ -429,8 +432,11 @@ def cmd_extract(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     kinds = [k for spec in args.kind for k in spec.replace(";", ",").split(",") if k] or None
     failed: list[str] = []
-    if args.file != "-" and not os.path.lexists(args.file):
-        raise Failure(f"{_shown(args.file)}: no such file")
+    if args.file != "-":
+        try:
+            os.lstat(args.file)  # missing, or under a file that is no folder: the system's reason, as scan gives it
+        except OSError as e:
+            raise Failure(f"{_shown(args.file)}: {e.strerror or e}") from None
     try:
         written = extract_entries(
             args.file, args.output, kinds=kinds, archs=archs, force=args.force, embedded=args.embedded,
@@ -699,6 +705,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
     from ._program import Program, ProgramOptions
 
+    if args.output is None and not args.dry_run:  # before anything is read: a command-line error is exit 2
+        raise UsageError("-o/--output is required: the fatbin to write (or --dry-run to print the plan only)")
     src = Path(args.source)
     code = _read_input(src)
     lang = args.lang or _LANGS.get(src.suffix.lower())
@@ -708,8 +716,6 @@ def cmd_compile(args: argparse.Namespace) -> int:
     if args.dry_run and getattr(args, "json", False):
         raise UsageError("--dry-run prints the plan as text and --json describes what a compile wrote: use one")
     if not args.dry_run:
-        if args.output is None:  # only a dry run, which writes nothing, goes without
-            raise UsageError("-o/--output is required: the fatbin to write (or --dry-run to print the plan only)")
         if args.output == "-" and args.symbols == "-":
             raise UsageError("-o - and --symbols - both write to standard output; send one of them to a file")
         inputs = [("the source", args.source)] + ([("the --cache folder", cache_dir)] if cache_dir else [])

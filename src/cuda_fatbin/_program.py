@@ -180,6 +180,7 @@ class Program(_CoreProgram):
             raise TypeError(f"options must be a ProgramOptions; got {type(options).__name__}")
         if not isinstance(cuda_headers, bool):
             raise TypeError(f"cuda_headers must be True or False; got {cuda_headers!r}")
+        options = _with_include_dirs(options, ())  # path-likes as str: cuda.core's cache= path reads these too
         if not isinstance(code_type, str):
             raise TypeError(f"code_type must be a str ('c++', 'ptx' or 'nvvm'); got {type(code_type).__name__}")
         kind = code_type.lower()
@@ -214,7 +215,8 @@ class Program(_CoreProgram):
 
     @property
     def options(self) -> _CoreProgramOptions:
-        """The options this program was created with (``arch`` may be ``None``)."""
+        """The options this program was created with (``arch`` may be ``None``; a path-like in ``include_path`` or
+        ``pre_include`` as its ``str``, a lone one as a one-item list)."""
         return self._fb_options
 
     def compile(
@@ -553,23 +555,29 @@ class Program(_CoreProgram):
 
 
 def _with_include_dirs(options: _OptionsT, dirs: Sequence[str]) -> _OptionsT:
-    """``options`` as the compilers get them: ``dirs`` appended to ``include_path`` (those it does not name
-    already), and a lone path (``pathlib.Path``) in ``include_path`` or ``pre_include`` made a one-item list.
+    """``options`` as the compilers get them: every path-like in ``include_path`` and ``pre_include`` as its
+    ``str``, a lone one as a one-item list, and ``dirs`` appended to ``include_path`` (those it does not name
+    already, however spelled).
 
-    cuda.core's ``ProgramOptions.as_bytes`` writes a ``str`` or a list of paths, but nothing for a lone
-    ``Path``: no ``--include-path``, no ``--pre-include`` (cuda-core 1.2.2), and the compile then failed, or
-    silently lacked the pre-included header, where a ``str`` worked.
+    cuda.core's ``ProgramOptions.as_bytes`` writes a ``str``, or a list of ``str`` or ``pathlib.Path``, but
+    nothing for a lone ``Path`` (no ``--include-path``, no ``--pre-include``: cuda-core 1.2.2) and the repr of
+    any other ``os.PathLike``: the header was not found, or the pre-include silently left out. Values that are
+    no path at all are left as given, for cuda.core to judge.
     """
-    changes: dict[str, list[str | os.PathLike[str]]] = {
-        field: [value] for field in ("include_path", "pre_include")
-        if isinstance(value := getattr(options, field), os.PathLike)
-    }  # fmt: skip
-    given = options.include_path
-    mine = [] if given is None else [given] if isinstance(given, (str, os.PathLike)) else list(given)
-    have = {os.path.abspath(os.fspath(d)) for d in mine}
-    added = [d for d in dirs if os.path.abspath(d) not in have]
-    if added:
-        changes["include_path"] = [*mine, *added]
+    changes: dict[str, Any] = {}
+    for field in ("include_path", "pre_include"):
+        value = getattr(options, field)
+        if isinstance(value, os.PathLike):
+            changes[field] = [os.fspath(value)]
+        elif isinstance(value, (list, tuple)) and any(isinstance(v, os.PathLike) for v in value):
+            changes[field] = [os.fspath(v) if isinstance(v, os.PathLike) else v for v in value]
+    if dirs:
+        given = changes.get("include_path", options.include_path)
+        mine = [] if given is None else [given] if isinstance(given, (str, bytes)) else list(given)
+        have = {os.path.abspath(d) for d in mine if isinstance(d, str)}
+        added = [d for d in dirs if os.path.abspath(d) not in have]
+        if added:
+            changes["include_path"] = [*mine, *added]
     return dataclasses.replace(options, **changes) if changes else options
 
 
