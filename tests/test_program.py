@@ -485,6 +485,17 @@ def test_any_path_like_reaches_the_compiler_and_a_cached_single_target_refuses_a
     assert len(set(messages)) == 1 and "pre_include" in messages[0], messages
 
 
+def test_path_likes_are_made_str_before_the_folders_are_appended(tmp_path):
+    """_with_include_dirs on options as given (Program calls it on options it made str already): a lone path-like
+    is a one-item list of its str, other items stay as given, and the folders go after the user's."""
+    from cuda_fatbin._program import _with_include_dirs
+
+    given = ProgramOptions(include_path=tmp_path, pre_include=[None, _PathLike(tmp_path / "p.h")])
+    got = _with_include_dirs(given, ["/cuda/include"])
+    assert (got.include_path, got.pre_include) == ([str(tmp_path), "/cuda/include"], [None, str(tmp_path / "p.h")])
+    assert (given.include_path, given.pre_include[0]) == (tmp_path, None)  # a new object: the given one unchanged
+
+
 def test_include_folders_are_told_apart_by_where_they_are_not_how_they_are_spelled():
     """A CUDA header folder the user already names, with a trailing slash or relative to the working folder, is
     not added again; values that are no path at all are left for cuda.core to judge, as before."""
