@@ -524,7 +524,8 @@ def test_json_outputs_follow_their_schemas(fatbin, tmp_path):
     cut.write_bytes(fatbin[:100])
     text = tmp_path / "plain.txt"
     text.write_bytes(b"no device code here, just text\n")
-    for path, words in ((cut, "FatbinFormatError"), (text, "no device code"), (tmp_path / "gone", "no such file")):
+    gone = (tmp_path / "gone", "No such file or directory")
+    for path, words in ((cut, "FatbinFormatError"), (text, "no device code"), gone):
         doc = json.loads(cli("which", path, "--gpu", "80", "--json", check=1).stdout)  # an unreadable file: a document
         validator("which").validate(doc)
         assert doc["covered"] is False and doc["verdict"] is None and doc["fatbins"] == [] and words in doc["error"]
