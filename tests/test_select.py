@@ -556,6 +556,29 @@ def test_each_kind_of_tie_names_the_rule_that_orders_it(artifacts, supported_spe
     assert sel.unconfirmed == (rule == "tie_unseen")
 
 
+def test_plain_ptx_wins_over_relocatable_ptx_of_the_same_sm_in_either_order(needs_nvcc, artifacts, tmp_path):
+    """RULES ptx_over_reloc, from docs/gpu-validation.md: relocatable compute_90 + PTX compute_90, both orders in
+    one fatbin, on a 9.0 GPU (H200): the plain PTX runs. build_fatbin puts PTX first; the reloc-first fatbin is
+    joined here from two, entry by entry."""
+    import struct
+    import subprocess
+
+    (tmp_path / "r.cu").write_text('extern "C" __global__ void k(float* p) { p[0] = 1; }\n')
+    subprocess.run([needs_nvcc, "-c", "-rdc=true", "-arch=compute_90", "-o", "r.o", "r.cu"], cwd=tmp_path, check=True)
+    reloc, ptx = build_fatbin([tmp_path / "r.o"]), build_fatbin([artifacts[("ptx", "sm_90")]])
+
+    def joined(*fatbins: bytes) -> bytes:
+        body = b"".join(f[16 : 16 + struct.unpack_from("<Q", f, 8)[0]] for f in fatbins)
+        return struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(body)) + body
+
+    for first, second in ((reloc, ptx), (ptx, reloc)):
+        data = joined(first, second)
+        assert [e.kind for e in read_fatbin(data).entries] == (["reloc", "ptx"] if first is reloc else ["ptx", "reloc"])
+        sel = select_entry(data, "9.0")
+        assert sel.entry is not None and (sel.entry.kind, str(sel.entry.arch)) == ("ptx", "sm_90")
+        assert "ptx_over_reloc" in sel.rules and not sel.unconfirmed
+
+
 def test_a_tie_of_relocatable_ptx_is_unseen(needs_nvcc, tmp_path):
     """Relocatable PTX among itself is not observed (RULES tie_unseen): reported, unconfirmed."""
     import subprocess
