@@ -105,6 +105,15 @@ class _Progress:
             self._bar.stop()
 
 
+def _must_exist(path: str) -> None:
+    """A Failure with the system's reason ("No such file or directory", "Not a directory", "Too many levels of
+    symbolic links", ...) when ``path`` cannot be followed to something: before any reading or writing."""
+    try:
+        os.stat(path)
+    except OSError as e:
+        raise Failure(f"{_shown(path)}: {e.strerror or e}") from None
+
+
 def _fatbins(path: str, embedded: bool = False, relocatable: bool | None = None) -> list[Fatbin]:
     from ._reader import iter_fatbins
 
@@ -117,10 +126,7 @@ def _fatbins(path: str, embedded: bool = False, relocatable: bool | None = None)
     if not isinstance(source, str):
         return list(iter_fatbins(source, embedded=embedded, relocatable=relocatable))
     if path != "-":
-        try:
-            os.lstat(path)  # missing, or under a file that is no folder: the system's reason, as scan gives it
-        except OSError as e:
-            raise Failure(f"{_shown(path)}: {e.strerror or e}") from None
+        _must_exist(path)
     try:
         return list(iter_fatbins(path, embedded=embedded, relocatable=relocatable))
     except OSError as e:
@@ -433,10 +439,7 @@ def cmd_extract(args: argparse.Namespace) -> int:
     kinds = [k for spec in args.kind for k in spec.replace(";", ",").split(",") if k] or None
     failed: list[str] = []
     if args.file != "-":
-        try:
-            os.lstat(args.file)  # missing, or under a file that is no folder: the system's reason, as scan gives it
-        except OSError as e:
-            raise Failure(f"{_shown(args.file)}: {e.strerror or e}") from None
+        _must_exist(args.file)
     try:
         written = extract_entries(
             args.file, args.output, kinds=kinds, archs=archs, force=args.force, embedded=args.embedded,
@@ -498,10 +501,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
     gpus = _gpus(args.gpu, args.driver)
     for p in args.paths:
-        try:
-            os.stat(p)
-        except OSError as e:  # missing, a dangling link, a loop of links, a folder above it unreadable: its reason
-            raise Failure(f"{_shown(p)}: {e.strerror or e}") from None
+        _must_exist(p)
     show = sys.stderr.isatty() and not args.json
 
     def progress(done: int, total: int, path: str) -> None:
