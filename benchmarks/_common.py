@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Shared by the benchmarks: timing and the realistic kernel source."""
 
 from __future__ import annotations

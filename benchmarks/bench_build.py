@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """build_fatbin against raw cuda.bindings.nvfatbin calls and the fatbinary CLI, on the same inputs.
 
     python benchmarks/bench_build.py

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Per-job cache: cold build, warm rebuild, and adding one arch, on a FileStreamProgramCache.
 
     python benchmarks/bench_cache.py

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Whole-process `cuda-fatbin inspect` against its baselines, measured in one run (medians of 10).
 
     python benchmarks/bench_cli.py [--cufft LIBCUFFT] [--curand LIBCURAND]

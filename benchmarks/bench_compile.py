@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Program.compile("fatbin") against a sequential cuda.core loop and nvcc, on the same source and archs.
 
     python benchmarks/bench_compile.py [--archs 75,80,...] [--scaling]

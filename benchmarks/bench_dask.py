@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """compile("fatbin") on a dask.distributed LocalCluster against the default thread pool, in one run.
 
     python benchmarks/bench_dask.py [--workers N]

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """On a GPU: module load time of one large multi-arch fatbin stored uncompressed, LZ4 and zstd, and
 first-launch time of a SASS entry against a PTX entry the driver must JIT-compile.
 

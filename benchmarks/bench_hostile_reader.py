@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """The reader on hostile input: how work grows with the input (issue #23's cases), as ratios in one run.
 
     python benchmarks/bench_hostile_reader.py

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Listing fatbin entries: read_fatbin/iter_fatbins against ``cuobjdump -all -lelf -lptx``, with peak memory.
 
     python benchmarks/bench_reader.py [FILE ...]

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Audit a whole environment: `cuda-fatbin scan` against cuobjdump over the same files, in one run.
 
     python benchmarks/bench_scan.py [PATH ...] [--gpu 75;80;86;89;90;100;120] [--driver 13.0] [--jobs N]

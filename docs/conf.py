@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Sphinx configuration of the documentation site: the README, the guides in docs/ and the API reference.
 
 sphinx-build -W -b html docs build/docs

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Shared by the examples: find a GPU if there is one, and run a saxpy-style kernel on it."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Build a kernel bundle into a package at "build time", then load it from the package at "run time".
 
     python examples/aot_bundle.py

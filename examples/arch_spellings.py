@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """The arch lists users already have — CMake, PyTorch, nvcc — give the same fatbin.
 
 python examples/arch_spellings.py

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Assemble a fatbin from artifacts you already have: cubins from nvcc or NVRTC, PTX, cuda.core ObjectCodes.
 
 python examples/assemble_parts.py

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """nvcc-style gencode groups: one front-end compile per virtual arch, nvJitLink for each real arch.
 
 python examples/gencode_grouping.py

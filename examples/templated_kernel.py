@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """A templated kernel with name expressions: one fatbin, every instantiation reachable by its C++ name.
 
 python examples/templated_kernel.py

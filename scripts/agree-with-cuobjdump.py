@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Compare our reader with cuobjdump on every device-code file under the given paths.
 
 Usage: scripts/agree-with-cuobjdump.py [--payloads] [--jobs N] [--cuobjdump PATH] PATH...

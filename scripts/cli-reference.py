@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Write the option tables of docs/cli.md ("Options, command by command") from the command's own parser.
 
 Each command gets its help line and one table row per argument: the spellings, what it takes (its

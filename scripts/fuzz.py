@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """A longer fuzz run of the reading side than the test suite's (not run in CI).
 
     python scripts/fuzz.py [--seconds 300] [--seed 0]

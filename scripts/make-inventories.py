@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Write the intersphinx inventories that the docs site links through (docs/_inv/*.inv).
 
 The site links into cuda.core's and Python's documentation. Sphinx reads an inventory (``objects.inv``)

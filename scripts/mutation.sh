@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 # Mutation testing of every module of src/cuda_fatbin (__init__ and __main__ aside), or of the ones named.
 # mutmut (configured in pyproject.toml, [tool.mutmut]) runs the CPU tests that reach each mutated function
 # against it; then the score per module is printed, less the equivalent mutants of

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 # Mutation testing on a many-core machine that cannot generate mutants itself (no network; another Python):
 # the mutants and mutmut's test mapping are made here, carried there, run there, and the verdicts come back.
 #

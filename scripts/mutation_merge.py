@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Keep the kills of a mutation run made elsewhere (scripts/mutation_device.sh), list what is left to run here.
 
     python scripts/mutation_merge.py META_TGZ [--module _cli ...] [--left FILE]

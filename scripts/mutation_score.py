@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Mutation score per module from mutmut's results, less the mutants recorded as equivalent.
 
     python scripts/mutation_score.py [--min 90] [--survivors] [--module _driver ...]

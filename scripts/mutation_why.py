@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Which tests kill a mutant, and do they pass without it: ``python scripts/mutation_why.py NAME... [--out F]``.
 
 Run in the mutation clone, after mutmut made ``mutants/`` and its test mapping. For each named mutant it runs,

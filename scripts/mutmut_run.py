@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """``mutmut run`` (3.8.1), optionally without its clean-test pass: ``SKIP_CLEAN=1 python scripts/mutmut_run.py ...``.
 
 mutmut runs every test that reaches the named mutants once, unmutated and in one process, before the first

@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Check that ``scan`` and ``which`` give every binary the same status, for drivers CUDA 12.0 to 13.0.
 
 Usage: scripts/scan-which-agree.py [--gpu SPEC] [--driver VER ...] [--jobs N] PATH...

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 # Build the sdist and wheel, check them, install the wheel (not the checkout) into a fresh venv and use it
 # from outside the source tree: import, --version, compile a kernel for two archs, inspect the result.
 #   bash scripts/wheel-smoke.sh        (needs `build` and `twine`: pip install -e ".[dev]")

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """The cuda-fatbin command run in this process, through ``main([...])``.
 
 Subprocess runs (tests/test_cli.py) check the command as users run it, but a mutation run

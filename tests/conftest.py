@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Fixtures: artifacts compiled once per session, and the cuobjdump oracle."""
 
 from __future__ import annotations

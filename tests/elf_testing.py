@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Build small ELF images with chosen section tables, for tests of the ELF reader (readelf is the oracle)."""
 
 from __future__ import annotations

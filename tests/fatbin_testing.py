@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Helpers shared by the tests: the kernel source, NVRTC compiles, and the cuobjdump oracle's parsers.
 
 Never ``repr``, hash or compare a cuda.core ``ObjectCode`` in CPU tests: on a machine without the driver

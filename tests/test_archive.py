@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """_archive's refusals by exact values, on zips written byte by byte (zipfile will not write them): the
 promises of docs/security.md about members that lie about their size or share their data."""
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Behaviours that hand-made plausible bugs slipped past (issue #27), one test per promise, through the
 public API and the CLI run in process (tests/cli_testing.py), so that they survive refactors and see
 mutation testing's mutants.

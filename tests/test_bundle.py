@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """KernelBundle, exactly: the manifest's schema field by field, every error's text and field, what ``build`` passes
 on, what ``check`` asks the device, and what a rebuild removes and leaves (docs/caching.md, "Kernel bundles").
 

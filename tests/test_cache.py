@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Per-job caching of compile("fatbin") and kernel bundles: hits, misses, invalidation, corruption, processes."""
 
 from __future__ import annotations

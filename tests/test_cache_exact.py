@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """The job cache, exactly: the stored value's format and every way a value is refused, which entries are read from
 disk and which are asked of the cache, and what the include fingerprint sees (docs/caching.md)."""
 

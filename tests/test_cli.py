@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """The cuda-fatbin command: output and exit codes of every subcommand.
 
 The command runs in this process through ``main([...])`` (tests/cli_testing.py), where a mutation run's

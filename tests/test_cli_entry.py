@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """The command's entry point, in process: ``main()`` as the console script calls it, ``--debug`` wherever it is
 written, Ctrl-C in a command, the parser's groups and required command, and the fatbin options a command
 leaves to libnvfatbin. Each test here was written from a plausible bug (a mutant) that passed the suite."""

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Jobs on a dask.distributed cluster: the same bytes as a local compile, and cheap to ship."""
 
 from __future__ import annotations

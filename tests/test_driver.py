@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """The driver probe (cuda_fatbin._driver) against a fake ``libcuda`` built here from tests/data/fake_libcuda.c.
 
 The probe is the one place that talks to the driver before cuda.core does; on a machine without a GPU

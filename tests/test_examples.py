@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Every example runs as written (on a machine without a GPU it compiles, inspects and says so)."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """extract_entries, entry_file_names and safe_name by exact values: the names cuobjdump gives (checked
 against cuobjdump -xelf/-xptx in tests/test_reader.py), the confinement of docs/security.md, and the
 options of the API. Built to kill the mutants of a from-scratch mutation run of _extract (docs/testing.md).

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """The first hour of a user (issue #26): CUDA headers without -I, single-arch compiles without a driver,
 bytes sources, compiler messages named after the file and shown once, a note on what to install."""
 

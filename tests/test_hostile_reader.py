@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """The reader's bounds on hostile input, round two: each test pins one row of docs/security.md's "Bounds" table.
 
 Bounds are checked by the work done (header reads, bytes decoded, resident memory in a child process)

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """scan, which and inspect on what a stranger hands them (issue #23): each input of the issue reproduced here.
 
 Every unreadable input is a row with its error, counted as not covered (exit 1); archives are read in

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """What we write is never lost and never leaks: bundles, cache entries, output files (docs/security.md).
 
 Tried as an attacker and a careless user would: symlinks, FIFOs, folders and hard links planted at

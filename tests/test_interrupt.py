@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Ctrl-C during a many-arch compile (issue #26): the first stops the queued jobs and says what it waits
 for, the second exits at once with 130; never a traceback, an abort or a partial output file.
 

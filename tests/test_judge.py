@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """judge(): one status per GPU for a whole binary, from its registered, relocatable and stored fatbins
 (docs/scan.md, "How a binary is judged"). Each fatbin's own answer is select_entry's (tests/test_select.py,
 checked against an H200 in docs/gpu-validation.md); what is tested here is how judge combines them: exactly,

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Members of concatenated entries (libnvfatbin ``concat``): every field read, every malformed table refused.
 
 The member table layout is in docs/formats.md; each corruption below must give a FatbinFormatError that

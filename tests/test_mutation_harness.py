@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """The mutation harness's own promises (tests/fatbin_testing.py), which every mutant's verdict rests on."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Without a GPU driver nothing of ours hangs: every call that needs the device fails at once, each time.
 
 Each scenario runs in a fresh interpreter with a timeout, because the failure this guards against is

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """The probe on the CPU: the matrix, the fatbins it builds, the prediction, the child runner, the report.
 
 The GPU runs the same matrix (tests/gpu/test_probe_gpu.py); docs/probe/ holds the recorded runs, which

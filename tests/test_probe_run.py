@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """The probe's runner on the CPU: what each case's processes are given (files, environment, JIT cache),
 where the toolkit's nvcc is found, and what the report says about the machine.
 

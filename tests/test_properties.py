@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Promises stated as properties: output bytes, selection and arch specs under every ordering and spelling."""
 
 from __future__ import annotations

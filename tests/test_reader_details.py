@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Details of the reader that users see: standalone files, the ELF cut, decompression bounds, messages."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """The search of a large file through ``os.pread`` windows that skip holes (``_reader._Data``), in this process.
 
 Oracle: ``bytes.find`` on the file's content. The window is made small (8 KiB) so that every boundary the

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """run_plan, the scheduler, with the compile itself replaced: workers, order, progress, failures, cleanup."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """scan, in process and exactly: which distribution owns each binary of an installed environment, what the
 report says about the scan itself, and the rows of archive members that are not read (docs/scan.md)."""
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """What scan reads and how: the listing of a tree (every field of every item), the rows of what cannot be
 read, symlinks the user names, the distributions that own files, where scan's processes are used
 (docs/scan.md). In process and exact, so that a mutation of any of these is seen."""

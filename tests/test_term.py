@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Terminal text (cuda_fatbin._term): what reaches a terminal from input is escaped, tables never read markup.
 
 The promise is docs/security.md's: no raw control character on the terminal. The escapes are Python's own

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Build step of the mykernels package: compile every suite into mykernels/kernels/ (package data).
 
     python examples/aot_package/build_bundle.py [--cache DIR]

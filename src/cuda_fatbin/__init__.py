@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """cuda-fatbin: make CUDA fat binaries in-process for ``cuda.core``, and read the ones already out there.
 
 ``import cuda_fatbin`` imports nothing but this file: every public name is loaded from its module on
@@ -26,6 +28,7 @@ _LAZY: dict[str, str] = {
     "Detected": "._detect",
     "detect": "._detect",
     "NoDriverError": "._driver",
+    "Error": "._errors",
     "ExtractError": "._extract",
     "extract_entries": "._extract",
     "FatbinBuilder": "._fatbin",
@@ -70,6 +73,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names come from
     from ._detect import Detected as Detected
     from ._detect import detect as detect
     from ._driver import NoDriverError as NoDriverError
+    from ._errors import Error as Error
     from ._extract import ExtractError as ExtractError
     from ._extract import extract_entries as extract_entries
     from ._fatbin import FatbinBuilder as FatbinBuilder
@@ -110,6 +114,7 @@ __all__ = [
     "CacheReport",
     "Detected",
     "DriverCompatibilityError",
+    "Error",
     "ExtractError",
     "Fatbin",
     "FatbinBuilder",

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """GPU architecture values and the spellings users know for them.
 
 This is the one home of arch normalisation: every other module turns user input into an

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """ZIP archives (wheels) read in place, in bounded linear work: the one home of archive reading.
 
 :func:`list_members` opens an archive once (:func:`~cuda_fatbin._files.open_input`, judged by the
@@ -29,6 +31,7 @@ import struct
 import zlib
 from dataclasses import dataclass
 
+from ._errors import Error
 from ._files import describe, is_regular, open_input
 from ._reader import MAX_EXPANSION, MAX_STREAM
 
@@ -57,7 +60,7 @@ _FLAG_UTF8 = 0x800
 _OVERLAP = "its data overlap another member's (one member named by several directory records?); not read"
 
 
-class ArchiveError(OSError):
+class ArchiveError(Error, OSError):
     """An archive that cannot be listed at all (no end record, a directory outside the file...).
 
     A subclass of ``OSError``: like a file that cannot be read, the archive is one input that failed.

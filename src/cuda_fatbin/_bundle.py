@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Ship precompiled kernels: one fatbin per kernel suite and a JSON manifest, checked before load.
 
 ``KernelBundle.build(directory, suites, archs=...)`` compiles every suite for every arch at build time
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ._errors import Error
 from ._files import (
     DIR_FD,
     check_regular,
@@ -78,7 +81,7 @@ _FATBIN_MAGIC = 0xBA55ED50
 _VERSION_RE = re.compile(r"[1-9][0-9]?\.[0-9]{1,2}")  # a CUDA version: "12.4", "13.0"
 
 
-class BundleCoverageError(RuntimeError):
+class BundleCoverageError(Error, RuntimeError):
     """The current GPU or driver cannot run any entry of a bundle's suite.
 
     Examples
@@ -95,7 +98,7 @@ class BundleCoverageError(RuntimeError):
     """
 
 
-class BundleError(ValueError):
+class BundleError(Error, ValueError):
     """A bundle is not what its manifest promises: malformed manifest, file outside the bundle, wrong hash.
 
     Attributes

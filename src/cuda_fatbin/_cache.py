@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Per-job caching of multi-arch compiles in a cuda.core ``ProgramCacheResource``.
 
 Each job of a plan (one arch, or one gencode group) is stored under its own key, derived with
@@ -34,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ._arch import Arch
+from ._errors import Error
 from ._files import (
     DIR_FD,
     O_CLOEXEC,
@@ -71,7 +74,7 @@ _HEADER_SUFFIXES = frozenset({".h", ".hh", ".hpp", ".hxx", ".h++", ".cuh", ".inl
 _SKIPPED_DIRS = frozenset({"__pycache__"})  # and every hidden folder (.git, .venv, ...)
 
 
-class CacheEntryError(ValueError):
+class CacheEntryError(Error, ValueError):
     """A cached value is not a whole, matching job result."""
 
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """The ``cuda-fatbin`` command: compile, build, inspect, which, extract.
 
 ``inspect``, ``which`` and ``extract`` use only the pure-Python reader and selection model: they need

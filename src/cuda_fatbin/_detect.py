@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """What a blob of bytes is, and which arch it targets.
 
 The one home of byte sniffing. Magic numbers and header layouts are documented in

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Is a CUDA driver usable here, and which GPUs does it see? Asked once per process, without cuda.core.
 
 Build machines and CI runners have no ``libcuda``. There, cuda.core's first driver call fails and
@@ -17,13 +19,15 @@ import functools
 import sys
 from dataclasses import dataclass
 
+from ._errors import Error
+
 __all__ = ["DeviceInfo", "NoDriverError", "devices", "driver_available"]
 
 _LIBRARY = "nvcuda.dll" if sys.platform == "win32" else "libcuda.so.1"
 _ATTR_CC_MAJOR, _ATTR_CC_MINOR = 75, 76  # CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR / _MINOR
 
 
-class NoDriverError(RuntimeError):
+class NoDriverError(Error, RuntimeError):
     """No usable CUDA driver or GPU in this process; the message says what to pass instead.
 
     Examples

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """A minimal, bounds-checked ELF header and section-table reader.
 
 Shared by :mod:`cuda_fatbin._detect` (cubin arch, ``.nv.compat``) and the fatbin reader (fatbins
@@ -14,6 +16,8 @@ import struct
 import sys
 from array import array
 from collections.abc import Callable, Iterator
+
+from ._errors import Error
 
 __all__ = [
     "ET_REL",
@@ -33,7 +37,7 @@ EM_CUDA = 190
 MAX_NAME = 256
 
 
-class ElfFormatError(ValueError):
+class ElfFormatError(Error, ValueError):
     """An ELF image is malformed: truncated, or a header field points outside the data.
 
     Attributes

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Write the entries of fat binaries out as files, named as ``cuobjdump -xelf/-xptx`` names them.
 
 Identifiers inside a container are free text from whoever built it, so every file name is made
@@ -20,6 +22,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ._arch import Arch
+from ._errors import Error
 from ._files import describe, write_atomic
 from ._reader import MAX_EXPANSION, Fatbin, FatbinEntry, FatbinFormatError, iter_fatbins
 
@@ -37,7 +40,7 @@ MAX_NAME_BYTES = 200
 _KIND_ALIASES = {"cubin": "elf", "sass": "elf"}
 
 
-class ExtractError(OSError):
+class ExtractError(Error, OSError):
     """A file could not be written: it exists already (pass ``force``), or the path is not safe to write.
 
     Examples

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """The nvFatbin layer: turn per-arch artifacts into one fat binary, in-process, with libnvfatbin.
 
 Follows cuda.core's conventions: :class:`FatbinOptions` is a dataclass whose fields default to
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ._arch import Arch
 from ._detect import LTOIR_MAGIC, TILE_IR_MAGIC, _as_bytes_like, cubin_arch, detect, ltoir_arch, ptx_target
+from ._errors import Error
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -61,7 +64,7 @@ _FEATURE_SINCE: dict[str, tuple[int, int]] = {
 }
 
 
-class FatbinError(RuntimeError):
+class FatbinError(Error, RuntimeError):
     """A libnvfatbin call failed.
 
     Attributes
@@ -105,7 +108,7 @@ class FatbinError(RuntimeError):
         self.part = part
 
 
-class FatbinLibraryError(RuntimeError):
+class FatbinLibraryError(Error, RuntimeError):
     """libnvfatbin or its Python binding is missing, or too old for the feature asked for.
 
     Attributes

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Opening what we read and writing what we write, safely: the one home of both.
 
 Reading: :func:`open_input` opens without blocking on a FIFO and, for paths found by walking a folder,

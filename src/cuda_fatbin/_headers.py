@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """The CUDA runtime and CCCL header folders that C++ compiles get without ``-I``.
 
 NVRTC knows no include folder of its own: ``#include <cuda_fp16.h>``, ``<cuda/std/complex>`` or

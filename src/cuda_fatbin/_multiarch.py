@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Plan per-arch compile jobs, fan them out on an executor, collect the artifacts.
 
 A :class:`Plan` is a list of :class:`Job` values. A job runs one front end (NVRTC for C++, libNVVM for
@@ -17,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ._arch import Arch, ArchList, nvrtc_supported_sms, parse_archs
+from ._errors import Error
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -269,7 +272,7 @@ class JobResult:
     log: str = ""
 
 
-class FatbinCompileError(RuntimeError):
+class FatbinCompileError(Error, RuntimeError):
     """One or more per-arch compile jobs failed.
 
     The message shows each distinct error and compiler log once, headed by every job that gave it: a

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """``cuda-fatbin probe``: check the selection model against the local GPU and driver.
 
 The probe builds a matrix of small fat binaries in-process (NVRTC + libnvfatbin), each entry a kernel

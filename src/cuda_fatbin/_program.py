@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """``Program``: cuda.core's Program plus the ``"fatbin"`` target.
 
 ``Program(src, "c++").compile("fatbin", archs=[...], ptx_for=[...])`` plans per-arch jobs, runs them
@@ -32,6 +34,7 @@ from ._cache import (
     read_entry,
 )
 from ._detect import ptx_target
+from ._errors import Error
 from ._fatbin import FatbinBuilder, FatbinOptions, merge_symbol_mappings
 from ._headers import cuda_header_dirs, missing_header_hint
 from ._multiarch import FatbinCompileError, JobResult, Plan, plan_fatbin, run_plan
@@ -620,7 +623,7 @@ def _name_tuple(name_expressions: str | bytes | Iterable[str | bytes] | None) ->
     return tuple(n.decode() if isinstance(n, bytes) else n for n in names)
 
 
-class DriverCompatibilityError(ValueError):
+class DriverCompatibilityError(Error, ValueError):
     """A fatbin built for ``min_driver`` holds, for some GPU, only entries that need a newer driver.
 
     Attributes

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """A pure-Python reader of CUDA fat binaries: standalone, in host ELF files, or stored as data anywhere.
 
 Parses lazily from any buffer: files are memory-mapped (small ones read), headers are read on demand,
@@ -36,6 +38,7 @@ from collections.abc import Callable, Iterator, Sequence
 from ._arch import Arch
 from ._detect import FATBIN_MAGIC, LTOIR_MAGIC, TILE_IR_MAGIC, cubin_arch, ltoir_arch, ptx_target, ptx_version
 from ._elf import ELF_MAGIC, EM_CUDA, ElfFormatError, read_header, section_headers, section_namer
+from ._errors import Error
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time: benchmarks/bench_cli.py)
 if TYPE_CHECKING:
@@ -85,7 +88,7 @@ _SHT_NOBITS = 8
 _WINDOW = 32 << 20  # the embedded-fatbin search lets go of what it has searched every 32 MiB
 
 
-class FatbinFormatError(ValueError):
+class FatbinFormatError(Error, ValueError):
     """Malformed fat binary data: truncated, wrong magic, or a size or offset out of bounds.
 
     Also raised for sources that are not data at all (a directory, a device file) and for a file

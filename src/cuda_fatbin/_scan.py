@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Will this environment run on that GPU, with that driver? Audit every binary under some paths.
 
 :func:`scan` walks files, directories and ``.whl``/``.zip`` archives (default: this Python's

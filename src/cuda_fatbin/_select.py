@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Which entry of a fat binary a GPU and driver would load, and why; coverage tables.
 
 The driver's rules live in :data:`RULES`, one row each, marked ``checked`` (seen on a real GPU)

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Text for a terminal from strings we did not write: control characters escaped, never read as markup.
 
 Entry identifiers, section names, file and archive-member names, wheel metadata: any of them can hold an

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+// SPDX-License-Identifier: Apache-2.0
 /* A stand-in for libcuda.so.1 that answers the few driver calls cuda_fatbin._driver makes, as the
  * environment tells it to (tests/test_driver.py builds it with the C compiler into a temporary folder):
  *   FAKE_CUDA_INIT     cuInit's return code (default 0)

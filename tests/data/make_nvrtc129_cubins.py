@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Regenerate the ELF-ABI-7 / ptxas-12.9 cubin fixtures in this folder (not run by the tests).
 
 The tests' own NVRTC (13.x) writes only ELF ABI 8 cubins. These fixtures pin the older layouts:

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """GPU fixtures: a device (or a clean skip), the driver version, and the selection report."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Helpers of the GPU tests: tag kernels that report which entry ran, loaders, the selection report."""
 
 from __future__ import annotations

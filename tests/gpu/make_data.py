@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Build the files the GPU tests carry (run on the CPU machine; not run by the tests).
 
 The GPU machine has libnvfatbin 13.0 (no ``-concat``) and NVRTC 13.0 (PTX ISA 9.0), so two cases need

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """On a real GPU: fatbins load and the right code runs; select_entry agrees with the driver.
 
 Run on the GPU machine: ``PYTHONPATH=src python3 -m pytest -m gpu`` (skips cleanly without a device).

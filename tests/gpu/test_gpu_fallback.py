@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """Fallback: an entry the driver cannot use ties with or outranks a usable one; the JIT cache cold and warm.
 
 The fatbins are built on the CPU machine by ``tests/gpu/make_data.py`` (PTX of ISA 9.5 needs NVRTC 13.5,

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """On a real GPU: the whole probe matrix (``cuda-fatbin probe``) agrees with select_entry.
 
 Each case is a fatbin of tagged entries built here, run in a fresh process with a fresh JIT cache (the

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """A package that ships precompiled kernels: one fatbin per suite, built at build time (build_bundle.py)."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
 """The kernel sources of mykernels, and the suites they are built into."""
 
 from cuda_fatbin import KernelSuite
