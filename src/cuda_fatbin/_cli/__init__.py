@@ -27,10 +27,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, NoReturn, TextIO
 
-    from ._arch import Arch, ArchSpec
-    from ._fatbin import FatbinOptions, Part
-    from ._multiarch import Job
-    from ._reader import Fatbin
+    from .._arch import Arch, ArchSpec
+    from .._fatbin import FatbinOptions, Part
+    from .._multiarch import Job
+    from .._reader import Fatbin
 
 JSON_SCHEMA = 1
 _LANGS = {".cu": "c++", ".cuh": "c++", ".cpp": "c++", ".cc": "c++", ".ptx": "ptx", ".ll": "nvvm", ".bc": "nvvm",
@@ -51,13 +51,13 @@ class Failure(Exception):
 def _table(
     headers: Sequence[str], rows: Sequence[Sequence[object]], out: TextIO | None = None, *, wide: bool = False
 ) -> None:
-    from ._term import table
+    from .._term import table
 
     table(headers, rows, out, wide=wide)
 
 
 def _shown(text: object) -> str:
-    from ._term import shown
+    from .._term import shown
 
     return shown(text)
 
@@ -117,7 +117,7 @@ def _must_exist(path: str) -> None:
 
 
 def _fatbins(path: str, embedded: bool = False, relocatable: bool | None = None) -> list[Fatbin]:
-    from ._reader import iter_fatbins
+    from .._reader import iter_fatbins
 
     sources = _inputs(path) if "::" in path and not os.path.lexists(path) else [(path, path)]
     if len(sources) != 1:  # archive.whl::member, as scan prints it: one member
@@ -217,7 +217,7 @@ def _check_output(path: str, writes: str, flag: str, inputs: Sequence[tuple[str,
 
 def _write_output(path: str, data: bytes) -> None:
     """Write an output file all at once (``_files.write_atomic``), or to standard output for ``-``."""
-    from ._files import write_atomic
+    from .._files import write_atomic
 
     if path == "-":
         sys.stdout.flush()
@@ -250,7 +250,7 @@ def _inputs(path: str) -> list[tuple[str, Any]]:
     """
     if "::" not in path and not path.lower().endswith((".whl", ".zip")):  # _archive's SEPARATOR and SUFFIXES
         return [(path, path)]  # (not imported for a plain file: start-up time, benchmarks/bench_cli.py)
-    from ._archive import NESTED, SEPARATOR, SUFFIXES, list_members, read_member, split
+    from .._archive import NESTED, SEPARATOR, SUFFIXES, list_members, read_member, split
 
     archive, name = split(path) if SEPARATOR in path else (path, None)
     if name is None and not (path.lower().endswith(SUFFIXES) and os.path.isfile(path)):
@@ -279,7 +279,7 @@ def _inputs(path: str) -> list[tuple[str, Any]]:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from ._reader import FatbinFormatError
+    from .._reader import FatbinFormatError
 
     files: list[tuple[str, list[Fatbin], str | None]] = []
     failed = 0
@@ -297,7 +297,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
                 if isinstance(source, str):
                     fatbins = _fatbins(source, args.embedded, _relocatable_flag(args))
                 else:
-                    from ._reader import iter_fatbins
+                    from .._reader import iter_fatbins
 
                     fatbins = list(iter_fatbins(source, embedded=args.embedded, relocatable=_relocatable_flag(args)))
                 files.append((path, fatbins, None))
@@ -345,8 +345,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def cmd_which(args: argparse.Namespace) -> int:
-    from ._reader import FatbinFormatError
-    from ._select import UNCOVERED, coverage, judge, select_entry
+    from .._reader import FatbinFormatError
+    from .._select import UNCOVERED, coverage, judge, select_entry
 
     gpus = _gpus(args.gpu, args.driver)
 
@@ -430,9 +430,9 @@ def cmd_which(args: argparse.Namespace) -> int:
 
 
 def cmd_extract(args: argparse.Namespace) -> int:
-    from ._arch import Arch, split_arch_list
-    from ._extract import ExtractError, extract_entries
-    from ._reader import FatbinFormatError
+    from .._arch import Arch, split_arch_list
+    from .._extract import ExtractError, extract_entries
+    from .._reader import FatbinFormatError
 
     try:
         archs = [Arch.parse(a) for spec in args.arch for a in split_arch_list(spec)] or None
@@ -476,9 +476,9 @@ _MARKS = {"SASS exact": "SASS", "SASS compatible": "SASS~", "PTX JIT": "PTX", "p
 
 def _gpus(specs: list[str], driver: str | None = None) -> list[Arch]:
     """GPU specs from repeated --gpu options (``installed`` asks the driver, without cuda.core); checks --driver."""
-    from ._arch import Arch, split_arch_list
-    from ._driver import NoDriverError, devices
-    from ._select import parse_driver
+    from .._arch import Arch, split_arch_list
+    from .._driver import NoDriverError, devices
+    from .._select import parse_driver
 
     out = []
     try:
@@ -499,7 +499,7 @@ def _gpus(specs: list[str], driver: str | None = None) -> list[Arch]:
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
-    from ._scan import scan
+    from .._scan import scan
 
     gpus = _gpus(args.gpu, args.driver)
     for p in args.paths:
@@ -561,7 +561,7 @@ def _counted(n: int, kind: str) -> str:
 
 
 def _fatbin_options(args: argparse.Namespace) -> FatbinOptions:
-    from ._fatbin import FatbinOptions
+    from .._fatbin import FatbinOptions
 
     return FatbinOptions(
         compress=args.compress,
@@ -578,7 +578,7 @@ def _fatbin_options(args: argparse.Namespace) -> FatbinOptions:
 def _read_input(path: str | os.PathLike[str]) -> bytes:
     """A source or part, read whole: a regular file (a symlink to one is followed) of at most
     ``_files.MAX_INPUT_BYTES``; a FIFO or device is refused, not waited on (``_files.read_regular``)."""
-    from ._files import MAX_INPUT_BYTES, read_regular
+    from .._files import MAX_INPUT_BYTES, read_regular
 
     try:
         return read_regular(path, MAX_INPUT_BYTES, follow=True)
@@ -590,7 +590,7 @@ def _read_part(path: str, *, check_kind: bool = True) -> bytes:
     """A part of ``build``, read by :func:`_read_input`; bytes of no known kind are a failed input (exit 1)."""
     data = _read_input(path)
     if check_kind:
-        from ._detect import detect
+        from .._detect import detect
 
         try:
             detect(data)
@@ -600,7 +600,7 @@ def _read_part(path: str, *, check_kind: bool = True) -> bytes:
 
 
 def _parse_part(spec: str) -> Part:
-    from ._fatbin import Part
+    from .._fatbin import Part
 
     fields = {}
     for item in spec.split(","):
@@ -615,7 +615,7 @@ def _parse_part(spec: str) -> Part:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from ._fatbin import build_fatbin
+    from .._fatbin import build_fatbin
 
     named = [item.partition("=")[2] for p in args.part for item in p.split(",") if item.startswith("file=")]
     _check_output(args.output, "a fatbin", "-o", [("an input", p) for p in [*args.parts, *named]])
@@ -646,7 +646,7 @@ def _print_json(doc: dict[str, Any]) -> None:
 
 
 def _entries_json(data: bytes) -> list[dict[str, Any]]:
-    from ._reader import read_fatbin
+    from .._reader import read_fatbin
 
     return [{"kind": e.kind, "arch": None if e.arch is None else str(e.arch), "size": e.size,
              "compression": e.compression} for e in read_fatbin(data).iter_entries()]  # fmt: skip
@@ -669,7 +669,7 @@ def _interruptible(command: str) -> Iterator[None]:
     import signal
     import threading
 
-    from . import _multiarch
+    from .. import _multiarch
 
     if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
         yield
@@ -705,7 +705,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from ._program import Program, ProgramOptions
+    from .._program import Program, ProgramOptions
 
     if args.output is None and not args.dry_run:  # before anything is read: a command-line error is exit 2
         raise UsageError("-o/--output is required: the fatbin to write (or --dry-run to print the plan only)")
@@ -749,7 +749,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         cache = FileStreamProgramCache(cache_dir)
         outputs = [p for p in (args.output, args.symbols) if p and p != "-"]  # no header, whatever their suffix
         cache_options = {"cache_exclude": [*args.cache_exclude, *outputs], "cache_max_files": args.cache_max_files}
-    from ._program import DriverCompatibilityError
+    from .._program import DriverCompatibilityError
 
     try:
         with _interruptible("compile"):
@@ -779,7 +779,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         _print_json({"schema": JSON_SCHEMA, "source": args.source, "output": args.output, "bytes": len(data),
                      "entries": _entries_json(data), "symbols": mapping, "cache": cached})  # fmt: skip
     elif not args.quiet:
-        from ._reader import read_fatbin
+        from .._reader import read_fatbin
 
         info = sys.stderr if "-" in (args.output, args.symbols) else sys.stdout  # standard output carries data
         entries = ", ".join(f"{e.kind} {e.arch}" for e in read_fatbin(data).iter_entries())
@@ -798,11 +798,11 @@ def _cache_options(args: argparse.Namespace) -> str | None:
     if args.cache_max_files is not None and args.cache_max_files < 1:
         raise UsageError(f"--cache-max-files {args.cache_max_files}: give a positive number of files")
     if args.cache_max_files is None:
-        from ._cache import MAX_INCLUDE_FILES
+        from .._cache import MAX_INCLUDE_FILES
 
         args.cache_max_files = MAX_INCLUDE_FILES
     if not args.cache:
-        from ._cache import default_cache_dir
+        from .._cache import default_cache_dir
 
         return os.fspath(default_cache_dir())
     if os.path.lexists(args.cache) and not os.path.isdir(args.cache):  # a file, device, FIFO or broken link
@@ -830,9 +830,9 @@ def _spec_list(values: list[str] | None) -> ArchSpec | None:
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
-    from ._driver import NoDriverError
-    from ._probe import probe
-    from ._term import shown
+    from .._driver import NoDriverError
+    from .._probe import probe
+    from .._term import shown
 
     show = sys.stderr.isatty()  # --jobs is at least 1: argparse checked it (_positive_int)
 
@@ -892,7 +892,7 @@ def versions_text() -> str:
     from importlib import import_module
     from importlib.metadata import PackageNotFoundError, version
 
-    from . import __version__
+    from .. import __version__
 
     lines = [f"cuda-fatbin {__version__}"]  # the code running, installed or not (a source tree on sys.path)
     for dist in ("cuda-core", "cuda-bindings"):
@@ -1137,7 +1137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _error(args, e, str(e))
         return 1
     except (TypeError, ValueError) as e:
-        from ._reader import FatbinFormatError
+        from .._reader import FatbinFormatError
 
         _error(args, e, f"{type(e).__name__}: {e}")
         return 1 if isinstance(e, FatbinFormatError) else 2
