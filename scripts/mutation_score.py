@@ -27,8 +27,13 @@ except ImportError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 ROOT = Path(__file__).resolve().parent.parent
-# every module mutmut mutates (pyproject.toml, [tool.mutmut]): the package's private modules
-MODULES = sorted(p.stem for p in (ROOT / "src" / "cuda_fatbin").glob("_*.py") if not p.stem.startswith("__"))
+# every module mutmut mutates (pyproject.toml, [tool.mutmut]): the package's private modules, and its private
+# packages (_cli) counted as one
+MODULES = sorted(
+    p.stem
+    for p in (ROOT / "src" / "cuda_fatbin").glob("_*")
+    if not p.stem.startswith("__") and (p.suffix == ".py" or (p / "__init__.py").is_file())
+)
 
 
 def results() -> dict[str, str]:

@@ -895,7 +895,7 @@ def test_compile_options_reach_the_compiler_and_the_summary_says_what_was_writte
     assert (tmp_path / "s.json").read_text() == '{\n "scale<float>": "_Z5scaleIfEvPT_S0_i"\n}\n'
     (kw,) = seen
     assert kw["max_workers"] == 3 and kw["group"] is False and kw["ltoir_for"] == "80"
-    assert isinstance(kw["progress"], cuda_fatbin._cli._Progress) and kw["cache"] is None
+    assert isinstance(kw["progress"], cuda_fatbin._cli._common._Progress) and kw["cache"] is None
     cli(*base[:-1], "c++17", "-o", tmp_path / "b.fatbin", "-q", check=1)  # --std is not dropped
     res = cli(*base, "-o", tmp_path / "g.fatbin", "--group", "--json", check=0)
     assert seen[-1]["group"] is True and seen[-1]["ltoir_for"] == ()
@@ -920,12 +920,13 @@ def test_ctrl_c_handler_while_compiling_and_restored_after(monkeypatch, capsys):
     import signal
     import threading
 
-    from cuda_fatbin import _cli, _multiarch
+    from cuda_fatbin import _multiarch
+    from cuda_fatbin._cli._interrupt import interruptible
 
     before = signal.getsignal(signal.SIGINT)
     exits = []
     monkeypatch.setattr(os, "_exit", exits.append)
-    with _cli._interruptible("compile"):
+    with interruptible("compile"):
         handler = signal.getsignal(signal.SIGINT)
         assert handler is not before and _multiarch._on_interrupt is not None
         with pytest.raises(KeyboardInterrupt):
@@ -946,7 +947,7 @@ def test_ctrl_c_handler_while_compiling_and_restored_after(monkeypatch, capsys):
 
     def in_thread():
         try:
-            with _cli._interruptible("compile"):
+            with interruptible("compile"):
                 pass
         except BaseException as e:  # the test reports it
             errors.append(e)
@@ -959,7 +960,7 @@ def test_ctrl_c_handler_while_compiling_and_restored_after(monkeypatch, capsys):
 
 def test_progress_shows_on_a_terminal_only(monkeypatch):
     """rich's transient bar, one task named after the job running; a plain counter line without rich."""
-    from cuda_fatbin import _cli
+    from cuda_fatbin._cli import _common
 
     calls = []
 
@@ -982,16 +983,16 @@ def test_progress_shows_on_a_terminal_only(monkeypatch):
 
     monkeypatch.setattr("rich.progress.Progress", Bar)
     monkeypatch.setattr(sys, "stderr", io.StringIO())
-    quiet = _cli._Progress(True)  # not a terminal
+    quiet = _common._Progress(True)  # not a terminal
     quiet(1, 2, "a")
     quiet.close()
     terminal = Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
-    off = _cli._Progress(False)
+    off = _common._Progress(False)
     off(1, 2, "a")
     off.close()
     assert calls == []
-    bar = _cli._Progress(True)
+    bar = _common._Progress(True)
     bar(1, 2, "NVRTC sm_80 -> cubin")
     bar(2, 2, "NVRTC sm_90 -> cubin")
     bar.close()
@@ -1000,7 +1001,7 @@ def test_progress_shows_on_a_terminal_only(monkeypatch):
                      ("update", 7, {"completed": 1, "description": "NVRTC sm_80 -> cubin"}),
                      ("update", 7, {"completed": 2, "description": "NVRTC sm_90 -> cubin"}), ("stop",)]  # fmt: skip
     monkeypatch.setitem(sys.modules, "rich.progress", None)  # rich not installed
-    plain = _cli._Progress(True)
+    plain = _common._Progress(True)
     plain(1, 2, "a")
     plain(2, 2, "b")
     plain.close()
@@ -1385,7 +1386,7 @@ def test_command_line_errors_keep_their_line_breaks_and_escape_the_rest(tmp_path
 
 
 def test_skipped_kinds_are_counted_in_words():
-    from cuda_fatbin._cli import _counted
+    from cuda_fatbin._cli.main_scan import _counted
 
     assert [_counted(1, "symlink"), _counted(2, "symlink"), _counted(3, "not a regular file")] == [
         "1 symlink", "2 symlinks", "3 FIFOs, sockets or devices"]  # fmt: skip
@@ -1634,16 +1635,16 @@ def test_compile_errors_keep_the_compiler_log_lines_and_verbose_prints_the_logs_
 
 
 def test_quiet_turns_the_progress_bar_off(tmp_path, monkeypatch):
-    from cuda_fatbin import _cli
+    from cuda_fatbin._cli import _common, main_compile
 
     made = []
 
-    class Progress(_cli._Progress):
+    class Progress(_common._Progress):
         def __init__(self, enabled):
             made.append(enabled)
             super().__init__(enabled)
 
-    monkeypatch.setattr(_cli, "_Progress", Progress)
+    monkeypatch.setattr(main_compile, "_Progress", Progress)
     (tmp_path / "k.cu").write_text(_KERNEL)
     for quiet in ([], ["--quiet"]):
         cli("compile", "k.cu", "--arch", "80;90", "-o", "k.fatbin", *quiet, cwd=tmp_path, check=0)

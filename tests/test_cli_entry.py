@@ -51,9 +51,10 @@ def test_debug_before_or_after_the_command_shows_the_traceback_of_the_error(tmp_
     broken = tmp_path / "broken.cu"
     broken.write_text("__global__ void k() { undefined_name(); }\n")
     cases = [
-        (["build", tmp_path / "missing", "-o", tmp_path / "o.fatbin"], 1, "_cli.Failure", "cuda-fatbin build: "),
-        (["compile", src, "--arch", "80", "-o", tmp_path / "k.fatbin", "--dry-run", "--json"], 2, "_cli.UsageError",
-         "cuda-fatbin compile: error: "),
+        (["build", tmp_path / "missing", "-o", tmp_path / "o.fatbin"], 1, "_cli._common.Failure",
+         "cuda-fatbin build: "),
+        (["compile", src, "--arch", "80", "-o", tmp_path / "k.fatbin", "--dry-run", "--json"], 2,
+         "_cli._common.UsageError", "cuda-fatbin compile: error: "),
         (["extract", bad, "-o", tmp_path / "out"], 1, "_reader.FatbinFormatError",  # the cause of its Failure
          f"cuda-fatbin extract: {bad}: fatbin declares "),
         # a library's failure (a RuntimeError): the compile error, then the compiler's log

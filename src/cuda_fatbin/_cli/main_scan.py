@@ -1,0 +1,93 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
+"""``cuda-fatbin scan``: will the binaries of an environment, wheel or folder run on these GPUs?"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from ._common import JSON_SCHEMA, _gpus, _must_exist, _positive_int, _shown, _table, add_command
+
+
+def configure_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The ``scan`` subcommand's options."""
+    p = add_command(subparsers, "scan", help="will the binaries of an environment, wheel or folder run on these GPUs?")
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="files, directories and .whl/.zip archives (default: this Python's site-packages)")  # fmt: skip
+    p.add_argument("--gpu", required=True, action="append", metavar="SPEC",
+                   help="compute capabilities, e.g. '75;80;86;89;90;100;120', or 'installed' (repeatable)")  # fmt: skip
+    p.add_argument("--driver", help="driver: CUDA version ('12.4') or driver version ('550.54.14')")
+    p.add_argument("--no-embedded", action="store_true", help="skip the search for fatbins stored as data")
+    p.add_argument("-j", "--jobs", type=_positive_int, help="worker processes (default: the CPU count)")
+    p.add_argument("--json", action="store_true", help="machine-readable output (docs/cli.md)")
+    p.add_argument("--wide", action="store_true", help="one line per row, however wide (no wrapping to the terminal)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from .._scan import scan
+
+    gpus = _gpus(args.gpu, args.driver)
+    for p in args.paths:
+        _must_exist(p)
+    show = sys.stderr.isatty() and not args.json
+
+    def progress(done: int, total: int, path: str) -> None:
+        print(f"\r[{done}/{total}] {_shown(os.path.basename(path))[:50]}".ljust(70), end="", file=sys.stderr)
+
+    report = scan(args.paths or None, gpus=gpus, driver=args.driver, embedded=not args.no_embedded,
+                  max_workers=args.jobs, progress=progress if show else None)  # fmt: skip
+    if show:
+        print("\r".ljust(72) + "\r", end="", file=sys.stderr)
+    if args.json:
+        import json
+
+        json.dump({"schema": JSON_SCHEMA, **report.to_dict()}, sys.stdout, indent=1)
+        print()
+        return 0 if report.covered else 1
+    dists = report.distributions()
+    with_code = [b for b in report.binaries if b.has_device_code]
+    bad_inputs = report.unreadable
+    print(f"{report.files_read} binaries read, {len(with_code)} with device code, in {len(dists)} distribution(s)"
+          + (f"; driver {report.driver}" if report.driver else "; no driver limit")
+          + (f"; {len(bad_inputs)} input(s) could not be read" if bad_inputs else "") + "\n")  # fmt: skip
+    rows = [(d["distribution"], d["binaries"], *(_MARKS[d["coverage"][g]] for g in report.gpus)) for d in dists]
+    _table(["distribution", "binaries", *report.gpus], rows, wide=args.wide)
+    print("\nSASS = SASS for that arch, SASS~ = compatible SASS, PTX = JIT-compiled, PART = some modules only "
+          "(per-GPU kernels), DRIVER = needs a newer driver, NONE = no entry, ERROR = could not be read "
+          "(docs/scan.md)")  # fmt: skip
+    for g in report.gpus:
+        bad = [b for b in report.uncovered(g) if not b.error]
+        if bad:
+            print(f"\n{g}: {len(bad)} binaries cannot run" + ("; the first 5:" if len(bad) > 5 else ":"))
+            for b in bad[:5]:
+                print(f"  {_shown(b.path)}: {_shown(b.coverage[g]['reason'])}")
+    if bad_inputs:
+        print(f"\n{len(bad_inputs)} input(s) could not be read (not covered for any GPU):")
+        for b in bad_inputs:
+            print(f"  {_shown(b.path)}: {_shown(b.error)}")
+    if report.skipped:
+        print("\nnot read: " + ", ".join(_counted(n, k) for k, n in sorted(report.skipped.items()))
+              + " (symlinks inside a folder are never followed)")  # fmt: skip
+    if not with_code and not bad_inputs:
+        print("\nno binary with device code found", file=sys.stderr)
+    else:
+        print("\nevery GPU is covered" if report.covered else "\nsome GPU is NOT covered", file=sys.stderr)
+    return 0 if report.covered else 1
+
+
+_MARKS = {"SASS exact": "SASS", "SASS compatible": "SASS~", "PTX JIT": "PTX", "partial": "PART",
+          "needs newer driver": "DRIVER", "no entry": "NONE", "no kernels": "-", "unreadable": "ERROR",
+          None: "-"}  # fmt: skip
+
+
+_SKIPPED_WORDS = {"symlink": ("symlink", "symlinks"),
+                  "not a regular file": ("FIFO, socket or device", "FIFOs, sockets or devices")}  # fmt: skip
+
+
+def _counted(n: int, kind: str) -> str:
+    """``2 symlinks``, ``1 FIFO, socket or device``: a count of what ``scan`` passed over (``ScanReport.skipped``)."""
+    one, many = _SKIPPED_WORDS.get(kind, (kind, kind))
+    return f"{n} {one if n == 1 else many}"

@@ -1,0 +1,119 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
+"""``cuda-fatbin which``: which entry each GPU would load; exit 1 if some GPU is not covered."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ._common import JSON_SCHEMA, Failure, _fatbins, _gpus, _print_json, _shown, _table, _where, add_command
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time: see benchmarks/bench_cli.py)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .._reader import Fatbin
+
+
+def configure_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The ``which`` subcommand's options."""
+    p = add_command(subparsers, "which", help="which entry each GPU would load; exit 1 if some GPU is not covered")
+    p.add_argument("file", metavar="FILE", help="a fatbin, cubin, PTX, object, shared library or executable")
+    p.add_argument("--gpu", required=True, action="append", metavar="SPEC",
+                   help="compute capabilities, e.g. '75;80;86;89;90;100;120' (repeatable)")  # fmt: skip
+    p.add_argument("--embedded", action="store_true", help="also check fatbins stored as data")
+    p.add_argument("--driver", help="driver: CUDA version ('12.4') or driver version ('550.54.14')")
+    p.add_argument("--force-ptx-jit", action="store_true", help="as with CUDA_FORCE_PTX_JIT=1")
+    p.add_argument("--disable-ptx-jit", action="store_true", help="as with CUDA_DISABLE_PTX_JIT=1")
+    p.add_argument("--jit-cache", choices=["warm", "cold"],
+                   help="the driver's JIT cache holds this file's JIT output (warm) or not (cold)")  # fmt: skip
+    p.add_argument("--json", action="store_true", help="machine-readable output (docs/cli.md)")
+    p.add_argument("--wide", action="store_true", help="one line per row, however wide (no wrapping to the terminal)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from .._reader import FatbinFormatError
+    from .._select import UNCOVERED, coverage, judge
+
+    gpus = _gpus(args.gpu, args.driver)
+    try:
+        every = _fatbins(args.file, True, True)  # the verdict sees what scan sees: stored and relocatable fatbins too
+    except Failure as e:
+        return _failed(args, str(e))
+    except FatbinFormatError as e:
+        return _failed(args, f"{_shown(args.file)}: {type(e).__name__}: {e}")
+    fatbins = [fb for fb in every if fb.loadable and (args.embedded or not fb.embedded)]
+    # The judgement scan gives the same binary (docs/scan.md); it models no JIT variable: then the rows decide.
+    verdict = None if args.force_ptx_jit or args.disable_ptx_jit or args.jit_cache else judge(every, gpus, args.driver)
+    if not fatbins and not verdict:
+        return _failed(args, f"{_shown(args.file)}: no device code in it")
+    jit_cache = {"warm": True, "cold": False}.get(args.jit_cache)
+    kw = {"driver": args.driver, "force_ptx_jit": args.force_ptx_jit, "disable_ptx_jit": args.disable_ptx_jit,
+          "jit_cache": jit_cache}  # fmt: skip
+    results = [(fb, coverage(fb, gpus, **kw)) for fb in fatbins]
+    if verdict is None:
+        covered = all(row for _, rows in results for row in rows)
+    else:
+        covered = all(verdict[g.capability]["status"] not in UNCOVERED for g in gpus)
+    if args.json:
+        doc = {
+            "schema": JSON_SCHEMA, "file": args.file, "driver": args.driver, "covered": covered,
+            "verdict": verdict,
+            "fatbins": [{"offset": fb.offset, "section": fb.section, "embedded": fb.embedded, "gpus": [
+                {"gpu": str(r.gpu), "capability": r.gpu.capability, "status": _status(args, fb, r),
+                 "reason": r.reason, "unconfirmed": r.unconfirmed, "cache_dependent": r.cache_dependent,
+                 "entry": r.entry.as_dict() if r.entry else None} for r in rows
+            ]} for fb, rows in results],
+        }  # fmt: skip
+        _print_json(doc)
+        return 0 if covered else 1
+    _print_text(args, every, results, verdict)
+    print("\nevery GPU is covered" if covered else "\nsome GPU is NOT covered", file=sys.stderr)
+    return 0 if covered else 1
+
+
+def _failed(args: argparse.Namespace, message: str) -> int:
+    """The file could not be judged: exit 1, with a document saying why under --json."""
+    if not args.json:
+        raise Failure(message)
+    _print_json({"schema": JSON_SCHEMA, "file": args.file, "driver": args.driver, "covered": False, "verdict": None,
+                 "fatbins": [], "error": message})  # fmt: skip
+    return 1
+
+
+def _status(args: argparse.Namespace, fb: Fatbin, r: Any) -> str:
+    """The row's status; "needs newer driver" where only the driver stands in the way (as in the verdict)."""
+    if r or args.driver is None:
+        return str(r.status)
+    from .._select import select_entry
+
+    free = select_entry(fb, r.gpu, force_ptx_jit=args.force_ptx_jit, disable_ptx_jit=args.disable_ptx_jit,
+                        jit_cache={"warm": True, "cold": False}.get(args.jit_cache))  # fmt: skip
+    return "needs newer driver" if free else str(r.status)
+
+
+def _print_text(args: argparse.Namespace, every: list[Fatbin], results: list[tuple[Fatbin, Any]],
+                verdict: dict[str, Any] | None) -> None:  # fmt: skip
+    """The tables of ``which`` without --json: per fatbin (up to 8), then the verdict of several fatbins."""
+    shown = results if len(results) <= 8 else []
+    for fb, rows in shown:
+        if len(results) > 1:
+            print(f"{_shown(_where(fb))}:")
+        table = [(r.gpu.capability, _status(args, fb, r), r.reason + (" [reported rule]" if r.unconfirmed else ""))
+                 for r in rows]  # fmt: skip
+        _table(["gpu", "loads", "why"], table, wide=args.wide)
+        print()
+    if verdict is not None and (len(every) != 1 or every[0].relocatable or every[0].embedded):
+        print(
+            f"{_shown(args.file)}: {len(every)} fatbins ({sum(fb.relocatable for fb in every)} relocatable, "
+            f"{sum(fb.embedded for fb in every)} stored as data); per GPU (docs/scan.md):"
+        )
+        _table(["gpu", "status", "why"], [(g, v["status"], v["reason"]) for g, v in verdict.items()], wide=args.wide)
+    if any(r.cache_dependent for _, rows in results for r in rows):
+        print("\nWith CUDA_DISABLE_PTX_JIT=1 the result depends on the driver's JIT cache: PTX compiled earlier on "
+              "the machine still runs (--jit-cache warm|cold to choose)")  # fmt: skip
+    if any(r.unconfirmed for _, rows in shown for r in rows):
+        print("\n[reported rule]: the decision rests on a rule from NVIDIA's documentation that no GPU run of ours "
+              "has confirmed yet (cuda_fatbin.RULES)")  # fmt: skip
