@@ -272,3 +272,17 @@ def test_the_missing_header_note_names_every_header_and_the_folders_searched(mon
         "cuda/std/complex, cuda_fp16.h are CUDA headers, not found in the CUDA header folders (/h/inc, "
         f"/h/inc/cccl): install newer headers ({CUDA_HEADERS_INSTALL}) or pass their folder in include_path (-I)"
     )
+
+
+def test_one_did_you_mean_for_the_command_and_the_library():
+    """``_suggest.closest``: the nearest known word or None; the command asks for a looser match (0.5) than
+    difflib's default (0.6), which the library keeps; it is what the three messages above name."""
+    from cuda_fatbin._suggest import closest
+
+    assert closest("compil", ["compile", "build", "inspect"]) == "compile"
+    assert closest("fatbinn", ("ptx", "cubin", "ltoir", "fatbin")) == "fatbin"  # any iterable of words
+    assert closest("xxxscanxxx", ["scan", "which"]) is None  # ratio 0.57: below the default cutoff
+    assert closest("xxxscanxxx", ["scan", "which"], cutoff=0.5) == "scan"
+    assert closest("zzz", []) is None
+    res = cli_main("xxxscanxxx")
+    assert res.returncode == 2 and "did you mean 'scan'?" in res.stderr

@@ -188,10 +188,10 @@ class Program(_CoreProgram):
             raise TypeError(f"code_type must be a str ('c++', 'ptx' or 'nvvm'); got {type(code_type).__name__}")
         kind = code_type.lower()
         if kind not in ("c++", "ptx", "nvvm"):
-            import difflib
+            from ._suggest import closest
 
-            close = difflib.get_close_matches(kind, ["c++", "ptx", "nvvm", "cu", "cuda"], n=1)
-            guess = {"cu": "c++", "cuda": "c++"}.get(close[0], close[0]) if close else None
+            close = closest(kind, ["c++", "ptx", "nvvm", "cu", "cuda"])
+            guess = {"cu": "c++", "cuda": "c++"}.get(close, close) if close else None
             raise ValueError(f"unknown code_type {code_type!r}" + (f" (did you mean {guess!r}?)" if guess else "")
                              + ": choose 'c++' (CUDA C++), 'ptx' or 'nvvm'")  # fmt: skip
         text: object = code
@@ -322,10 +322,10 @@ class Program(_CoreProgram):
         """
         target = target_type.lower() if isinstance(target_type, str) else target_type
         if target not in ("ptx", "cubin", "ltoir", "fatbin"):
-            import difflib
+            from ._suggest import closest
 
-            close = difflib.get_close_matches(str(target), ["ptx", "cubin", "ltoir", "fatbin"], n=1)
-            raise ValueError(f"unknown target_type {target_type!r}" + (f"; did you mean {close[0]!r}?" if close else "")
+            close = closest(str(target), ["ptx", "cubin", "ltoir", "fatbin"])
+            raise ValueError(f"unknown target_type {target_type!r}" + (f"; did you mean {close!r}?" if close else "")
                              + "; choose 'ptx', 'cubin', 'ltoir' or 'fatbin'")  # fmt: skip
         # the settings of the fatbin's per-job cache that were given
         knobs = [name for name, value in (("cache_extra_digest", cache_extra_digest is not None),

@@ -113,10 +113,10 @@ def _suggest_command(parser: argparse.ArgumentParser, argv: list[str]) -> None:
             commands.extend(action.choices)
     if first is None or first in commands:
         return
-    import difflib
+    from .._suggest import closest
 
-    close = difflib.get_close_matches(first, commands, n=1, cutoff=0.5)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
+    close = closest(first, commands, cutoff=0.5)
+    hint = f"; did you mean {close!r}?" if close else ""
     parser.error(f"unknown command {first!r}{hint} (commands: {', '.join(commands)})")
 
 
