@@ -343,3 +343,71 @@ def test_a_ptx_source_build_is_cached_per_job():
     program = Program(source.encode(), "ptx")
     again = program.compile("fatbin", archs=["sm_80", "sm_86"], ptx_for=(), cache=cache)
     assert program.last_cache_report.misses == () and bytes(again.code) == bytes(cold.code)
+
+
+def _fresh(include_dir, archs):
+    obj = Program(SRC, "c++", ProgramOptions(include_path=[str(include_dir)])).compile(
+        "fatbin", NAMES, archs=archs, ptx_for=()
+    )
+    return bytes(obj.code)
+
+
+def test_a_cache_folder_that_is_also_an_include_folder_keeps_its_headers_in_the_key(include_dir):
+    """FileStreamProgramCache(d) with include_path=[d] (`-I build --cache build`): a header edited in d is seen."""
+    with FileStreamProgramCache(include_dir) as cache:
+        compile_(cache, include_dir, ["sm_80"])
+        _, report, _ = compile_(cache, include_dir, ["sm_80"])
+        assert len(report.hits) == 1  # the cache's own entries/ and tmp/ are not headers of the key
+        (include_dir / "consts.cuh").write_text("#define FACTOR 3\n")
+        obj, report, _ = compile_(cache, include_dir, ["sm_80"])
+        assert len(report.misses) == 1
+        assert bytes(obj.code) == _fresh(include_dir, ["sm_80"])
+
+
+def test_cache_dot_beside_the_source_keeps_the_source_folder_in_the_key(tmp_path, include_dir):
+    """`cuda-fatbin compile k.cu --cache .` in the source's folder: an edited header there recompiles."""
+    from cli_testing import cli_main
+
+    (include_dir / "k.cu").write_text(SRC)
+    base = ["compile", "k.cu", "--arch", "80", "--ptx-for", "none", *[a for n in NAMES for a in ("--name-expression", n)]]
+    args = [*base, "-o", str(tmp_path / "k.fatbin"), "--cache", "."]
+    cli_main(*args, cwd=include_dir, check=0)
+    assert "1 hit(s), 0 miss(es)" in cli_main(*args, cwd=include_dir, check=0).stderr
+    (include_dir / "consts.cuh").write_text("#define FACTOR 3\n")
+    assert "0 hit(s), 1 miss(es)" in cli_main(*args, cwd=include_dir, check=0).stderr
+    cli_main(*base, "-o", tmp_path / "fresh.fatbin", cwd=include_dir, check=0)
+    assert (tmp_path / "k.fatbin").read_bytes() == (tmp_path / "fresh.fatbin").read_bytes()
+
+
+class _EditingExecutor(cf.ThreadPoolExecutor):
+    """Runs the jobs, but saves ``path`` with ``text`` as the first job is handed over: an edit during a compile."""
+
+    def __init__(self, path, text):
+        super().__init__(max_workers=2)
+        self.path, self.text = path, text
+
+    def submit(self, fn, /, *args, **kwargs):
+        if self.text is not None:
+            self.path.write_text(self.text)
+            self.text = None
+        return super().submit(fn, *args, **kwargs)
+
+
+@pytest.mark.parametrize("kind", ["memory", "file"])
+def test_a_header_saved_during_a_compile_is_never_served_under_the_old_key(include_dir, tmp_path, kind):
+    """Edit a header while the jobs run, undo the edit: the next build must get the original header's code."""
+    cache = InMemoryProgramCache() if kind == "memory" else FileStreamProgramCache(tmp_path / "cache")
+    header = include_dir / "consts.cuh"
+    original = _fresh(include_dir, ["sm_80", "sm_90"])
+    with _EditingExecutor(header, "#define FACTOR 5\n") as pool:
+        edited, report, logs = compile_(cache, include_dir, ["sm_80", "sm_90"], executor=pool)
+    assert bytes(edited.code) != original  # the jobs did compile the new header
+    assert len(report.misses) == 2 and report.not_stored == report.misses
+    assert "2 not stored (a header changed during the compile)" in str(report)
+    assert "cache miss, not stored: a header changed while it compiled" in logs
+    header.write_text("#define FACTOR 2\n")  # the edit undone
+    again, report, _ = compile_(cache, include_dir, ["sm_80", "sm_90"])
+    assert len(report.misses) == 2 and not report.not_stored  # nothing was stored under the old key
+    assert bytes(again.code) == original
+    _, report, _ = compile_(cache, include_dir, ["sm_80", "sm_90"])
+    assert len(report.hits) == 2  # a quiet build is stored as before

@@ -86,6 +86,9 @@ class CacheReport:
     ----------
     hits, misses, corrupt : tuple of str
         Job descriptions (``"NVRTC sm_80 -> cubin"``). Corrupt entries were deleted and recompiled.
+    not_stored : tuple of str
+        Misses compiled but not stored: a header under the include path changed while they compiled,
+        so their code may not be what the key (taken before) describes. The next build compiles them again.
 
     Examples
     --------
@@ -105,9 +108,13 @@ class CacheReport:
     hits: tuple[str, ...] = ()
     misses: tuple[str, ...] = ()
     corrupt: tuple[str, ...] = ()
+    not_stored: tuple[str, ...] = ()
 
     def __str__(self) -> str:
-        return f"cache: {len(self.hits)} hit(s), {len(self.misses)} miss(es), {len(self.corrupt)} corrupt"
+        text = f"cache: {len(self.hits)} hit(s), {len(self.misses)} miss(es), {len(self.corrupt)} corrupt"
+        if self.not_stored:
+            text += f", {len(self.not_stored)} not stored (a header changed during the compile)"
+        return text
 
 
 def default_cache_dir() -> Path:
@@ -143,10 +150,17 @@ def _path_identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
     return identity(st)
 
 
-def cache_root(cache: Any) -> str | None:
-    """The folder of a ``FileStreamProgramCache`` (whose files the include fingerprint must not see), else None."""
-    root = getattr(cache, "_root", None)  # cuda.core >= 1.2.0; feature-detected, a private attribute
-    return os.fspath(root) if isinstance(root, (str, os.PathLike)) else None
+def cache_dirs(cache: Any) -> tuple[str, ...]:
+    """The folders a ``FileStreamProgramCache`` writes its files into (which the include fingerprint must not see).
+
+    Its ``entries/`` and ``tmp/`` subfolders, not the cache folder itself: that folder may be an include
+    folder too (``-I build --cache build``, ``--cache .`` beside the source), and every header in it must
+    stay in the key. A cache whose layout is not known (not a ``FileStreamProgramCache``, or a cuda.core
+    without these attributes) excludes nothing: its files then change the key, which costs hits, never
+    serves a stale entry.
+    """
+    dirs = [getattr(cache, a, None) for a in ("_entries", "_tmp")]  # cuda.core >= 1.2.0; private, feature-detected
+    return tuple(os.fspath(d) for d in dirs if isinstance(d, (str, os.PathLike)))
 
 
 class _Budget:
@@ -155,6 +169,7 @@ class _Budget:
     def __init__(self, max_files: int) -> None:
         self.files, self.bytes = max_files, max_files * INCLUDE_BYTES_PER_FILE
         self.max_files = max_files
+        self.newest = 0  # the latest st_mtime_ns / st_ctime_ns of the files hashed
 
     def take(self, size: int, where: str) -> None:
         self.files -= 1
@@ -191,6 +206,23 @@ def include_digest(
         The directories hold more than ``max_files`` header-like files, or more than ``max_files`` times
         :data:`INCLUDE_BYTES_PER_FILE` bytes of them; the message names what to exclude or raise.
     """
+    return include_state(options, exclude=exclude, max_files=max_files, labels=labels)[0]
+
+
+def include_state(
+    options: Any,
+    *,
+    exclude: Iterable[str | os.PathLike[str]] = (),
+    max_files: int = MAX_INCLUDE_FILES,
+    labels: Mapping[str | os.PathLike[str], str] | None = None,
+) -> tuple[bytes, int]:
+    """:func:`include_digest`, and the latest modification or status-change time (ns) of the files it hashed.
+
+    A compile whose headers change while it runs must not be stored under the key taken before it: the
+    caller fingerprints again after the compile and stores only if the digest is the same and no file
+    hashed changed after the first fingerprint began (ccache refuses to store an include newer than the
+    compile's start, for the same reason).
+    """
     if isinstance(max_files, bool) or not isinstance(max_files, int) or max_files < 1:
         raise ValueError(f"cache_max_files must be a positive int; got {max_files!r}")
     h = hashlib.sha256()
@@ -212,7 +244,7 @@ def include_digest(
     for p in pre:
         h.update(f"pre {os.fspath(p)}\0".encode(errors="surrogateescape"))
         _hash_file(h, os.fspath(p), None, skip, budget, os.fspath(p))
-    return h.digest()
+    return h.digest(), budget.newest
 
 
 def _hash_tree(h: Any, root: str, skip: set[tuple[int, int]], budget: _Budget, seen: set[tuple[int, int]]) -> None:
@@ -270,6 +302,7 @@ def _hash_file(
         h.update(f"special {rel} {describe(st)}\0".encode(errors="surrogateescape"))
         return
     budget.take(st.st_size, root or rel)
+    budget.newest = max(budget.newest, st.st_mtime_ns, st.st_ctime_ns)
     try:
         fd = os.open(path, os.O_RDONLY | O_NONBLOCK | O_CLOEXEC | getattr(os, "O_NOCTTY", 0), dir_fd=dir_fd)
     except OSError as e:

@@ -14,6 +14,7 @@ import contextlib
 import dataclasses
 import functools
 import os
+import time
 from collections.abc import Sequence
 
 from cuda.core import LinkerOptions, ObjectCode
@@ -25,11 +26,11 @@ from ._cache import (
     MAX_INCLUDE_FILES,
     CacheEntryError,
     CacheReport,
-    cache_root,
+    cache_dirs,
     decode,
     drop_entry,
     encode,
-    include_digest,
+    include_state,
     job_key,
     read_entry,
 )
@@ -462,17 +463,22 @@ class Program(_CoreProgram):
         extra_digest, exclude, max_files = key_inputs
         if extra_digest is not None and not isinstance(extra_digest, (bytes, bytearray)):
             raise TypeError("cache_extra_digest must be bytes")
-        own = cache_root(cache)  # the cache's entries are no headers, and change with every store
-        exclude = (*exclude, own) if own is not None else exclude
+        exclude = (*exclude, *cache_dirs(cache))  # the cache's entries are no headers, and change with every store
         # the CUDA header folders are hashed by their label (version), not by their ~5000 files
         labels: dict[str | os.PathLike[str], str] = {d.path: d.label for d in self._fb_headers}
-        digest = (include_digest(self._fb_effective, exclude=exclude, max_files=max_files, labels=labels)
-                  + bytes(extra_digest or b"") + "\0".join(extra).encode())  # fmt: skip
+
+        def headers() -> tuple[bytes, int]:
+            return include_state(self._fb_effective, exclude=exclude, max_files=max_files, labels=labels)
+
+        started = time.time_ns()  # before the fingerprint: a header changed after this is not in the key
+        headers_digest, _ = headers()
+        digest = headers_digest + bytes(extra_digest or b"") + "\0".join(extra).encode()
         code = self._upstream_code()  # cuda.core's key takes C++ and PTX as str only
         keys = {job: job_key(job, code, self._fb_code_type, self._job_options(job), names, job_args(job), digest)
                 for job in plan.jobs}  # fmt: skip
         found: dict[Job, JobResult] = {}
-        corrupt = []
+        corrupt: list[str] = []
+        compiled_unstored: list[str] = []
         for job in plan.jobs:
             try:  # a file cache's entry is read here: no link followed, no wait on a FIFO, bounded (_cache)
                 value = read_entry(cache, keys[job])
@@ -484,19 +490,28 @@ class Program(_CoreProgram):
                 drop_entry(cache, keys[job])
         misses = [job for job in plan.jobs if job not in found]
         compiled = run_plan(Plan(tuple(misses)), job_args, **run) if misses else []
-        for result in compiled:
+        to_store = compiled
+        if compiled:  # a header saved while the jobs ran: their code may be the new header's, the key the old one's
+            again, newest = headers()
+            if again != headers_digest or newest > started:
+                compiled_unstored, to_store = [str(r.job) for r in compiled], []
+        for result in to_store:
             with contextlib.suppress(OSError):  # an unwritable entry costs a recompile next time, not this build
                 cache[keys[result.job]] = encode(result)
-        report = CacheReport(tuple(str(j) for j in found), tuple(str(j) for j in misses), tuple(corrupt))
+        report = CacheReport(tuple(str(j) for j in found), tuple(str(j) for j in misses), tuple(corrupt),
+                             tuple(compiled_unstored))  # fmt: skip
         self._fb_cache_report = report
         logs = run.get("logs")
         if logs is not None:
+            broken, unstored = set(corrupt), set(compiled_unstored)
             for job in plan.jobs:
                 state = (
                     "cache hit"
                     if job in found
-                    else ("corrupt entry, recompiled" if str(job) in corrupt else "cache miss")
+                    else ("corrupt entry, recompiled" if str(job) in broken else "cache miss")
                 )
+                if str(job) in unstored:
+                    state += ", not stored: a header changed while it compiled"
                 logs.write(f"[{job}] {state}\n")
         by_job = {r.job: r for r in [*found.values(), *compiled]}
         return [by_job[job] for job in plan.jobs]
