@@ -24,7 +24,7 @@ from cuda_fatbin import (
     build_fatbin,
     read_fatbin,
 )
-from cuda_fatbin._extract import _write_new, entry_file_names, extract_entries, safe_name
+from cuda_fatbin._extract import _checked_target, _refusals, entry_file_names, extract_entries, safe_name
 from cuda_fatbin._reader import iter_fatbins
 
 
@@ -124,28 +124,53 @@ def test_force_replaces_files_and_links_to_folders_but_not_folders(cubin, artifa
         extract_entries(data, tmp_path, force=True)
 
 
-def test_write_new_takes_plain_names_only(tmp_path, monkeypatch):
+def test_only_plain_names_are_targets_and_late_refusals_name_the_target(tmp_path):
     for bad in ("", ".", "..", "a/b", "../x"):
         with pytest.raises(ExtractError, match=r"^refusing to write .*: not a plain file name inside "):
-            _write_new(tmp_path, bad, b"x", False)
+            _checked_target(tmp_path, bad)
     assert sorted(os.listdir(tmp_path)) == []
-
-    def racing(*args, **kwargs):
-        raise IsADirectoryError(21, "Is a directory")
-
-    monkeypatch.setattr(_extract, "write_atomic", racing)  # a folder made there after the check
-    with pytest.raises(ExtractError, match=r"x is a directory; it is not replaced$"):
-        _write_new(tmp_path, "x", b"x", True)
-
-    def special(*args, **kwargs):  # a FIFO made there after the check (_files._refuse_special)
-        raise FileExistsError(17, "a FIFO is there; it is not replaced by a file")
-
-    monkeypatch.setattr(_extract, "write_atomic", special)
-    with pytest.raises(ExtractError) as info:
-        _write_new(tmp_path, "x", b"x", True)
-    assert str(info.value) == f"{tmp_path / 'x'}: a FIFO is there; it is not replaced by a file"
+    target = str(tmp_path / "x")
+    with pytest.raises(ExtractError, match=r"x is a directory; it is not replaced$"):  # a folder made after the check
+        with _refusals(True):
+            raise IsADirectoryError(21, "Is a directory", target + ".tmp", None, target)
+    with pytest.raises(ExtractError) as info:  # a FIFO made there after the check (_files._refuse_special)
+        with _refusals(True):
+            raise FileExistsError(17, "a FIFO is there; it is not replaced by a file", target)
+    assert str(info.value) == f"{target}: a FIFO is there; it is not replaced by a file"
     with pytest.raises(ExtractError, match=r"x exists; pass force=True \(--force\) to replace it$"):
-        _write_new(tmp_path, "x", b"x", False)
+        with _refusals(False):
+            raise FileExistsError(17, "File exists", target + ".tmp", None, target)
+
+
+def test_extract_writes_every_file_or_none(cubin, artifacts, tmp_path, monkeypatch):
+    """A failure at the third file (a full disk) left the first two written: now none is, and old files stay."""
+    data = build_fatbin([cubin, artifacts[("cubin", "sm_90")], artifacts[("ptx", "sm_90")]])
+    out = tmp_path / "out"
+    names = [p.name for p in extract_entries(data, out, source_name="k.fatbin")]
+    assert len(names) == 3
+    for n in names:
+        (out / n).write_bytes(b"old")
+    real = os.fsync
+
+    def fsync(fd):
+        if os.readlink(f"/proc/self/fd/{fd}").endswith(".tmp") and names[2] in os.readlink(f"/proc/self/fd/{fd}"):
+            raise OSError(28, "No space left on device")
+        return real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with pytest.raises(OSError, match="No space left"):
+        extract_entries(data, out, source_name="k.fatbin", force=True)
+    assert sorted(os.listdir(out)) == sorted(names) and {(out / n).read_bytes() for n in names} == {b"old"}
+    for n in names:
+        (out / n).unlink()
+    with pytest.raises(OSError, match="No space left"):
+        extract_entries(data, out, source_name="k.fatbin")
+    assert os.listdir(out) == []
+    monkeypatch.undo()
+    with pytest.raises(FatbinFormatError, match="extracting would write over"):  # the bound, passed at the last file
+        monkeypatch.setattr(_extract, "MAX_EXPANSION", Fraction(len(data) - 1, len(data)))
+        extract_entries(data, out, source_name="k.fatbin")
+    assert os.listdir(out) == []
 
 
 def test_the_file_being_read_is_never_a_target(cubin, artifacts, tmp_path):
@@ -188,7 +213,7 @@ def test_the_expansion_bound_counts_every_entry_written(cubin, artifacts, tmp_pa
     monkeypatch.setattr(_extract, "MAX_EXPANSION", Fraction(max(len(cubin), len(other)) + 1, len(data)))
     with pytest.raises(FatbinFormatError, match="extracting would write over"):
         extract_entries(data, tmp_path / "no")
-    assert [p.name for p in (tmp_path / "no").iterdir()] == ["data.1.sm_80.cubin"]  # the first fit; then refused
+    assert [p.name for p in (tmp_path / "no").iterdir()] == []  # the first fit, the second did not: none is written
 
 
 def test_standard_input_is_a_source(cubin, tmp_path, monkeypatch):

@@ -973,13 +973,14 @@ def test_extract_without_force_never_replaces_a_file_that_appeared_after_its_che
     from cuda_fatbin import ExtractError, _extract, extract_entries
 
     data = bytes(Program(SRC.format(7), "c++").compile("fatbin", archs=["sm_80"], ptx_for=()).code)
-    real = _extract.write_atomic
+    real = _extract._checked_target
 
-    def racing(target, payload, *, replace):
-        Path(target).write_bytes(b"theirs")  # another process wins the race for the name
-        return real(target, payload, replace=replace)
+    def racing(directory, name):
+        target = real(directory, name)
+        target.write_bytes(b"theirs")  # another process wins the race for the name
+        return target
 
-    monkeypatch.setattr(_extract, "write_atomic", racing)
+    monkeypatch.setattr(_extract, "_checked_target", racing)
     with pytest.raises(ExtractError, match="exists"):
         extract_entries(data, tmp_path, source_name="k.fatbin")
     assert [p.read_bytes() for p in tmp_path.iterdir()] == [b"theirs"]
@@ -1153,3 +1154,77 @@ def test_a_cache_entry_header_is_read_at_most_four_levels_deep():
         _cache.decode(entry(four), _job())
     with pytest.raises(_cache.CacheEntryError, match="unreadable header: .*nested deeper than 4 levels"):
         _cache.decode(entry(five), _job())
+
+
+# -- 7. every output of one command: all or nothing ------------------------------------------------------
+
+
+def _fail_fsync_of(monkeypatch, name: str) -> None:
+    """``os.fsync`` fails with ENOSPC for the temporary file of ``name`` (``.<name>.<random>.tmp``)."""
+    real = os.fsync
+
+    def fsync(fd):
+        if os.path.basename(os.readlink(f"/proc/self/fd/{fd}")).startswith(f".{name}."):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+
+
+def test_compile_outputs_are_all_or_nothing_when_the_symbols_file_cannot_be_written(source, tmp_path, monkeypatch):
+    """`compile -o X --symbols M` with M unwritable (full disk): X was replaced and M kept the old mapping."""
+    (tmp_path / "k.fatbin").write_bytes(b"old fatbin")
+    (tmp_path / "s.json").write_bytes(b"old mapping")
+    _fail_fsync_of(monkeypatch, "s.json")
+    res = cli_main("compile", source, "--arch", "80", "-o", "k.fatbin", "--symbols", "s.json",
+                   "--name-expression", "s<int>", cwd=tmp_path, check=1)  # fmt: skip
+    assert "cannot write s.json: No space left on device; nothing was written: k.fatbin, s.json are left as they " \
+           "were" in res.stderr  # fmt: skip
+    assert (tmp_path / "k.fatbin").read_bytes() == b"old fatbin" and (tmp_path / "s.json").read_bytes() == b"old mapping"
+    assert sorted(os.listdir(tmp_path)) == ["k.fatbin", "s.json"]  # no temporary file left
+    monkeypatch.undo()
+    cli_main("compile", source, "--arch", "80", "-o", "k.fatbin", "--symbols", "s.json", "--name-expression",
+             "s<int>", cwd=tmp_path, check=0)  # fmt: skip
+    assert json.loads((tmp_path / "s.json").read_text()) == {"s<int>": "_Z1sIiEvPT_"}
+
+
+@pytest.mark.parametrize("failure", ["second rename", "Ctrl-C in the block", "staging"])
+def test_written_together_leaves_every_old_file_when_any_step_fails(tmp_path, monkeypatch, failure):
+    a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"  # c does not exist before
+    a.write_bytes(b"old a")
+    b.symlink_to(a)  # an old symlink comes back as the link, not as a file
+    real = os.replace
+
+    def replace(src, dst):
+        if os.fspath(dst) == str(b):
+            raise OSError(errno.EIO, "Input/output error")
+        return real(src, dst)
+
+    if failure == "second rename":
+        monkeypatch.setattr(os, "replace", replace)
+    if failure == "staging":
+        _fail_fsync_of(monkeypatch, "b")
+    with pytest.raises((OSError, KeyboardInterrupt)):
+        with _files.written_together() as stage:
+            stage(c, b"new c")
+            stage(a, b"new a")
+            stage(b, b"new b")
+            if failure == "Ctrl-C in the block":
+                raise KeyboardInterrupt
+    monkeypatch.undo()
+    assert sorted(os.listdir(tmp_path)) == ["a", "b"]  # c removed again, no temporary or kept file left
+    assert a.read_bytes() == b"old a" and os.readlink(b) == str(a)
+    with _files.written_together() as stage:
+        stage(a, b"new a")
+        stage(b, b"new b")
+    assert a.read_bytes() == b"new a" and not b.is_symlink() and b.read_bytes() == b"new b"
+    assert sorted(os.listdir(tmp_path)) == ["a", "b"]
+
+
+def test_written_together_without_replace_takes_back_what_it_published(tmp_path):
+    (tmp_path / "y").write_bytes(b"someone's")
+    with pytest.raises(FileExistsError):
+        with _files.written_together(replace=False) as stage:
+            stage(tmp_path / "x", b"new x")
+            stage(tmp_path / "y", b"new y")
+    assert sorted(os.listdir(tmp_path)) == ["y"] and (tmp_path / "y").read_bytes() == b"someone's"

@@ -4,9 +4,10 @@
 
 Identifiers inside a container are free text from whoever built it, so every file name is made
 safe first (:func:`safe_name`), the file is written inside the chosen directory only, with
-:func:`~cuda_fatbin._files.write_atomic` (a temporary file created ``O_CREAT | O_EXCL | O_NOFOLLOW``
-beside the target, then published whole: with a hard link, which never replaces anything, or with
-``force`` a rename, which replaces a planted symlink instead of following it), and the bytes written in
+:func:`~cuda_fatbin._files.written_together` (a temporary file created ``O_CREAT | O_EXCL | O_NOFOLLOW``
+beside each target; once all are written, each published whole: with a hard link, which never replaces
+anything, or with ``force`` a rename, which replaces a planted symlink instead of following it; a
+failure anywhere leaves none of them and every old file), and the bytes written in
 one call are bounded by :data:`~cuda_fatbin._reader.MAX_EXPANSION` times the input size. See
 docs/security.md.
 
@@ -15,15 +16,16 @@ Reading side: this module does not import the compile side.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from ._arch import Arch
 from ._errors import Error
-from ._files import describe, write_atomic
+from ._files import describe, written_together
 from ._reader import MAX_EXPANSION, Fatbin, FatbinEntry, FatbinFormatError, iter_fatbins
 
 TYPE_CHECKING = False
@@ -134,19 +136,26 @@ def entry_file_names(
             yield e, name
 
 
-def _write_new(directory: Path, name: str, data: bytes, force: bool) -> Path:
+def _checked_target(directory: Path, name: str) -> Path:
     target = directory / name
     if target.parent != directory or name in ("", ".", ".."):
         raise ExtractError(f"refusing to write {name!r}: not a plain file name inside {directory}")
-    try:  # (a folder or special file there was refused by extract_entries; these are the ones made since)
-        write_atomic(target, data, replace=force)  # without force: published by a hard link, never over anything
+    return target
+
+
+@contextlib.contextmanager
+def _refusals(force: bool) -> Iterator[None]:
+    """The publishing step's errors as :class:`ExtractError` naming the target (a file, folder or special file
+    made there after the checks in :func:`extract_entries`)."""
+    try:
+        yield
     except FileExistsError as e:
-        if force:  # a device, FIFO or socket (_files._refuse_special), made after the check in extract_entries
+        target = e.filename2 or e.filename
+        if force:  # a device, FIFO or socket (_files._refuse_special)
             raise ExtractError(f"{target}: {e.strerror}") from None
         raise ExtractError(f"{target} exists; pass force=True (--force) to replace it") from None
-    except IsADirectoryError:  # made a directory after the check above
-        raise ExtractError(f"{target} is a directory; it is not replaced") from None
-    return target
+    except IsADirectoryError as e:
+        raise ExtractError(f"{e.filename2 or e.filename} is a directory; it is not replaced") from None
 
 
 def extract_entries(
@@ -197,7 +206,10 @@ def extract_entries(
         ``force``); nothing has been written in that case.
     FatbinFormatError
         The source is malformed, an entry cannot be decoded (without ``on_error``), or the output would
-        exceed ``MAX_EXPANSION`` times the input size.
+        exceed ``MAX_EXPANSION`` times the input size; nothing has been written.
+    OSError
+        A file cannot be written (a full disk); nothing has been written, every file there before is
+        left as it was.
     ValueError
         An unknown kind or arch in ``kinds``/``archs``.
 
@@ -264,20 +276,24 @@ def extract_entries(
     limit = MAX_EXPANSION * max(size, 1)
     written: list[Path] = []
     total = 0
-    for e, name in plan:
-        try:
-            data = e.data()
-        except FatbinFormatError as exc:
-            if on_error is None:
-                raise
-            on_error(e, name, exc)
-            continue
-        if e.kind in ("ptx", "reloc"):
-            data = data.rstrip(b"\0")
-        total += len(data)
-        if total > limit:
-            raise FatbinFormatError(
-                f"extracting would write over {limit} bytes ({MAX_EXPANSION}x the input); refused", e.offset
-            )
-        written.append(_write_new(out, name, data, force))
+    # all or nothing: every file is staged first, then all are published (docs/security.md)
+    with _refusals(force), written_together(replace=force) as stage:  # without force: hard links, never over anything
+        for e, name in plan:
+            try:
+                data = e.data()
+            except FatbinFormatError as exc:
+                if on_error is None:
+                    raise
+                on_error(e, name, exc)
+                continue
+            if e.kind in ("ptx", "reloc"):
+                data = data.rstrip(b"\0")
+            total += len(data)
+            if total > limit:
+                raise FatbinFormatError(
+                    f"extracting would write over {limit} bytes ({MAX_EXPANSION}x the input); refused", e.offset
+                )
+            target = _checked_target(out, name)
+            stage(target, data)
+            written.append(target)
     return written

@@ -34,9 +34,12 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from typing import Any, BinaryIO
 
+    _Data = bytes | bytearray | memoryview | Callable[[BinaryIO], object]
+
 __all__ = [
     "DIR_FD", "check_regular", "create_new", "fsync_dir", "identity", "is_regular", "loads_json", "locked_dir",
     "open_dir", "open_input", "read_exact", "read_regular", "temp_name", "write_atomic",
+    "written_together",
 ]  # fmt: skip
 
 O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -339,6 +342,7 @@ def write_atomic(
     there is replaced, never followed — and the folder is synced so that the rename survives a crash. Any
     failure (a full disk, an exception from ``data``, Ctrl-C) removes the temporary file and leaves
     ``target`` as it was. A device, FIFO or socket at ``target`` is not replaced (``OSError``).
+    Several files that must change together: :func:`written_together`.
 
     With ``replace=False`` nothing at ``target`` is ever replaced: the file is published with a hard link,
     which fails if anything (a file, a symlink, a directory) is there. Where the file system has no hard
@@ -360,8 +364,56 @@ def write_atomic(
     >>> path.read_bytes()
     b'abc'
     """
-    tmp = temp_name(target)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_BINARY, 0o666)
+    with written_together(replace=replace) as stage:
+        stage(target, data)
+
+
+@contextlib.contextmanager
+def written_together(*, replace: bool = True) -> Iterator[Callable[[str | os.PathLike[str], _Data], None]]:
+    """Write several files all or nothing: every one staged first, then all renamed into place.
+
+    Yields ``stage(target, data)``, which writes ``data`` (bytes, or a function that writes to the open
+    file) at once into a temporary file beside ``target``, as :func:`write_atomic` does, and fsyncs it.
+    When the block ends without an exception every temporary file is renamed over its target (with
+    ``replace=False`` published with a hard link, which never replaces anything). On any failure —
+    while staging (a full disk), in the block, or at a rename — every temporary file is removed and
+    every target is left as it was: a target already renamed over is put back from a hard link of the
+    old file taken just before (where the file system has no hard links, a failure between two renames
+    can leave the earlier ones new), a target that did not exist is removed again. A device, FIFO or
+    socket at any target is refused before the first rename.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> with written_together() as stage:
+    ...     stage(folder / "k.fatbin", b"fatbin")
+    ...     stage(folder / "k.json", b"{}")
+    >>> sorted(p.name for p in folder.iterdir())
+    ['k.fatbin', 'k.json']
+    """
+    staged: list[tuple[str, str]] = []
+
+    def stage(target: str | os.PathLike[str], data: _Data) -> None:
+        tmp = temp_name(target)
+        _write_new_file(tmp, data)
+        staged.append((tmp, os.fspath(target)))
+
+    try:
+        yield stage
+        _publish_all(staged, replace)
+    except BaseException:
+        for tmp, _ in staged:  # those renamed are gone already (or put back by _publish_all)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        raise
+    for folder in dict.fromkeys(os.path.dirname(t) or "." for _, t in staged):
+        fsync_dir(folder)
+
+
+def _write_new_file(path: str, data: _Data) -> None:
+    """Create ``path`` (``O_CREAT | O_EXCL | O_NOFOLLOW``), write ``data``, fsync; no part is left on a failure."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_BINARY, 0o666)
     try:
         with os.fdopen(fd, "wb") as f:
             if callable(data):
@@ -370,16 +422,61 @@ def write_atomic(
                 f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        if replace:
-            _refuse_special(target)
-            os.replace(tmp, target)
-        else:
-            _publish_new(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
-            os.unlink(tmp)
+            os.unlink(path)
         raise
-    fsync_dir(os.path.dirname(os.fspath(target)) or ".")
+
+
+def _publish_all(staged: list[tuple[str, str]], replace: bool) -> None:
+    """Rename (or link) every staged file into place; on a failure, undo those done and raise."""
+    if replace:
+        for _, target in staged:
+            _refuse_special(target)
+    done: list[tuple[str, str | None]] = []  # target, and the old file's hard link ("" nothing was there)
+    try:
+        for tmp, target in staged:
+            if not replace:
+                _publish_new(tmp, target)
+                done.append((target, ""))
+                continue
+            old = _keep_old(target) if len(staged) > 1 else None
+            try:
+                os.replace(tmp, target)
+            except BaseException:
+                if old:
+                    os.unlink(old)
+                raise
+            done.append((target, old))
+    except BaseException:
+        for target, old in reversed(done):
+            with contextlib.suppress(OSError):
+                if old:
+                    os.replace(old, target)
+                elif old == "":
+                    os.unlink(target)
+        raise
+    for _, old in done:
+        if old:
+            with contextlib.suppress(OSError):
+                os.unlink(old)
+
+
+def _keep_old(target: str) -> str | None:
+    """A hard link of what is at ``target`` (the link itself for a symlink), to put back; "" when nothing is there,
+    None when it cannot be kept (no hard links on this file system)."""
+    try:
+        os.lstat(target)
+    except FileNotFoundError:
+        return ""
+    except OSError:
+        return None
+    old = temp_name(target, "old")
+    try:
+        os.link(target, old, follow_symlinks=False)
+    except OSError:
+        return None
+    return old
 
 
 def _refuse_special(target: str | os.PathLike[str]) -> None:

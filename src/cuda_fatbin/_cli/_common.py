@@ -283,19 +283,41 @@ def _check_json_output(args: argparse.Namespace) -> None:
 
 def _write_output(path: str, data: bytes) -> None:
     """Write an output file all at once (``_files.write_atomic``), or to standard output for ``-``."""
-    from .._files import write_atomic
+    _write_outputs([(path, data)])
 
-    if path == "-":
-        sys.stdout.flush()
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-        return
+
+def _write_outputs(outputs: list[tuple[str, bytes]]) -> None:
+    """Write a command's outputs all or nothing (``_files.written_together``): every file is staged first,
+    standard output (``-``) is written next, and only then are the files renamed into place; a failure
+    anywhere leaves every file that was there before as it was, and the message says so for each."""
+    from .._files import written_together
+
+    current = None
     try:
-        write_atomic(path, data)
+        with written_together() as stage:
+            for path, data in outputs:
+                if path != "-":
+                    current = path
+                    stage(path, data)
+            current = None
+            for path, data in outputs:
+                if path == "-":
+                    current = "standard output"
+                    sys.stdout.flush()
+                    sys.stdout.buffer.write(data)
+                    sys.stdout.buffer.flush()
+            current = None  # the renames, at the end of the block
     except OSError as e:
-        raise Failure(
-            f"cannot write {_shown(path)}: {e.strerror or e}; a file there before is left as it was"
-        ) from None
+        if isinstance(e, BrokenPipeError):
+            raise
+        files = [p for p, _ in outputs if p != "-"]
+        what = f"cannot write {_shown(current) if current else ', '.join(map(_shown, files))}"
+        kept = (
+            f"nothing was written: {', '.join(map(_shown, files))} are left as they were"
+            if len(files) > 1
+            else "a file there before is left as it was"
+        )
+        raise Failure(f"{what}: {e.strerror or e}; {kept}") from None
 
 
 def _read_input(path: str | os.PathLike[str]) -> bytes:

@@ -26,7 +26,7 @@ from ._common import (
     _Progress,
     _read_input,
     _shown,
-    _write_output,
+    _write_outputs,
     add_command,
 )
 
@@ -189,10 +189,9 @@ def _report(args: argparse.Namespace, obj: ObjectCode, cache_report: CacheReport
     import json
 
     data = bytes(obj.code)
-    _write_output(args.output, data)
     mapping = {k: v.decode() if isinstance(v, bytes) else v for k, v in obj.symbol_mapping.items()}
-    if args.symbols:
-        _write_output(args.symbols, (json.dumps(mapping, indent=1) + "\n").encode())
+    symbols = [(args.symbols, (json.dumps(mapping, indent=1) + "\n").encode())] if args.symbols else []
+    _write_outputs([(args.output, data), *symbols])  # all or nothing: docs/cli.md
     if args.json:  # schemas/compile.json
         report = cache_report
         cached = None if report is None else {"hits": list(report.hits), "misses": list(report.misses),
