@@ -369,7 +369,8 @@ def test_cache_dot_beside_the_source_keeps_the_source_folder_in_the_key(tmp_path
     from cli_testing import cli_main
 
     (include_dir / "k.cu").write_text(SRC)
-    base = ["compile", "k.cu", "--arch", "80", "--ptx-for", "none", *[a for n in NAMES for a in ("--name-expression", n)]]
+    names = [a for n in NAMES for a in ("--name-expression", n)]
+    base = ["compile", "k.cu", "--arch", "80", "--ptx-for", "none", *names]
     args = [*base, "-o", str(tmp_path / "k.fatbin"), "--cache", "."]
     cli_main(*args, cwd=include_dir, check=0)
     assert "1 hit(s), 0 miss(es)" in cli_main(*args, cwd=include_dir, check=0).stderr

@@ -130,16 +130,13 @@ def test_only_plain_names_are_targets_and_late_refusals_name_the_target(tmp_path
             _checked_target(tmp_path, bad)
     assert sorted(os.listdir(tmp_path)) == []
     target = str(tmp_path / "x")
-    with pytest.raises(ExtractError, match=r"x is a directory; it is not replaced$"):  # a folder made after the check
-        with _refusals(True):
-            raise IsADirectoryError(21, "Is a directory", target + ".tmp", None, target)
-    with pytest.raises(ExtractError) as info:  # a FIFO made there after the check (_files._refuse_special)
-        with _refusals(True):
-            raise FileExistsError(17, "a FIFO is there; it is not replaced by a file", target)
+    with pytest.raises(ExtractError, match=r"x is a directory; it is not replaced$"), _refusals(True):
+        raise IsADirectoryError(21, "Is a directory", target + ".tmp", None, target)
+    with pytest.raises(ExtractError) as info, _refusals(True):  # a FIFO made after the check (_refuse_special)
+        raise FileExistsError(17, "a FIFO is there; it is not replaced by a file", target)
     assert str(info.value) == f"{target}: a FIFO is there; it is not replaced by a file"
-    with pytest.raises(ExtractError, match=r"x exists; pass force=True \(--force\) to replace it$"):
-        with _refusals(False):
-            raise FileExistsError(17, "File exists", target + ".tmp", None, target)
+    with pytest.raises(ExtractError, match=r"x exists; pass force=True \(--force\) to replace it$"), _refusals(False):
+        raise FileExistsError(17, "File exists", target + ".tmp", None, target)
 
 
 def test_extract_writes_every_file_or_none(cubin, artifacts, tmp_path, monkeypatch):

@@ -1180,7 +1180,8 @@ def test_compile_outputs_are_all_or_nothing_when_the_symbols_file_cannot_be_writ
                    "--name-expression", "s<int>", cwd=tmp_path, check=1)  # fmt: skip
     assert "cannot write s.json: No space left on device; nothing was written: k.fatbin, s.json are left as they " \
            "were" in res.stderr  # fmt: skip
-    assert (tmp_path / "k.fatbin").read_bytes() == b"old fatbin" and (tmp_path / "s.json").read_bytes() == b"old mapping"
+    assert (tmp_path / "k.fatbin").read_bytes() == b"old fatbin"
+    assert (tmp_path / "s.json").read_bytes() == b"old mapping"
     assert sorted(os.listdir(tmp_path)) == ["k.fatbin", "s.json"]  # no temporary file left
     monkeypatch.undo()
     cli_main("compile", source, "--arch", "80", "-o", "k.fatbin", "--symbols", "s.json", "--name-expression",
@@ -1204,13 +1205,12 @@ def test_written_together_leaves_every_old_file_when_any_step_fails(tmp_path, mo
         monkeypatch.setattr(os, "replace", replace)
     if failure == "staging":
         _fail_fsync_of(monkeypatch, "b")
-    with pytest.raises((OSError, KeyboardInterrupt)):
-        with _files.written_together() as stage:
-            stage(c, b"new c")
-            stage(a, b"new a")
-            stage(b, b"new b")
-            if failure == "Ctrl-C in the block":
-                raise KeyboardInterrupt
+    with pytest.raises((OSError, KeyboardInterrupt)), _files.written_together() as stage:
+        stage(c, b"new c")
+        stage(a, b"new a")
+        stage(b, b"new b")
+        if failure == "Ctrl-C in the block":
+            raise KeyboardInterrupt
     monkeypatch.undo()
     assert sorted(os.listdir(tmp_path)) == ["a", "b"]  # c removed again, no temporary or kept file left
     assert a.read_bytes() == b"old a" and os.readlink(b) == str(a)
@@ -1223,8 +1223,7 @@ def test_written_together_leaves_every_old_file_when_any_step_fails(tmp_path, mo
 
 def test_written_together_without_replace_takes_back_what_it_published(tmp_path):
     (tmp_path / "y").write_bytes(b"someone's")
-    with pytest.raises(FileExistsError):
-        with _files.written_together(replace=False) as stage:
-            stage(tmp_path / "x", b"new x")
-            stage(tmp_path / "y", b"new y")
+    with pytest.raises(FileExistsError), _files.written_together(replace=False) as stage:
+        stage(tmp_path / "x", b"new x")
+        stage(tmp_path / "y", b"new y")
     assert sorted(os.listdir(tmp_path)) == ["y"] and (tmp_path / "y").read_bytes() == b"someone's"
