@@ -198,7 +198,8 @@ def test_entries_are_objects(tmp_path):
 def test_symbol_names_are_printable_utf8(tmp_path, key, value):
     """A lone surrogate passed the schema and the record hash, then load() raised UnicodeEncodeError."""
     assert refusal(tmp_path, manifest_with(symbol_mapping={key: value})) == (
-        f"suites.k.symbol_mapping[{key!r}]: not a symbol name: unprintable or not UTF-8",
+        f"suites.k.symbol_mapping[{key!r}]: not a symbol name: printable UTF-8 text (no tab, newline or other "
+        "control character, no lone surrogate)",
         f"suites.k.symbol_mapping[{key!r}]")  # fmt: skip
 
 
@@ -839,3 +840,16 @@ def test_a_build_leaves_no_descriptor_open(root):
     before = len(os.listdir("/proc/self/fd"))
     rebuild(root)
     assert len(os.listdir("/proc/self/fd")) == before
+
+
+@pytest.mark.parametrize("expr", ["f<float>\t", "f<float>\n", "f<\tfloat>", "f<float>\x1b", "f<float>\ud800"])
+def test_build_refuses_a_name_expression_that_open_would_refuse(tmp_path, expr):
+    """A tab or a trailing newline compiled, was written, and KernelBundle.open() refused the bundle at run time."""
+    src = "template <typename T> __global__ void f(T* p) { p[0] = 1; }"
+    with pytest.raises(ValueError, match=r"suite 'k': name expression .* is not printable UTF-8 text \(no tab"):
+        KernelBundle.build(tmp_path / "b", {"k": KernelSuite(src, ["f<int>", expr])}, archs=["sm_80"])
+    assert not (tmp_path / "b").exists()  # refused before anything was compiled or written
+    built = KernelBundle.build(tmp_path / "b", {"k": KernelSuite(src, ["f<int>", "f< float >"])}, archs=["sm_80"])
+    reopened = KernelBundle.open(tmp_path / "b")  # what build accepts, open reads
+    assert reopened.fatbin("k") == built.fatbin("k")
+    assert reopened._record("k")["symbol_mapping"] == {"f<int>": "_Z1fIiEvPT_", "f< float >": "_Z1fIfEvPT_"}

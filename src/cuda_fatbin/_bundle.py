@@ -42,6 +42,7 @@ from ._files import (
 )
 from ._reader import read_fatbin
 from ._select import ZSTD_MIN_CUDA, parse_driver, ptx_isa_needs, select_entry
+from ._term import PRINTABLE_TEXT, is_printable_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -299,7 +300,8 @@ class KernelBundle:
         Raises
         ------
         ValueError, TypeError
-            No suite, a bad suite name, a suite that is not a :class:`KernelSuite`.
+            No suite, a bad suite name, a suite that is not a :class:`KernelSuite`, a name expression
+            that is not printable text (a tab, a trailing newline: ``_term.is_printable_text``).
         FatbinCompileError
             A suite does not compile (nothing has been written).
         OSError
@@ -319,6 +321,10 @@ class KernelBundle:
                 raise ValueError(
                     f"suite name {name!r}: use up to 100 ASCII letters, digits, '_', '-' and '.', not first '.' or '-'"
                 )
+            exprs = suite.name_expressions
+            for expr in (exprs,) if isinstance(exprs, str) else exprs:  # open() refuses what this would write
+                if not is_printable_text(expr):
+                    raise ValueError(f"suite {name!r}: name expression {expr!r} is not {PRINTABLE_TEXT}")
         floor = parse_driver(min_driver)
         records: dict[str, dict[str, Any]] = {}
         files: dict[str, bytes] = {}
@@ -790,5 +796,5 @@ def _validate(manifest: Any) -> None:
             _check_type(item, dict, f"{field}.entries[{i}]", "an object")
         for k, v in record["symbol_mapping"].items():
             _check_type(v, str, f"{field}.symbol_mapping[{k!r}]", "a symbol name")
-            if not (k.isprintable() and v.isprintable()):  # a lone surrogate (JSON's "\\ud800") is unprintable
-                raise BundleError("not a symbol name: unprintable or not UTF-8", f"{field}.symbol_mapping[{k!r}]")
+            if not (is_printable_text(k) and is_printable_text(v)):
+                raise BundleError(f"not a symbol name: {PRINTABLE_TEXT}", f"{field}.symbol_mapping[{k!r}]")

@@ -18,7 +18,10 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import TextIO
 
-__all__ = ["shown", "table"]
+__all__ = ["PRINTABLE_TEXT", "is_printable_text", "shown", "table"]
+
+#: What :func:`is_printable_text` accepts, in words for error messages.
+PRINTABLE_TEXT = "printable UTF-8 text (no tab, newline or other control character, no lone surrogate)"
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
@@ -59,6 +62,20 @@ def shown(text: object) -> str:
     if s.isprintable():
         return s
     return "".join(ch if ch.isprintable() else _escape(ch) for ch in s)
+
+
+def is_printable_text(text: object) -> bool:
+    """Whether ``text`` is a ``str`` that :func:`shown` leaves as it is: :data:`PRINTABLE_TEXT`.
+
+    The one rule for names a kernel bundle records (name expressions, symbol names): ``KernelBundle.build``
+    refuses what ``KernelBundle.open`` would refuse. A lone surrogate (JSON's ``"\\ud800"``) is not printable.
+
+    Examples
+    --------
+    >>> is_printable_text("scale<float>"), is_printable_text("scale<float>\n"), is_printable_text("a\tb")
+    (True, False, False)
+    """
+    return isinstance(text, str) and text.isprintable()
 
 
 def table(
