@@ -8,6 +8,8 @@ import os
 import struct
 import sys
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -167,6 +169,10 @@ def test_a_stream_is_read_to_its_bound_and_no_further(monkeypatch):
             asked.append(n)
             return super().read(n)
 
+        def read1(self, n=-1):
+            asked.append(n)
+            return super().read1(n)
+
     monkeypatch.setattr(_reader, "MAX_STREAM", 64)
     with pytest.raises(FatbinFormatError) as info:
         _reader._read_stream(Pipe(bytes(1000)), "standard input")
@@ -174,6 +180,23 @@ def test_a_stream_is_read_to_its_bound_and_no_further(monkeypatch):
         64, "standard input holds over 64 bytes; save it to a file, which can be mapped, and read that"
     )  # fmt: skip
     assert bytes(_reader._read_stream(Pipe(bytes(64)), "a pipe").view) == bytes(64)
+
+
+def test_standard_input_is_read_as_it_comes_never_into_a_buffer_of_the_bound():
+    """`inspect -` allocated MAX_STREAM (1 GiB) before reading: a MemoryError under a 512 MiB limit for 3.5 KB."""
+    import resource
+    import subprocess
+    import sys
+
+    data = (Path(__file__).parent / "data" / "nvrtc129_sm_80.cubin").read_bytes()
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (512 << 20, 512 << 20))
+
+    res = subprocess.run([sys.executable, "-m", "cuda_fatbin", "inspect", "-"], input=data, capture_output=True,
+                         preexec_fn=limit, timeout=120)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert b"elf" in res.stdout and b"sm_80" in res.stdout and b"MemoryError" not in res.stderr
 
 
 def test_entry_errors_and_reprs(artifacts):

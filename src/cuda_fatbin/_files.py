@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DIR_FD", "check_regular", "create_new", "fsync_dir", "identity", "is_regular", "loads_json", "locked_dir",
-    "open_dir", "open_input", "read_exact", "read_regular", "temp_name", "write_atomic",
+    "open_dir", "open_input", "read_bounded", "read_exact", "read_regular", "temp_name", "write_atomic",
     "written_together",
 ]  # fmt: skip
 
@@ -202,6 +202,26 @@ def read_exact(fd: int, size: int, path: str | os.PathLike[str] = "") -> bytes:
     if os.read(fd, 1):
         raise OSError(errno.EIO, f"holds more than {size} bytes (changed while read)", os.fspath(path))
     return bytes(out)
+
+
+def read_bounded(read: Callable[[int], bytes], limit: int) -> bytearray:
+    """What ``read(n)`` gives until it gives nothing or more than ``limit`` bytes came: 1 MiB asked at a time.
+
+    For streams and archive members, whose size is not known before they are read: ``f.read(limit + 1)``
+    allocates ``limit + 1`` bytes first, whatever comes (a 1 GiB buffer for 3 KB on standard input, a
+    ``MemoryError`` under a memory limit). Memory grows with what was read. The caller compares the
+    length with ``limit``: at most ``limit + 1`` bytes are read.
+
+    Examples
+    --------
+    >>> import io
+    >>> len(read_bounded(io.BytesIO(bytes(3 << 20)).read, 1 << 20))
+    1048577
+    """
+    data = bytearray()
+    while len(data) <= limit and (chunk := read(min(_CHUNK, limit + 1 - len(data)))):
+        data += chunk
+    return data
 
 
 def read_regular(path: str | os.PathLike[str], limit: int, *, follow: bool = False, dir_fd: int | None = None) -> bytes:

@@ -696,7 +696,10 @@ def _read_fifo(fd: int, shown: str) -> _Data:
 
 
 def _read_stream(stream: BinaryIO, name: str) -> _Data:
-    data = stream.read(MAX_STREAM + 1)
+    """Standard input to its end, as it comes (``read_bounded``): ``read(MAX_STREAM + 1)`` allocated 1 GiB first."""
+    from ._files import read_bounded
+
+    data = read_bounded(getattr(stream, "read1", stream.read), MAX_STREAM)  # read1: no wait for a full chunk
     if len(data) > MAX_STREAM:
         raise FatbinFormatError(
             f"{name} holds over {MAX_STREAM} bytes; save it to a file, which can be mapped, and read that", MAX_STREAM
