@@ -89,3 +89,61 @@ def test_wide_keeps_the_plain_layout_on_a_terminal():
 def test_a_row_longer_than_the_headers_is_refused_not_cut():
     with pytest.raises(ValueError):
         table(["a"], [["x", "y"]], io.StringIO())
+
+
+@pytest.fixture(scope="module")
+def non_ascii_fatbin(tmp_path_factory):
+    from pathlib import Path
+
+    from cuda_fatbin import Part, build_fatbin
+
+    cubin = (Path(__file__).parent / "data" / "nvrtc129_sm_80.cubin").read_bytes()
+    folder = tmp_path_factory.mktemp("names")
+    (folder / "k.fatbin").write_bytes(build_fatbin([Part(cubin, kind="cubin", arch="sm_80", identifier="kérnel中.cu")]))
+    return folder
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+@pytest.mark.parametrize("command", [["inspect", "k.fatbin"], ["inspect", "k.fatbin", "--wide"],
+                                     ["which", "k.fatbin", "--gpu", "80"], ["extract", "k.fatbin", "-o", "{out}"],
+                                     ["scan", ".", "--gpu", "80"], ["inspect", "kérnel中.fatbin"]])  # fmt: skip
+def test_names_the_output_encoding_cannot_hold_are_escaped_never_a_crash(non_ascii_fatbin, tmp_path, encoding, command):
+    """A non-ASCII identifier on an ASCII standard output: UnicodeEncodeError in the middle of the table, exit 2."""
+    import os
+    import subprocess
+    import sys
+
+    args = [a.format(out=tmp_path / "out") for a in command]
+    env = {**os.environ, "PYTHONIOENCODING": encoding}
+    res = subprocess.run([sys.executable, "-m", "cuda_fatbin", *args], capture_output=True, cwd=non_ascii_fatbin,
+                         env=env, timeout=120)  # fmt: skip
+    text = res.stdout + res.stderr
+    assert b"UnicodeEncodeError" not in text and b"Traceback" not in text, text
+    escaped = b"k\\xe9rnel\\u4e2d" if encoding == "ascii" else "kérnel\\u4e2d".encode("latin-1")
+    if command[-1] == "kérnel中.fatbin":  # the name of a file that is not there, in the error message
+        assert res.returncode == 1 and escaped + b".fatbin: No such file" in res.stderr
+        return
+    assert res.returncode == 0, text
+    if command[0] in ("inspect", "extract"):
+        assert escaped in res.stdout
+    if command[0] == "inspect":  # the table stays aligned: widths count the escapes
+        lines = res.stdout.decode(encoding).splitlines()
+        head = next(i for i, line in enumerate(lines) if line.startswith("fatbin"))
+        assert len(lines[head + 1]) == len(lines[head + 2])
+
+
+def test_escaping_streams_puts_the_old_setting_back():
+    import sys
+
+    from cuda_fatbin._term import escaping_streams
+
+    out = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    saved, sys.stdout = sys.stdout, out
+    try:
+        with escaping_streams():
+            assert out.errors == "backslashreplace"
+            print("中")
+        assert out.errors == "strict"
+    finally:
+        sys.stdout = saved
+    assert out.buffer.getvalue() == b"\\u4e2d\n"

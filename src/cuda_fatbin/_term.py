@@ -10,15 +10,16 @@ rich plain ``Text`` (no markup, no emoji codes, no highlighting). ``--json`` out
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
     from typing import TextIO
 
-__all__ = ["PRINTABLE_TEXT", "is_printable_text", "shown", "table"]
+__all__ = ["PRINTABLE_TEXT", "escaping_streams", "is_printable_text", "shown", "table"]
 
 #: What :func:`is_printable_text` accepts, in words for error messages.
 PRINTABLE_TEXT = "printable UTF-8 text (no tab, newline or other control character, no lone surrogate)"
@@ -78,6 +79,54 @@ def is_printable_text(text: object) -> bool:
     return isinstance(text, str) and text.isprintable()
 
 
+@contextlib.contextmanager
+def escaping_streams() -> Iterator[None]:
+    """While inside, standard output and error write what their encoding cannot hold as ``\\xe9``, ``\\u4e2d``.
+
+    A name of non-ASCII letters is printable, so :func:`shown` leaves it as it is; on a stream whose
+    encoding cannot hold it (``PYTHONIOENCODING=ascii``, a Latin-1 locale) Python's default ``strict``
+    errors raised ``UnicodeEncodeError`` in the middle of a table. Streams that already say how (standard
+    error's ``backslashreplace``) or that cannot be reconfigured are left alone; the old setting is back
+    afterwards (``main`` called from a program).
+
+    Examples
+    --------
+    >>> import io, sys
+    >>> out = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    >>> sys.stdout, saved = out, sys.stdout
+    >>> with escaping_streams():
+    ...     print("kérnel")
+    >>> sys.stdout = saved
+    >>> out.buffer.getvalue()
+    b'k\\xe9rnel\n'
+    """
+    changed = []
+    for stream in (sys.stdout, sys.stderr):
+        if getattr(stream, "errors", None) == "strict" and callable(getattr(stream, "reconfigure", None)):
+            with contextlib.suppress(Exception):  # a stream already written to in another encoding, say
+                stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+                changed.append(stream)
+    try:
+        yield
+    finally:
+        for stream in changed:
+            with contextlib.suppress(Exception):
+                stream.reconfigure(errors="strict")  # type: ignore[union-attr]
+
+
+def _encodable(text: str, encoding: str | None) -> str:
+    """``text`` as ``encoding`` can write it: what it cannot is escaped (``\\xe9``), so widths stay right."""
+    if not encoding:
+        return text
+    try:
+        text.encode(encoding)
+        return text
+    except UnicodeEncodeError:
+        return text.encode(encoding, "backslashreplace").decode(encoding)
+    except LookupError:
+        return text
+
+
 def table(
     headers: Sequence[str], rows: Sequence[Sequence[object]], out: TextIO | None = None, *, wide: bool = False
 ) -> None:
@@ -88,7 +137,8 @@ def table(
     terminal's width; plain text (and ``wide=True``) keeps each row on one line, however long.
     """
     out = out or sys.stdout
-    cells = [[("" if c is None else shown(c)) for c in row] for row in rows]
+    encoding = getattr(out, "encoding", None)
+    cells = [[_encodable("" if c is None else shown(c), encoding) for c in row] for row in rows]
     if out.isatty() and not wide:
         try:
             from rich.console import Console

@@ -122,6 +122,13 @@ def _suggest_command(parser: argparse.ArgumentParser, argv: list[str]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit code (0 success, 1 failure, 2 usage error)."""
+    from .._term import escaping_streams
+
+    with escaping_streams():  # a name the output's encoding cannot hold is escaped, never UnicodeEncodeError
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
     _suggest_command(parser, argv)
