@@ -503,7 +503,7 @@ def validator(name: str):
     from referencing import Registry, Resource
 
     docs = {n: json.loads((resources.files("cuda_fatbin") / "schemas" / f"{n}.json").read_text())
-            for n in ("inspect", "which", "scan")}  # fmt: skip
+            for n in ("inspect", "which", "scan", "extract", "compile", "build")}  # fmt: skip
     registry = Registry().with_resources((d["$id"], Resource.from_contents(d)) for d in docs.values())
     jsonschema.Draft202012Validator.check_schema(docs[name])
     return jsonschema.Draft202012Validator(docs[name], registry=registry)
@@ -540,6 +540,70 @@ def test_json_outputs_follow_their_schemas(fatbin, tmp_path):
     with pytest.raises(Exception, match="is not one of"):
         validator("scan").validate({**scan_doc, "binaries": [{**scan_doc["binaries"][0], "coverage": {
             "8.0": {"status": "none", "reason": ""}}}]})  # fmt: skip
+
+
+def _strict_strings(value):
+    """Every string of a decoded document: each must be Unicode (a lone surrogate escape is not JSON text)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            yield from _strict_strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strict_strings(v)
+    elif isinstance(value, str):
+        yield value
+
+
+def test_json_carries_names_that_are_not_utf8_validly_and_losslessly(fatbin, tmp_path):
+    """`--json` wrote "k\\udcff.fatbin" (a lone surrogate, refused by strict JSON parsers) for such a file name."""
+    from urllib.parse import unquote_to_bytes
+
+    folder = os.fsencode(tmp_path)
+    name = folder + b"/k\xff %.fatbin"
+    with open(name, "wb") as f:
+        f.write(fatbin)
+    whl = folder + b"/w\xfe-1.0-py3-none-any.whl"
+    wheel(Path(os.fsdecode(whl)), {"w/k.fatbin": fatbin})
+    out = folder + b"/out\xfd"
+    src = folder + b"/s\xfc.cu"
+    with open(src, "wb") as f:
+        f.write(b'extern "C" __global__ void k(float* p) { p[0] = 1; }\n')
+    runs = {
+        "inspect": (["inspect", name, whl, folder + b"/gone\xff", "--json"], 1),
+        "which": (["which", name, "--gpu", "80", "--json"], 0),
+        "scan": (["scan", folder, "--gpu", "80", "--json"], 0),
+        "extract": (["extract", name, "-o", out, "--json"], 0),
+        "compile": (["compile", src, "--arch", "80", "-o", folder + b"/c\xfb.fatbin", "--json"], 0),
+        "build": (["build", "-o", folder + b"/b\xfa.fatbin", DATA / "nvrtc129_sm_80.cubin", "--json"], 0),
+    }
+    seen = set()
+    for command, (args, code) in runs.items():
+        res = cli(*args, check=code)
+        raw = res.stdout.decode("utf-8")  # strict
+        assert "\\ud" not in raw.lower(), raw  # no surrogate escape at all
+        doc = json.loads(raw)
+        validator(command).validate(doc)
+        for text in _strict_strings(doc):
+            text.encode("utf-8")  # strict: a lone surrogate raises here
+        pairs = []  # (display form, exact bytes) for every X / X_bytes
+        stack = [doc]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, list):
+                stack.extend(node)
+            elif isinstance(node, dict):
+                stack.extend(node.values())
+                for key, value in node.items():
+                    if key.endswith("_bytes"):
+                        items = zip(node[key[:-6]], value) if isinstance(value, list) else [(node[key[:-6]], value)]
+                        pairs += [(shown, unquote_to_bytes(b)) for shown, b in items if b is not None]
+        for shown, exact in pairs:
+            assert "\ufffd" in shown and exact.decode("utf-8", "replace") == shown
+            seen.add(exact)
+    assert {name, whl, folder + b"/gone\xff", out, src, folder + b"/c\xfb.fatbin", folder + b"/b\xfa.fatbin"} <= seen
+    assert any(exact.startswith(out + b"/") for exact in seen)  # extract's written list
+    assert any(exact.startswith(whl + b"::") for exact in seen)  # an archive member's path
 
 
 def test_scan_which_agree_script(fatbin, tmp_path):

@@ -17,9 +17,9 @@ import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
-    from typing import TextIO
+    from typing import Any, TextIO
 
-__all__ = ["PRINTABLE_TEXT", "escaping_streams", "is_printable_text", "shown", "table"]
+__all__ = ["PRINTABLE_TEXT", "escaping_streams", "is_printable_text", "json_names", "shown", "table"]
 
 #: What :func:`is_printable_text` accepts, in words for error messages.
 PRINTABLE_TEXT = "printable UTF-8 text (no tab, newline or other control character, no lone surrogate)"
@@ -77,6 +77,62 @@ def is_printable_text(text: object) -> bool:
     (True, False, False)
     """
     return isinstance(text, str) and text.isprintable()
+
+
+def _raw(text: str) -> bytes:
+    """The bytes a name held: a ``surrogateescape`` character is its byte; another lone surrogate, its UTF-8 form."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+
+
+def _not_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+        return False
+    except UnicodeEncodeError:  # a lone surrogate: a byte that was not UTF-8 (os.fsdecode), or worse
+        return True
+
+
+def _percent(text: str) -> str:
+    """The exact bytes of ``text`` as ASCII: printable ASCII other than ``%`` as is, every other byte ``%XX``."""
+    return "".join(chr(b) if 0x20 < b < 0x7F and b != 0x25 else f"%{b:02X}" for b in _raw(text))
+
+
+def json_names(value: Any) -> Any:
+    """``value`` made valid JSON text where a name (a path, a member name) is not Unicode, without losing it.
+
+    ``json.dump`` writes a name whose bytes are not UTF-8 (``os.fsdecode`` gives ``"k\\udcff.fatbin"``)
+    as a lone surrogate escape, which strict JSON parsers reject. Here every such string becomes its
+    display form — each byte that is not UTF-8 as U+FFFD — and, beside a field ``X`` that held one, a
+    field ``X_bytes`` carries the exact bytes, percent-encoded (RFC 3986: printable ASCII but ``%`` as
+    is, every other byte ``%XX``; ``urllib.parse.unquote_to_bytes`` gives them back). For a list ``X``,
+    ``X_bytes`` is a list of the same length with null where the item is plain Unicode. Strings that
+    are valid Unicode are unchanged, and no ``_bytes`` field is added for them.
+
+    Examples
+    --------
+    >>> json_names({"path": "k\udcff.fatbin", "size": 3})
+    {'path': 'k\ufffd.fatbin', 'path_bytes': 'k%FF.fatbin', 'size': 3}
+    >>> json_names({"written": ["a.cubin", "\udcffb.cubin"]})["written_bytes"]
+    [None, '%FFb.cubin']
+    """
+    if isinstance(value, str):
+        return _raw(value).decode("utf-8", "replace") if _not_unicode(value) else value
+    if isinstance(value, (list, tuple)):
+        return [json_names(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out: dict[Any, Any] = {}
+    for key, item in value.items():
+        name = json_names(key)
+        out[name] = json_names(item)
+        if isinstance(item, str) and _not_unicode(item):
+            out[f"{name}_bytes"] = _percent(item)
+        elif isinstance(item, (list, tuple)) and any(isinstance(i, str) and _not_unicode(i) for i in item):
+            out[f"{name}_bytes"] = [_percent(i) if isinstance(i, str) and _not_unicode(i) else None for i in item]
+    return out
 
 
 @contextlib.contextmanager

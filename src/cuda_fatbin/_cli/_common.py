@@ -67,9 +67,12 @@ def _shown(text: object) -> str:
 
 
 def _print_json(doc: dict[str, Any]) -> None:
+    """Every ``--json`` document: names that are not Unicode carried as a display form and ``_bytes`` (``_term``)."""
     import json
 
-    json.dump(doc, sys.stdout, indent=1)
+    from .._term import json_names
+
+    json.dump(json_names(doc), sys.stdout, indent=1)
     print()
 
 

@@ -120,8 +120,9 @@ def run(args: argparse.Namespace) -> int:
         name, sep, value = d.partition("=")
         defines.append((name, value) if sep else name)
     includes = [*args.include, str(src.resolve().parent)]  # quoted includes next to the source, as nvcc finds them
-    # named after the file: NVRTC's diagnostics then read "k.cu(3): error ...", which editors jump to
-    opts = ProgramOptions(name=args.name or src.name, std=args.std, include_path=includes,
+    # named after the file: NVRTC's diagnostics then read "k.cu(3): error ...", which editors jump to (escaped: NVRTC
+    # takes UTF-8 only, and a file name need not be)
+    opts = ProgramOptions(name=_shown(args.name or src.name), std=args.std, include_path=includes,
                           define_macro=defines or None)  # fmt: skip
     program = Program(code, lang, opts, cuda_headers=args.cuda_headers)
     ptx_for = _spec_list(args.ptx_for)

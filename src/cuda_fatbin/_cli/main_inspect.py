@@ -16,6 +16,7 @@ from ._common import (
     _add_reading_options,
     _fatbins,
     _inputs,
+    _print_json,
     _relocatable_flag,
     _shown,
     _table,
@@ -70,7 +71,6 @@ def run(args: argparse.Namespace) -> int:
                 if not args.json:
                     print(f"cuda-fatbin inspect: {_shown(text)}", file=sys.stderr)
     if args.json:
-        import json
 
         doc: dict[str, Any] = {"schema": JSON_SCHEMA, "files": []}
         for path, fatbins, error in files:
@@ -78,8 +78,7 @@ def run(args: argparse.Namespace) -> int:
             if error is not None:
                 record["error"] = error
             doc["files"].append(record)
-        json.dump(doc, sys.stdout, indent=1)
-        print()
+        _print_json(doc)
         return 1 if failed else 0
     for path, fatbins, error in files:
         if error is not None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._common import Failure, _positive_int, _table, add_command
+from ._common import Failure, _positive_int, _print_json, _table, add_command
 
 
 def configure_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -41,10 +41,7 @@ def run(args: argparse.Namespace) -> int:
     if show:
         print("\r".ljust(80) + "\r", end="", file=sys.stderr)
     if args.json:
-        import json
-
-        json.dump(report.to_dict(), sys.stdout, indent=1)
-        print()
+        _print_json(report.to_dict())
         return 0 if report.ok else 1
     rows = []
     for r in report.results:

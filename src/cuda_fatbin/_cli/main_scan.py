@@ -8,7 +8,7 @@ import argparse
 import os
 import sys
 
-from ._common import JSON_SCHEMA, _gpus, _must_exist, _positive_int, _shown, _table, add_command
+from ._common import JSON_SCHEMA, _gpus, _must_exist, _positive_int, _print_json, _shown, _table, add_command
 
 
 def configure_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -42,10 +42,7 @@ def run(args: argparse.Namespace) -> int:
     if show:
         print("\r".ljust(72) + "\r", end="", file=sys.stderr)
     if args.json:
-        import json
-
-        json.dump({"schema": JSON_SCHEMA, **report.to_dict()}, sys.stdout, indent=1)
-        print()
+        _print_json({"schema": JSON_SCHEMA, **report.to_dict()})
         return 0 if report.covered else 1
     dists = report.distributions()
     with_code = [b for b in report.binaries if b.has_device_code]
