@@ -266,3 +266,54 @@ def test_a_distribution_is_as_covered_as_its_worst_binary(fatbin, tmp_path):
                                "coverage": {"8.0": "no entry", "8.6": "no entry"}}  # fmt: skip
     assert by["broken 1.0"]["coverage"] == {"8.0": "unreadable", "8.6": "unreadable"}
     assert by["broken 1.0"]["unreadable"] == 1
+
+
+def _record_line(rel: str, data: bytes, *, digest: bytes | None = None) -> str:
+    import base64
+    import hashlib
+
+    value = base64.urlsafe_b64encode(hashlib.sha256(data if digest is None else digest).digest()).decode().rstrip("=")
+    return f"{rel},sha256={value},{len(data)}\n"
+
+
+def test_a_binary_belongs_to_the_distribution_whose_record_owns_it_not_the_last_listed(fatbin, tmp_path):
+    """A RECORD that lists another distribution's binary won (the last dist-info in name order)."""
+    site_dir = tmp_path / "site"
+    rel = "owner/lib/libk.so"
+    installed(site_dir, "owner", "1.0", {rel: fatbin}, record=_record_line(rel, fatbin))
+    # later in name order: a line without a hash, and a line whose hash is of other bytes
+    installed(site_dir, "zzz_nohash", "1.0", {}, record=f"{rel},,\n")
+    installed(site_dir, "zzz_wrong", "1.0", {}, record=_record_line(rel, fatbin, digest=b"other bytes"))
+    installed(site_dir, "aaa_nohash", "1.0", {}, record=f"{rel},,\n")  # earlier in name order
+    report = scan([site_dir], gpus="80", max_workers=1)
+    assert owners(report, site_dir) == {rel: "owner 1.0"}
+
+
+def test_two_versions_left_installed_attribute_the_file_to_the_one_whose_bytes_it_holds(fatbin, tmp_path):
+    """foo-10.0 and foo-9.0 both listing foo/k.fatbin (a stale dist-info): the one whose RECORD hash matches."""
+    site_dir = tmp_path / "site"
+    rel = "foo/k.fatbin"
+    installed(site_dir, "foo", "9.0", {rel: fatbin}, record=_record_line(rel, fatbin))
+    installed(site_dir, "foo", "10.0", {}, record=_record_line(rel, fatbin + b"\0"))
+    assert owners(scan([site_dir], gpus="80", max_workers=1), site_dir) == {rel: "foo 9.0"}
+    (site_dir / rel).write_bytes(fatbin + b"\0")  # 10.0 installed over it
+    assert owners(scan([site_dir], gpus="80", max_workers=1), site_dir) == {rel: "foo 10.0"}
+
+
+def test_equal_claims_are_decided_by_path_then_by_name_whatever_the_folder_order(fatbin, tmp_path):
+    site_dir = tmp_path / "site"
+    rel = "pkg/k.fatbin"
+    (site_dir / "pkg").mkdir(parents=True)
+    (site_dir / rel).write_bytes(fatbin)
+    (site_dir / "alt").mkdir()
+    (site_dir / "alt" / "k.fatbin").symlink_to("../pkg/k.fatbin")
+    for info, name in (("a-1.0.dist-info", "alpha"), ("z-1.0.dist-info", "zeta")):
+        (site_dir / info).mkdir()
+        (site_dir / info / "METADATA").write_text(f"Name: {name}\nVersion: 1.0\n")
+        (site_dir / info / "RECORD").write_text(f"{rel},,\n")
+    # both name the file itself, without hashes: the first name wins, not the last dist-info folder
+    assert owners(scan([site_dir], gpus="80", max_workers=1), site_dir) == {rel: "alpha 1.0"}
+    (site_dir / "a-1.0.dist-info" / "RECORD").write_text("alt/k.fatbin,,\n")  # a link to it: a weaker claim
+    assert owners(scan([site_dir], gpus="80", max_workers=1), site_dir) == {rel: "zeta 1.0"}
+    (site_dir / "a-1.0.dist-info" / "RECORD").write_text(_record_line("alt/k.fatbin", fatbin))  # but its bytes
+    assert owners(scan([site_dir], gpus="80", max_workers=1), site_dir) == {rel: "alpha 1.0"}

@@ -499,6 +499,8 @@ def _distribution_index(paths: list[str], binaries: Iterable[str]) -> dict[str, 
     binary of any name (``kernels.bin``, ``libk.so.1``, ``tool``) is attributed. A line names a file as
     written or, when that names none, with its backslashes read as folders (a Windows installer's
     RECORD). A line that names no file owns nothing; a RECORD that is not CSV owns nothing, whole.
+    A binary that several RECORDs list belongs to the strongest claim (:func:`_strongest`), whatever the
+    order in which the dist-info folders are listed.
     """
     import csv
 
@@ -512,10 +514,11 @@ def _distribution_index(paths: list[str], binaries: Iterable[str]) -> dict[str, 
             continue
         wanted.setdefault(identity(st), []).append(b)
         names |= {os.path.basename(b), os.path.basename(real)}
-    index: dict[str, str] = {}
+    claims: dict[tuple[int, int], dict[str, _Claim]] = {}
     for folder in [p for p in paths if os.path.isdir(p)] if wanted else []:
         for name, version, record in _installed(folder):
-            owned: dict[tuple[int, int], str] = {}
+            label = f"{normalize(name)} {version}"
+            owned: dict[tuple[int, int], _Claim] = {}
             try:
                 for row in csv.reader(record.splitlines()):
                     for rel in (row[0], row[0].replace("\\", "/")) if row else ():
@@ -526,13 +529,90 @@ def _distribution_index(paths: list[str], binaries: Iterable[str]) -> dict[str, 
                         except (OSError, ValueError):  # no such file, a loop, a NUL in the line
                             continue
                         if identity(st) in wanted:
-                            owned[identity(st)] = f"{normalize(name)} {version}"
+                            claim = _Claim(label, folder, rel, *[*row[1:3], "", ""][:2])
+                            owned[identity(st)] = max(owned.get(identity(st), claim), claim, key=_Claim.by_path)
                         break  # the spelling that names a file is the one meant
             except csv.Error:  # not CSV (a field over the csv module's limit...): no owner for its files
                 continue
-            for key, label in owned.items():
-                index.update(dict.fromkeys(wanted[key], label))
+            for key, claim in owned.items():
+                best = claims.setdefault(key, {})
+                best[label] = max(best.get(label, claim), claim, key=_Claim.by_path)
+    index: dict[str, str] = {}
+    for key, by_label in claims.items():
+        index.update(dict.fromkeys(wanted[key], _strongest(list(by_label.values()), wanted[key][0])))
     return index
+
+
+@dataclass(frozen=True)
+class _Claim:
+    """A RECORD line that names a binary: its distribution, the site folder, the line's path, hash and size."""
+
+    label: str
+    folder: str
+    rel: str
+    hash: str
+    size: str
+
+    def by_path(self) -> tuple[bool, bool]:
+        """Names the file itself (not a link to it), and from inside its own site folder (no ``..``)."""
+        path = os.path.join(self.folder, self.rel)
+        inside = not os.path.isabs(self.rel) and ".." not in os.path.normpath(self.rel).split(os.sep)
+        return not os.path.islink(path), inside
+
+
+def _strongest(claims: list[_Claim], path: str) -> str:
+    """The distribution a binary belongs to when RECORDs of several list it: decided from the lines and paths.
+
+    First the line whose hash and size match the file's bytes (a RECORD from a wheel that installed the
+    file), then a line without a hash, then one whose hash or size does not match (a file another
+    installation overwrote, or a line copied into a foreign RECORD); then a line naming the file itself over
+    one naming a link to it, and a line inside its site folder over one reaching out with ``..``; a tie
+    goes to the first label in name order (PEP 503 name, then version). Only contested binaries are hashed.
+    """
+    if len(claims) == 1:
+        return claims[0].label
+    digests: dict[str, str | None] = {}
+
+    def evidence(claim: _Claim) -> int:
+        algo, _, value = claim.hash.partition("=")
+        if not value or algo not in ("sha256", "sha384", "sha512"):
+            return 1
+        if algo not in digests:
+            digests[algo] = _file_digest(path, algo)
+        size_ok = not claim.size or claim.size == str(_size(path))
+        return 2 if size_ok and digests[algo] == value.rstrip("=") else 0
+
+    ranked = sorted(claims, key=lambda c: c.label)
+    return max(ranked, key=lambda c: (evidence(c), *c.by_path())).label
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return -1
+
+
+def _file_digest(path: str, algo: str) -> str | None:
+    """The file's digest as RECORD writes it (urlsafe base64, no padding), None if it cannot be read."""
+    import base64
+    import hashlib
+
+    try:
+        fd, st = open_input(path)
+    except OSError:
+        return None
+    try:
+        if not is_regular(st):
+            return None
+        h = hashlib.new(algo)
+        while chunk := os.read(fd, 1 << 20):
+            h.update(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return base64.urlsafe_b64encode(h.digest()).decode().rstrip("=")
 
 
 def _wheel_distribution(path: str) -> str | None:
