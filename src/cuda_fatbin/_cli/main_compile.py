@@ -196,7 +196,8 @@ def _report(args: argparse.Namespace, obj: ObjectCode, cache_report: CacheReport
     if args.json:  # schemas/compile.json
         report = cache_report
         cached = None if report is None else {"hits": list(report.hits), "misses": list(report.misses),
-                                              "corrupt": list(report.corrupt)}  # fmt: skip
+                                              "corrupt": list(report.corrupt),
+                                              "not_stored": list(report.not_stored)}  # fmt: skip
         _print_json({"schema": JSON_SCHEMA, "source": args.source, "output": args.output, "bytes": len(data),
                      "entries": _entries_json(data), "symbols": mapping, "cache": cached})  # fmt: skip
     elif not args.quiet:
