@@ -71,7 +71,6 @@ def run(args: argparse.Namespace) -> int:
                 if not args.json:
                     print(f"cuda-fatbin inspect: {_shown(text)}", file=sys.stderr)
     if args.json:
-
         doc: dict[str, Any] = {"schema": JSON_SCHEMA, "files": []}
         for path, fatbins, error in files:
             record = {"path": path, "fatbins": [_fatbin_dict(fb) for fb in fatbins]}
