@@ -302,7 +302,7 @@ def _hash_file(
         h.update(f"special {rel} {describe(st)}\0".encode(errors="surrogateescape"))
         return
     budget.take(st.st_size, root or rel)
-    budget.newest = max(budget.newest, st.st_mtime_ns, st.st_ctime_ns)
+    budget.newest = max(budget.newest, st.st_mtime_ns or 0, st.st_ctime_ns or 0)  # (a synthetic stat: None)
     try:
         fd = os.open(path, os.O_RDONLY | O_NONBLOCK | O_CLOEXEC | getattr(os, "O_NOCTTY", 0), dir_fd=dir_fd)
     except OSError as e:
