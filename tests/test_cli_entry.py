@@ -128,7 +128,7 @@ def test_a_failed_write_says_why_in_words_and_keeps_the_file_there(tmp_path, mon
     def full(path, data, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device", str(path))
 
-    monkeypatch.setattr(_files, "write_atomic", full)
+    monkeypatch.setattr(_files, "_write_new_file", full)  # every output is staged through it (written_together)
     part = tmp_path / "k.cubin"
     part.write_bytes(cubin80)
     out = tmp_path / "k.fatbin"
