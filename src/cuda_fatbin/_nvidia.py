@@ -31,6 +31,7 @@ DRIVER_DROPPED_GPU = "driver dropped GPU"
 
 # What nvidia-smi and vendors add to a product name: dropped from both sides before names are compared.
 _NOISE = re.compile(r"nvidia|geforce|tesla|quadro|pcie|nvl\d*|nvgpu|sxm\d*|hbm\d*e?|\d+gb", re.ASCII)
+_BRAND = re.compile(r"^(?:nvidia|geforce|tesla|quadro)+", re.ASCII)
 _TOKEN = re.compile(r"[a-z0-9]+", re.ASCII)
 _CAPABILITY = re.compile(r"(?:sm_|compute_|lto_)?[0-9.]+[af]?", re.ASCII)  # what is meant as a capability
 _MAX_NAME = 80  # longer input is no GPU name: no near-miss search, and the message shows its start only
@@ -60,7 +61,8 @@ capabilities = functools.cache(_caps)
 
 def _normal(name: str) -> str:
     """``"NVIDIA GeForce RTX 4090"``, ``"rtx4090"`` and ``"RTX-4090"`` alike: ``"rtx4090"``."""
-    return "".join(t for t in _TOKEN.findall(name.lower()) if not _NOISE.fullmatch(t))
+    joined = "".join(t for t in _TOKEN.findall(name.lower()) if not _NOISE.fullmatch(t))
+    return _BRAND.sub("", joined)  # "TeslaK80" as "Tesla K80"
 
 
 def _names() -> dict[str, tuple[str, Arch]]:
@@ -194,10 +196,14 @@ def support_gap(gpu: Arch, cuda: tuple[int, int] | None) -> tuple[str, str, str]
             why = f"a CUDA {cuda[0]}.{cuda[1]} driver has no {name} GPU: {row['note']}"
             return DRIVER_DROPPED_GPU, why, "thor_rename"
         branch = _branch_for(cuda)
-        return DRIVER_DROPPED_GPU, (
-            f"driver {branch} (CUDA {cuda[0]}.{cuda[1]}) no longer supports {name}: R{row['last_branch']} is the "
-            f"last branch for it"
-        ), "driver_gpu_last"
+        return (
+            DRIVER_DROPPED_GPU,
+            (
+                f"driver {branch} (CUDA {cuda[0]}.{cuda[1]}) no longer supports {name}: R{row['last_branch']} is the "
+                f"last branch for it"
+            ),
+            "driver_gpu_last",
+        )
     return None
 
 
