@@ -391,8 +391,12 @@ def select_entry(
     >>> sel = select_entry(data, "12.0")
     >>> sel.status, sel.entry.kind, str(sel.entry.arch)
     ('PTX JIT', 'ptx', 'sm_90')
-    >>> select_entry(data, "12.0", driver="12.4").status  # its PTX ISA is too new for a CUDA 12.4 driver
+    >>> select_entry(data, "12.0", driver="12.8").status  # its PTX ISA is too new for a CUDA 12.8 driver
     'none'
+    >>> select_entry(data, "12.0", driver="12.4").status  # no CUDA 12.4 driver runs a 12.0 GPU
+    'driver predates GPU'
+    >>> select_entry(data, "Jetson AGX Orin").reason  # Tegra: SASS for its own capability only
+    'no entry fits 8.7: SASS sm_80 does not run on 8.7: 8.7 is a Tegra GPU, which runs SASS for 8.7 only; ...'
     """
     gpu = gpu_arch(gpu)
     cuda = parse_driver(driver)
