@@ -152,6 +152,14 @@ def test_thor_across_the_rename(make):
     assert Arch.parse("sm_101") == Arch(10, 1)
 
 
+def test_which_says_what_10_1_names_today(make, tmp_path):
+    (tmp_path / "t.fatbin").write_bytes(make("sm_101"))
+    res = cli_main("which", tmp_path / "t.fatbin", "--gpu", "10.1;11.0")
+    assert res.returncode == 0 and "SASS compatible" in res.stdout
+    assert "10.1 is Jetson Thor as CUDA 12.8-12.9 name it; a CUDA 13 driver reports it as 11.0 (sm_110)" in res.stderr
+    assert "Jetson Thor" not in cli_main("which", tmp_path / "t.fatbin", "--gpu", "11.0").stderr
+
+
 def test_driver_support_windows_are_statuses_of_their_own(make, tmp_path):
     data = make("sm_70", "sm_120", "compute_70")
     dropped = select_entry(data, "7.0", driver="590.44.01")

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     #: A driver: a CUDA version (``"12.4"``, ``(12, 4)``), a driver version (``"550.54.14"``) or
     #: ``cuDriverGetVersion()``'s int.
     DriverSpec: TypeAlias = "str | int | tuple[int, int] | None"
-    #: GPUs: ``"75;80;9.0"`` or an iterable of any spellings :meth:`Arch.parse` takes.
+    #: GPUs: ``"75;80;9.0"``, ``"T4;A100"`` or an iterable of capabilities or GPU names (``_nvidia.gpu_arch``).
     GpuList: TypeAlias = "str | Iterable[Arch | str | int]"
     _Row: TypeAlias = "tuple[tuple[str, str], Fatbin | None]"  # ((status, reason), fatbin)
 
@@ -352,7 +352,8 @@ def select_entry(
     fatbin : Fatbin, bytes-like or path
         A fat binary (anything :func:`read_fatbin` takes).
     gpu : Arch, str or int
-        The device's compute capability in any spelling (``"8.9"``, ``"sm_90"``, ``120``); a suffix is ignored.
+        The device's compute capability in any spelling (``"8.9"``, ``"sm_90"``, ``120``; a suffix is ignored) or
+        a GPU name (``"T4"``, ``"RTX 5090"``, ``"Jetson AGX Orin"``; ``cuda-fatbin gpus`` lists them).
     driver : str, int or tuple, optional
         The driver: a CUDA version (``"12.4"``), a driver version (``"550.54.14"``) or
         ``cuDriverGetVersion()``'s int. Limits PTX JIT to the ISA versions it supports and zstd entries
@@ -506,7 +507,8 @@ def coverage(
     ----------
     fatbin : Fatbin, bytes-like or path
     gpus : str or iterable
-        Compute capabilities: ``"75;80;86;89;90;100;120"``, ``"8.0,9.0"`` or a list of any spellings.
+        Compute capabilities or GPU names: ``"75;80;86;89;90;100;120"``, ``"8.0,9.0"``, ``"T4;A100"`` or a list
+        of any spellings.
     driver, force_ptx_jit, disable_ptx_jit, jit_cache
         As for :func:`select_entry`.
 
