@@ -184,6 +184,8 @@ def test_driver_support_windows_are_statuses_of_their_own(make, tmp_path):
     doc = json.loads(res.stdout)
     assert res.returncode == 1 and doc["verdict"]["7.0"]["status"] == "driver dropped GPU"
     assert [g["status"] for g in doc["fatbins"][0]["gpus"]] == ["driver dropped GPU", "SASS exact"]
+    assert doc["fatbins"][0]["gpus"][0]["rules"] == ["driver_gpu_last"]  # its source: RULES["driver_gpu_last"]
+    assert "580" in RULES["driver_gpu_last"].source
     _valid(doc, "which")
     text = cli_main("which", tmp_path / "v.fatbin", "--gpu", "70", "--driver", "13.1").stdout
     assert "driver dropped GPU  driver R590 (CUDA 13.1) no longer supports 7.0 (Volta)" in text
