@@ -133,10 +133,10 @@ def gpu_arch(spec: Arch | str | int) -> Arch:
         raise parse_error from None  # a capability that is none: Arch.parse says why
     hint = ""
     if key:
-        import difflib
+        from ._suggest import nearest
 
         table = names()
-        near = [table[k][0] for k in difflib.get_close_matches(key, list(table), n=3, cutoff=0.6)]
+        near = [table[k][0] for k in nearest(key, table)]
         near += [table[k][0] for k in table if key in k and table[k][0] not in near]
         if near:
             hint = f"; did you mean {', '.join(repr(n) for n in dict.fromkeys(near[:5]))}?"
