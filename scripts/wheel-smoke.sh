@@ -20,6 +20,7 @@ assert "site-packages" in cuda_fatbin.__file__, cuda_fatbin.__file__  # the inst
 assert md.version("cuda-fatbin") == cuda_fatbin.__version__
 assert md.metadata("cuda-fatbin")["License-Expression"] == "Apache-2.0"
 assert (pathlib.Path(cuda_fatbin.__file__).parent / "py.typed").exists()
+assert (pathlib.Path(cuda_fatbin.__file__).parent / "data" / "nvidia.json").exists()  # the packaged NVIDIA data
 print("import ok:", cuda_fatbin.__version__, cuda_fatbin.__file__)
 PY
 "$work/venv/bin/cuda-fatbin" --version
@@ -27,6 +28,10 @@ printf 'extern "C" __global__ void k(float* p) { p[threadIdx.x] *= 2.0f; }\n' > 
 "$work/venv/bin/cuda-fatbin" compile k.cu --arch 80 --arch 90 -o k.fatbin
 "$work/venv/bin/cuda-fatbin" inspect k.fatbin | tee inspect.txt
 grep -q "elf .*sm_80" inspect.txt && grep -q "elf .*sm_90" inspect.txt
+# the packaged data (data/nvidia.json) from the wheel: GPU names, and the Tegra rule (sm_80 SASS not on Orin)
+"$work/venv/bin/cuda-fatbin" gpus | grep -q "Jetson AGX Orin"
+rc=0; "$work/venv/bin/cuda-fatbin" which k.fatbin --gpu A100 --gpu "Jetson AGX Orin" > which.txt || rc=$?
+test "$rc" = 1 && grep -q "8.7 is a Tegra GPU" which.txt
 # a downstream project's type checker sees our types (py.typed): a wrong use is an error
 "$work/venv/bin/python" -m pip install -q mypy
 cat > downstream.py <<'PY'

@@ -160,7 +160,7 @@ def test_which(compiled):
     assert doc["verdict"]["12.0"]["status"] == "needs newer driver"
     assert re.search(r"is ISA \d+\.\d+, which needs a CUDA \d+\.\d+ driver; driver is CUDA 12\.8", rows[1]["reason"])
     cli("which", compiled, "--gpu", "90", "--force-ptx-jit", check=1)
-    assert "not an arch" in cli("which", compiled, "--gpu", "9x", check=2).stderr
+    assert "not a GPU: '9x'" in cli("which", compiled, "--gpu", "9x", check=2).stderr
     assert "not a driver" in cli("which", compiled, "--gpu", "90", "--driver", "abc", check=2).stderr
 
 
@@ -1026,7 +1026,8 @@ def scan_tree(tmp_path) -> Path:
 
 
 LEGEND = ("SASS = SASS for that arch, SASS~ = compatible SASS, PTX = JIT-compiled, PART = some modules only "
-          "(per-GPU kernels), DRIVER = needs a newer driver, NONE = no entry, ERROR = could not be read "
+          "(per-GPU kernels), DRIVER = needs a newer driver, NONE = no entry, ERROR = could not be read, "
+          "OLDDRV = the driver predates the GPU, DROPPED = the driver's branch dropped the GPU "
           "(docs/scan.md)")  # fmt: skip
 
 
@@ -1593,7 +1594,7 @@ def test_progress_never_reaches_standard_output_which_carries_the_fatbin(tmp_pat
 
 def test_unknown_commands_get_the_closest_name_at_half_similarity(tmp_path):
     """difflib's ratio 0.5 is the cutoff: 'xxxscanxxx' (0.57 to scan) gets a suggestion, 'zzqqxx' none."""
-    commands = "(commands: compile, build, inspect, which, scan, extract, probe)"
+    commands = "(commands: compile, build, inspect, which, scan, extract, gpus, probe)"
     res = cli("xxxscanxxx", check=2)
     assert res.stderr.endswith(f"error: unknown command 'xxxscanxxx'; did you mean 'scan'? {commands}\n")
     res = cli("zzqqxx", check=2)

@@ -433,3 +433,17 @@ def test_the_probe_command_prints_each_case_the_summary_and_fails_on_a_disagreem
     monkeypatch.setattr(sys, "stderr", err)
     assert main(["probe"]) == 1
     assert err.getvalue() == "cuda-fatbin probe: the probe needs a GPU and its driver: no CUDA driver library\n"
+
+
+@pytest.mark.parametrize("gpu, rule, loads", [
+    ("8.6", "sass_lower_minor", "cubin"), ("8.9", "sass_lower_minor", "cubin"), ("8.7", "sass_tegra", "ptx"),
+])  # fmt: skip
+def test_the_matrix_asks_a_jetson_whether_lower_minor_sass_runs(builder, gpu, rule, loads):
+    """On a Jetson the probe, run unchanged, predicts the PTX beside SASS of a lower minor (docs/selection.md,
+    "Tegra"): a driver that took the SASS would show as a disagreement on a sass_tegra case."""
+    cases = [c for c in matrix(gpu, [75, 80, 86, 87, 89, 90]) if c.name.startswith("cubin compatible + ptx lower")]
+    assert cases and {c.rule for c in cases} == {rule}
+    for case in cases:
+        predicted, sel, _note = predict(case, build_case(case, builder), gpu, None)
+        assert sel is not None and sel.entry is not None and sel.entry.kind == {"cubin": "elf", "ptx": "ptx"}[loads]
+        assert predicted.startswith("TAG ")

@@ -254,8 +254,12 @@ class _Targets:
 
 
 def _targets(gpu: Arch, supported: Sequence[int]) -> _Targets:
+    from ._nvidia import is_tegra
+
     sms = sorted(set(supported))
-    same_major_lower = [s for s in sms if s // 10 == gpu.major and s < gpu.sm]
+    # a lower minor of the GPU's major, not a Tegra one (sm_87 on 8.9): the desktop rule's case; on a Tegra GPU
+    # that desktop SASS asks whether it runs there (docs/selection.md, "Tegra")
+    same_major_lower = [s for s in sms if s // 10 == gpu.major and s < gpu.sm and not is_tegra(Arch(s // 10, s % 10))]
     lower_major = [s for s in sms if s // 10 < gpu.major]
     higher = [s for s in sms if s > gpu.sm and s // 10 != gpu.major] or [s for s in sms if s > gpu.sm]
     return _Targets(
@@ -293,6 +297,8 @@ def matrix(gpu: Arch | str, supported: Sequence[int], *, driver_cuda: tuple[int,
     >>> sum(c.rule == "tie_ptx_exact" for c in cases) > 50
     True
     """
+    from ._nvidia import is_tegra
+
     g = Arch.parse(gpu).base
     t = _targets(g, supported)
     cases: list[Case] = []
@@ -360,6 +366,10 @@ def matrix(gpu: Arch | str, supported: Sequence[int], *, driver_cuda: tuple[int,
     if t.compatible:
         orders("cubin compatible + ptx exact", "sass_over_ptx",
                [_E("cubin", t.compatible, 1), _E("ptx", t.exact, 2)])  # fmt: skip
+        # SASS of a lower minor beside PTX that surely runs: on a desktop GPU the SASS is taken, on a Tegra GPU
+        # (Orin, Thor) the PTX, as the Programming Guide says (docs/selection.md, "Tegra")
+        orders("cubin compatible + ptx lower", "sass_tegra" if is_tegra(g) else "sass_lower_minor",
+               [_E("cubin", t.compatible, 1), _E("ptx", t.lower or t.compatible, 2)])  # fmt: skip
     else:
         unobservable.append(("SASS compatible vs PTX", "sass_lower_minor", f"no lower minor of {g.major}.x"))
     if t.lower and t.lower2:

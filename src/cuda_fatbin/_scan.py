@@ -27,11 +27,12 @@ import sysconfig
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from ._arch import Arch, split_arch_list
+from ._arch import Arch
 from ._archive import MAX_MEMBER, NESTED, SEPARATOR, SUFFIXES, Member, list_members, read_member
 from ._detect import FATBIN_MAGIC
 from ._elf import ELF_MAGIC
 from ._files import DIR_FD, describe, identity, is_regular, open_dir, open_input, read_exact, read_regular
+from ._nvidia import gpu_arch, gpu_list
 from ._reader import iter_fatbins
 from ._select import _RANK, STATUSES, UNCOVERED, judge, parse_driver
 
@@ -152,7 +153,7 @@ class ScanReport:
             ``gpu`` was not one of the scan's GPUs: nothing is known about it (an empty list would claim
             it is covered).
         """
-        key = Arch.parse(gpu).base.capability
+        key = gpu_arch(gpu).capability
         if key not in self.gpus:
             raise ValueError(f"compute capability {key} was not scanned (this scan judged {', '.join(self.gpus)}): "
                              f"scan again with it in gpus=")  # fmt: skip
@@ -673,8 +674,7 @@ def scan(
     >>> scan(gpus="9.0", driver="13.0").covered  # this Python environment  # doctest: +SKIP
     True
     """
-    specs = split_arch_list(gpus) if isinstance(gpus, str) else list(gpus)
-    archs = sorted({Arch.parse(g).base for g in specs})
+    archs = sorted(set(gpu_list(gpus)))
     if not archs:
         raise ValueError("scan needs at least one GPU (gpus=)")
     parse_driver(driver)

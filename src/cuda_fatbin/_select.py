@@ -14,8 +14,18 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ._arch import Arch, split_arch_list
+from ._arch import Arch
 from ._detect import ptx_target
+from ._nvidia import (
+    DRIVER_DROPPED_GPU,
+    DRIVER_PREDATES_GPU,
+    _version,
+    gpu_arch,
+    gpu_list,
+    is_tegra,
+    support_gap,
+    tables,
+)
 from ._reader import Fatbin, FatbinEntry, read_fatbin
 
 TYPE_CHECKING = False
@@ -27,7 +37,7 @@ if TYPE_CHECKING:
     #: A driver: a CUDA version (``"12.4"``, ``(12, 4)``), a driver version (``"550.54.14"``) or
     #: ``cuDriverGetVersion()``'s int.
     DriverSpec: TypeAlias = "str | int | tuple[int, int] | None"
-    #: GPUs: ``"75;80;9.0"`` or an iterable of any spellings :meth:`Arch.parse` takes.
+    #: GPUs: ``"75;80;9.0"``, ``"T4;A100"`` or an iterable of capabilities or GPU names (``_nvidia.gpu_arch``).
     GpuList: TypeAlias = "str | Iterable[Arch | str | int]"
     _Row: TypeAlias = "tuple[tuple[str, str], Fatbin | None]"  # ((status, reason), fatbin)
 
@@ -44,156 +54,30 @@ class Rule:
     source: str
 
 
-_H200 = "docs/gpu-validation.md (H200, driver 580)"
-#: The recorded ``cuda-fatbin probe`` run each ``checked`` rule below cites; its cases name their rule.
+#: The recorded ``cuda-fatbin probe`` run each ``checked`` rule cites; its cases name their rule.
 PROBE_H200 = "docs/probe/h200-driver580.json"
-_P = f"cuda-fatbin probe, H200 (9.0), driver 580.159.04 (CUDA 13.0): {PROBE_H200}"
 
-#: The selection rules. Edit here when a GPU shows otherwise (``cuda-fatbin probe``; record the run in docs/probe/).
-RULES: dict[str, Rule] = {
-    "sass_exact": Rule("SASS for the device's own capability runs", "checked", _P),
-    "sass_lower_minor": Rule(
-        "SASS for the same major and a lower minor runs (sm_86 on 8.9)",
-        "reported",
-        "CUDA C++ Programming Guide, 'Binary Compatibility' (a 9.0 GPU has no lower minor to probe)",
-    ),
-    "sass_other_major": Rule("SASS for another major does not run", "checked", _P),
-    "arch_specific": Rule("'a' entries (SASS or PTX) run on exactly their capability", "checked", _P),
-    "family": Rule(
-        "'f' entries run within their family: same major, same or higher minor",
-        "reported",
-        "CUDA C++ Programming Guide, 'Feature Availability' (no 'f' arch exists for 9.0)",
-    ),
-    "family_other_major": Rule("'f' entries of another major do not run (SASS and PTX)", "checked", _P),
-    "ptx_lower": Rule("PTX for the same or a lower arch is JIT-compiled; PTX for a higher one is not", "checked", _P),
-    "ptx_nearest": Rule("among PTX entries the nearest lower arch wins, whatever the order", "checked", _P),
-    "sass_over_ptx": Rule("a runnable SASS entry wins over PTX, whatever the order", "checked", _P),
-    "ptx_isa_driver": Rule(
-        "the driver picks PTX by arch and container order, not by ISA: PTX whose ISA is newer than the driver "
-        "supports fails (CUDA_ERROR_UNSUPPORTED_PTX_VERSION) when it is picked, and the driver does not fall back",
-        "checked",
-        _P,
-    ),
-    "force_ptx_jit": Rule("CUDA_FORCE_PTX_JIT=1 ignores SASS entries", "checked", _P),
-    "disable_ptx_jit": Rule(
-        "CUDA_DISABLE_PTX_JIT=1 ignores PTX entries (CUDA_ERROR_JIT_COMPILATION_DISABLED when only PTX fits)",
-        "checked",
-        _P,
-    ),
-    "concat_driver": Rule(
-        "entries inside a concatenated entry (libnvfatbin -concat) load only on a driver that reads them: a "
-        "CUDA 13.0 driver does not (CUDA_ERROR_NO_BINARY_FOR_GPU); assumed from 13.4, the release that writes them",
-        "checked",
-        _P + " (built with libnvfatbin 13.5) and docs/gpu-validation.md; the 13.4 threshold is an assumption",
-    ),
-    "zstd_driver": Rule(
-        "zstd-compressed entries need a CUDA 12.4+ driver (R550+)",
-        "reported",
-        "RAPIDS rapids_cuda_enable_fatbin_compression docs (docs/formats.md)",
-    ),
-    "jit_cache": Rule(
-        "with CUDA_DISABLE_PTX_JIT=1, PTX whose JIT output is in the driver's JIT cache (~/.nv/ComputeCache, "
-        "CUDA_CACHE_PATH) still runs; the cache holds the output of that PTX only (other PTX warmed does not "
-        "count); CUDA_CACHE_DISABLE=1 turns the cache off",
-        "checked",
-        _P,
-    ),
-    "relocatable_link": Rule(
-        "a program's __nv_relfatbin fatbins (-rdc objects) are device-linked by the CUDA runtime at load time when "
-        "its device-linked .nv_fatbin has no image for the GPU: each object needs SASS for the GPU or PTX",
-        "checked",
-        "docs/gpu-validation.md (H200, driver 580: six -rdc programs, docs/formats.md)",
-    ),
-    "tie_sass": Rule(
-        "among SASS entries for the device's SM with one suffix (plain or 'a'), the first in container order wins, "
-        "whatever their compression, debug flag or producer",
-        "checked",
-        _P,
-    ),
-    "tie_ptx_exact": Rule(
-        "among plain PTX entries for exactly the device's SM (compute_90 on 9.0), the LAST in container order wins, "
-        "whatever their compression, debug flag, producer or ISA",
-        "checked",
-        _P,
-    ),
-    "tie_ptx_other": Rule(
-        "among PTX entries for one arch of a lower major, or 'a' PTX for the device, the first in container order "
-        "wins, whatever their compression, debug flag, producer or ISA",
-        "checked",
-        _P,
-    ),
-    "tie_unseen": Rule(
-        "ties not yet observed (SASS or PTX of the same major and a lower minor, 'f' entries, relocatable PTX "
-        "among itself): the model assumes the first in container order wins",
-        "reported",
-        "not observable on a 9.0 GPU; run cuda-fatbin probe on another GPU (docs/gpu-validation.md)",
-    ),
-    "ptx_over_reloc": Rule(
-        "plain PTX wins over relocatable PTX (nvFatbinAddReloc) for the same SM, whatever the order",
-        "checked",
-        _P + " (the device's own SM)",
-    ),
-    "suffix_order": Rule("among entries for one SM, 'a' wins over plain, whatever the order", "checked", _P),
-    "suffix_order_f": Rule(
-        "among entries for one SM: 'a' before 'f' before plain",
-        "reported",
-        "assumed from the 'a' case; no 'f' arch exists for 9.0",
-    ),
-    "reloc_ptx": Rule("relocatable PTX entries (nvFatbinAddReloc) are JIT-compiled like PTX", "checked", _P),
-    "ignored_kinds": Rule(
-        "LTO-IR and Tile IR entries are not loaded by the driver (CUDA_ERROR_NO_BINARY_FOR_GPU when alone); index "
-        "entries are not either",
-        "checked",
-        _P + " (LTO-IR, a header-only Tile IR payload); index entries: docs/gpu-validation.md",
-    ),
-    "entry_attributes": Rule(
-        "compression (none, LZ4, zstd), the debug flag, the producer and the PTX ISA do not change which entry "
-        "the driver picks: ties go by container order (tie_* rules)",
-        "checked",
-        _P,
-    ),
-    "driver_input": Rule(
-        "cuModuleLoadData reads the first fatbin container of its image: entries of containers spliced after it "
-        "are not seen",
-        "checked",
-        _P,
-    ),
-    "header_mismatch": Rule(
-        "the driver picks entries by their headers. An ELF image for another SM than its header says fails when "
-        "picked (CUDA_ERROR_INVALID_SOURCE), without falling back to other entries; an ELF header around PTX "
-        "fails (CUDA_ERROR_INVALID_IMAGE); a PTX header around an ELF image crashes the loading process "
-        "(SIGSEGV, driver 580); PTX whose .target is lower than its header's arch runs, PTX whose .target is newer "
-        "than the GPU fails (CUDA_ERROR_INVALID_PTX)",
-        "checked",
-        _P,
-    ),
-}
+#: The selection rules, from ``data/nvidia.json`` (one row each, with its source). Edit there when a GPU shows
+#: otherwise (``cuda-fatbin probe``; record the run in docs/probe/).
+RULES: dict[str, Rule] = {k: Rule(**v) for k, v in tables()["rules"].items()}
 
 #: Suffix preference among entries for the same SM (RULES["suffix_order"], RULES["suffix_order_f"]).
 _SUFFIX_RANK = {"a": 0, "f": 1, "": 2}
 
 
-#: PTX ISA version -> first CUDA release (driver) that loads it. Source: PTX ISA release history,
-#: https://docs.nvidia.com/cuda/parallel-thread-execution/#release-notes (as mirrored in cuda-bindings'
-#: cuda/bindings/utils/_ptx_utils.py); 9.2-9.5 from the PTX ISA 9.x documents of CUDA 13.2-13.5.
+#: PTX ISA version -> first CUDA release (driver) that loads it; ``data/nvidia.json`` cites a source per row.
 PTX_ISA_CUDA: dict[tuple[int, int], tuple[int, int]] = {
-    (7, 0): (11, 0), (7, 1): (11, 1), (7, 2): (11, 2), (7, 3): (11, 3), (7, 4): (11, 4), (7, 5): (11, 5),
-    (7, 6): (11, 6), (7, 7): (11, 7), (7, 8): (11, 8),
-    (8, 0): (12, 0), (8, 1): (12, 1), (8, 2): (12, 2), (8, 3): (12, 3), (8, 4): (12, 4), (8, 5): (12, 5),
-    (8, 6): (12, 7), (8, 7): (12, 8), (8, 8): (12, 9),
-    (9, 0): (13, 0), (9, 1): (13, 1), (9, 2): (13, 2), (9, 3): (13, 3), (9, 4): (13, 4), (9, 5): (13, 5),
-}  # fmt: skip
+    _version(r["isa"]): _version(r["cuda"]) for r in tables()["ptx_isa_cuda"]
+}
 
-#: Linux x86-64 driver version -> CUDA version it supports (the GA minimum driver of each toolkit).
-#: Source: CUDA Toolkit release notes, table "CUDA Toolkit and Corresponding Driver Versions".
+#: Linux x86-64 driver version -> CUDA version it supports (the GA minimum driver of each toolkit), ascending;
+#: ``data/nvidia.json`` cites the release notes per row.
 DRIVER_CUDA: list[tuple[tuple[int, ...], tuple[int, int]]] = [
-    ((450, 36, 6), (11, 0)), ((455, 23), (11, 1)), ((460, 27, 3), (11, 2)), ((465, 19, 1), (11, 3)),
-    ((470, 42, 1), (11, 4)), ((495, 29, 5), (11, 5)), ((510, 39, 1), (11, 6)), ((515, 43, 4), (11, 7)),
-    ((520, 61, 5), (11, 8)), ((525, 60, 13), (12, 0)), ((530, 30, 2), (12, 1)), ((535, 54, 3), (12, 2)),
-    ((545, 23, 6), (12, 3)), ((550, 54, 14), (12, 4)), ((555, 42, 2), (12, 5)), ((560, 28, 3), (12, 6)),
-    ((565, 57, 1), (12, 7)), ((570, 26), (12, 8)), ((575, 51, 3), (12, 9)), ((580, 65, 6), (13, 0)),
-]  # fmt: skip
-_NEWEST_DRIVER_BRANCH = 580
+    (tuple(int(p) for p in r["driver"].split(".")), _version(r["cuda"])) for r in tables()["driver_cuda"]
+]
+_NEWEST_DRIVER_BRANCH = DRIVER_CUDA[-1][0][0]
+#: The oldest driver modelled: CUDA 11.0 (R450); every spelling of an older one is refused alike.
+_OLDEST_CUDA = DRIVER_CUDA[0][1]
 
 ZSTD_MIN_CUDA = (12, 4)
 _CONCAT_MIN_CUDA = (13, 4)
@@ -211,7 +95,9 @@ class Selection:
         The entry the driver loads, or ``None`` when nothing fits (the driver then fails with
         ``CUDA_ERROR_NO_BINARY_FOR_GPU`` or ``CUDA_ERROR_UNSUPPORTED_PTX_VERSION``).
     status : str
-        ``"SASS exact"``, ``"SASS compatible"``, ``"PTX JIT"`` or ``"none"``.
+        ``"SASS exact"``, ``"SASS compatible"``, ``"PTX JIT"`` or ``"none"``; with ``driver=``, also
+        ``"driver predates GPU"`` (sm_120 needs a CUDA 12.8 driver) or ``"driver dropped GPU"`` (R590 and newer
+        do not run Volta): that driver runs no code on that GPU.
     reason : str
         Why, in one sentence.
     rejected : tuple of (FatbinEntry, str)
@@ -259,36 +145,55 @@ def parse_driver(driver: DriverSpec) -> tuple[int, int] | None:
     """Turn a driver spelling into the CUDA version it supports.
 
     Accepts ``"12.4"`` (CUDA), ``"550.54.14"`` (driver), ``12040`` (``cuDriverGetVersion``) or ``(12, 4)``.
+    Every spelling has the same floor: CUDA 11.0 (driver 450.36.06), the oldest the tables model.
 
     Raises
     ------
     ValueError
-        For an unknown spelling, or a driver older than CUDA 11 or newer than the table (pass the CUDA
-        version ``nvidia-smi`` shows instead).
+        For an unknown spelling, a driver older than CUDA 11.0 in any spelling, or a driver version newer
+        than the table (pass the CUDA version ``nvidia-smi`` shows instead).
+
+    Examples
+    --------
+    >>> parse_driver("550.54.14"), parse_driver("12.4"), parse_driver(12040), parse_driver((12, 4))
+    ((12, 4), (12, 4), (12, 4), (12, 4))
     """
     if driver is None:
         return None
-    if isinstance(driver, tuple) and len(driver) == 2 and all(isinstance(x, int) for x in driver):
-        return driver
-    if isinstance(driver, int) and not isinstance(driver, bool) and driver >= 1000:
+    cuda = _cuda_of(driver)
+    if cuda < _OLDEST_CUDA:
+        shown = f"{driver[0]}.{driver[1]}" if isinstance(driver, tuple) else str(driver).strip()
+        first = ".".join(f"{p:02d}" if i else str(p) for i, p in enumerate(DRIVER_CUDA[0][0]))
+        raise ValueError(
+            f"driver {shown} is older than CUDA {_OLDEST_CUDA[0]}.{_OLDEST_CUDA[1]} ({first}); not modelled"
+        )
+    return cuda
+
+
+def _cuda_of(driver: DriverSpec) -> tuple[int, int]:
+    """The CUDA version of a driver spelling (:func:`parse_driver` checks the floor)."""
+    if isinstance(driver, tuple) and len(driver) == 2 and all(type(x) is int and 0 <= x <= 99 for x in driver):
+        return (driver[0], driver[1])
+    if type(driver) is int and 1000 <= driver < 100_000:
         return (driver // 1000, driver % 1000 // 10)
-    if isinstance(driver, str) and re.fullmatch(r"\d+(\.\d+){1,2}", driver.strip()):
+    if isinstance(driver, str) and re.fullmatch(r"[0-9]{1,3}(\.[0-9]{1,3}){1,2}", driver.strip(), re.ASCII):
         parts = tuple(int(p) for p in driver.strip().split("."))
         if parts[0] < 100:
-            return (parts[0], parts[1])
-        if parts[0] > _NEWEST_DRIVER_BRANCH:
+            if parts[1] < 100:
+                return (parts[0], parts[1])
+        elif parts[0] > _NEWEST_DRIVER_BRANCH:
             raise ValueError(
                 f"driver {driver} is newer than this package's driver table (up to R{_NEWEST_DRIVER_BRANCH}); "
                 "pass the CUDA version nvidia-smi reports instead, e.g. driver='13.1'"
             )
-        found = None
-        for first, cuda in DRIVER_CUDA:
-            if parts >= first:
-                found = cuda
-        if found is None:
-            raise ValueError(f"driver {driver} is older than CUDA 11.0 (450.36.06); not modelled")
-        return found
-    raise ValueError(f"not a driver or CUDA version: {driver!r}; use '12.4', '550.54.14' or 12040")
+        else:
+            found = (0, 0)
+            for first, cuda in DRIVER_CUDA:
+                if parts >= first:
+                    found = cuda
+            return found
+    shown = repr(driver) if not isinstance(driver, str) or len(driver) <= 80 else repr(driver[:80] + "...")
+    raise ValueError(f"not a driver or CUDA version: {shown}; use '12.4', '550.54.14' or 12040")
 
 
 def ptx_isa_needs(version: tuple[int, int]) -> tuple[int, int]:
@@ -310,6 +215,51 @@ def _builds_for(a: Arch, gpu: Arch) -> bool:
     except ValueError:
         return False
     return a.builds(target)
+
+
+def _side(arch: Arch) -> str:
+    return "Tegra" if is_tegra(arch) else "desktop"
+
+
+def _fit(a: Arch, gpu: Arch, sass: bool, label: str) -> tuple[str | None, tuple[str, ...]]:
+    """``(None, rules)`` when code of arch ``a`` runs on ``gpu``, else ``(why not, rules)``.
+
+    The arch rules, with Tegra's: SASS and 'f' code never cross between desktop and Tegra GPUs, and on a Tegra GPU
+    only its own capability's SASS runs (RULES sass_tegra, family_tegra); PTX crosses (ptx_tegra); code for 10.1
+    runs on 11.0, Thor renamed by CUDA 13 (thor_rename).
+    """
+    renamed = sass or a.suffix != ""
+    renamed = renamed and a.sm == 101 and gpu.sm == 110
+    eff = Arch(11, 0, a.suffix) if renamed else a
+    extra = ("thor_rename",) if renamed else ()
+    tegra = is_tegra(eff) or is_tegra(gpu)
+    crossing = tegra and eff.sm != gpu.sm
+    fits = _builds_for(eff, gpu)
+    if a.suffix == "a":
+        if not fits:
+            return f"{label} runs only on {a.capability[:-1]}", ("arch_specific",)
+        return None, ("arch_specific", *extra)
+    if a.suffix == "f":
+        if not fits:
+            rule = "family_other_major" if a.major != gpu.major else "family"
+            return f"{label} runs only on {a.major}.x with minor >= {a.minor}", (rule,)
+        if crossing:
+            why = f"{label} is for the {_side(eff)} {a.major}.x family; {gpu.capability} is a {_side(gpu)} GPU"
+            return why, ("family_tegra",)
+        return None, ("family", *extra)
+    if sass:
+        if eff.major != gpu.major:
+            return f"SASS {label} does not run on {gpu.capability}: another major", ("sass_other_major",)
+        if eff.minor > gpu.minor:
+            return f"SASS {label} is newer than {gpu.capability}", ("sass_exact",)
+        if crossing:
+            why = (f"{gpu.capability} is a Tegra GPU, which runs SASS for {gpu.capability} only" if is_tegra(gpu)
+                   else f"{a.capability} is a Tegra GPU: its SASS runs there only")  # fmt: skip
+            return f"SASS {label} does not run on {gpu.capability}: {why}", ("sass_tegra",)
+        return None, ("sass_exact" if eff.sm == gpu.sm else "sass_lower_minor", *extra)
+    if not fits:
+        return f"PTX {label} is newer than {gpu.capability}", ("ptx_lower",)
+    return None, ("ptx_lower", "ptx_tegra") if tegra else ("ptx_lower",)
 
 
 def _judge(
@@ -341,30 +291,15 @@ def _judge(
     if cuda is not None and e.compression == "zstd" and cuda < ZSTD_MIN_CUDA:
         reason = f"{label}: zstd-compressed; needs a CUDA 12.4+ driver, driver is CUDA {cuda[0]}.{cuda[1]}"
         return None, reason, ("zstd_driver",), None
-    rules: tuple[str, ...]
-    fits = _builds_for(a, gpu)
-    if a.suffix == "a":
-        if not fits:
-            return None, f"{label} runs only on {a.capability[:-1]}", ("arch_specific",), None
-        rules = ("arch_specific",)
-    elif a.suffix == "f":
-        if not fits:
-            rule = "family_other_major" if a.major != gpu.major else "family"
-            return None, f"{label} runs only on {a.major}.x with minor >= {a.minor}", (rule,), None
-        rules = ("family",)
-    elif sass:
-        if a.major != gpu.major:
-            return None, f"SASS {label} does not run on {gpu.capability}: another major", ("sass_other_major",), None
-        if a.minor > gpu.minor:
-            return None, f"SASS {label} is newer than {gpu.capability}", ("sass_exact",), None
-        rules = ("sass_exact",) if a.minor == gpu.minor else ("sass_lower_minor",)
-    else:
-        if not fits:
-            return None, f"PTX {label} is newer than {gpu.capability}", ("ptx_lower",), None
-        rules = ("ptx_lower",)
+    why, rules = _fit(a, gpu, sass, label)
+    if why is not None:
+        return None, why, rules, None
     if sass:
         if a.sm == gpu.sm:
             return "SASS exact", f"SASS {label} runs on {gpu.capability}: exact match", rules, None
+        if "thor_rename" in rules:
+            why = "sm_101 is Jetson Thor's name before CUDA 13, which renamed it sm_110"
+            return "SASS compatible", f"SASS {label} runs on {gpu.capability}: {why}", rules, None
         how = f"same family ({a.major}.x)" if a.suffix == "f" else "same major"
         return "SASS compatible", f"SASS {label} runs on {gpu.capability}: {how}, lower minor", rules, None
     rules = (*rules, *base)
@@ -417,7 +352,8 @@ def select_entry(
     fatbin : Fatbin, bytes-like or path
         A fat binary (anything :func:`read_fatbin` takes).
     gpu : Arch, str or int
-        The device's compute capability in any spelling (``"8.9"``, ``"sm_90"``, ``120``); a suffix is ignored.
+        The device's compute capability in any spelling (``"8.9"``, ``"sm_90"``, ``120``; a suffix is ignored) or
+        a GPU name (``"T4"``, ``"RTX 5090"``, ``"Jetson AGX Orin"``; ``cuda-fatbin gpus`` lists them).
     driver : str, int or tuple, optional
         The driver: a CUDA version (``"12.4"``), a driver version (``"550.54.14"``) or
         ``cuDriverGetVersion()``'s int. Limits PTX JIT to the ISA versions it supports and zstd entries
@@ -456,12 +392,19 @@ def select_entry(
     >>> sel = select_entry(data, "12.0")
     >>> sel.status, sel.entry.kind, str(sel.entry.arch)
     ('PTX JIT', 'ptx', 'sm_90')
-    >>> select_entry(data, "12.0", driver="12.4").status  # its PTX ISA is too new for a CUDA 12.4 driver
+    >>> select_entry(data, "12.0", driver="12.8").status  # its PTX ISA is too new for a CUDA 12.8 driver
     'none'
+    >>> select_entry(data, "12.0", driver="12.4").status  # no CUDA 12.4 driver runs a 12.0 GPU
+    'driver predates GPU'
+    >>> select_entry(data, "Jetson AGX Orin").reason  # Tegra: SASS for its own capability only
+    'no entry fits 8.7: SASS sm_80 does not run on 8.7: 8.7 is a Tegra GPU, which runs SASS for 8.7 only; ...'
     """
-    gpu = Arch.parse(gpu).base
+    gpu = gpu_arch(gpu)
     cuda = parse_driver(driver)
     fb = _fatbin_of(fatbin)
+    gap = support_gap(gpu, cuda)
+    if gap is not None:  # the driver does not run this GPU at all, whatever the fatbin holds
+        return Selection(gpu, None, gap[0], gap[1], tuple((e, gap[1]) for e in fb.iter_entries()), (gap[2],))
     if disable_ptx_jit and jit_cache is not False:
         warm = select_entry(fb, gpu, driver=driver, force_ptx_jit=force_ptx_jit, jit_cache=False)
         cold = select_entry(fb, gpu, driver=driver, force_ptx_jit=force_ptx_jit, disable_ptx_jit=True, jit_cache=False)
@@ -564,7 +507,8 @@ def coverage(
     ----------
     fatbin : Fatbin, bytes-like or path
     gpus : str or iterable
-        Compute capabilities: ``"75;80;86;89;90;100;120"``, ``"8.0,9.0"`` or a list of any spellings.
+        Compute capabilities or GPU names: ``"75;80;86;89;90;100;120"``, ``"8.0,9.0"``, ``"T4;A100"`` or a list
+        of any spellings.
     driver, force_ptx_jit, disable_ptx_jit, jit_cache
         As for :func:`select_entry`.
 
@@ -591,7 +535,7 @@ def coverage(
     [('7.5', 'none'), ('8.0', 'SASS exact'), ('8.6', 'SASS compatible'), ('9.0', 'SASS exact'), ('12.0', 'PTX JIT')]
     """
     fb = _fatbin_of(fatbin)
-    specs: Iterable[Arch | str | int] = split_arch_list(gpus) if isinstance(gpus, str) else gpus
+    specs = gpu_list(gpus)
     return [
         select_entry(
             fb, g, driver=driver, force_ptx_jit=force_ptx_jit, disable_ptx_jit=disable_ptx_jit, jit_cache=jit_cache
@@ -629,11 +573,12 @@ def driver_gaps(fatbin: Fatbin | Source, gpus: GpuList, driver: DriverSpec) -> l
         Each such GPU with the selection it gets from a driver without limits (what it would need).
     """
     fb = _fatbin_of(fatbin)
-    specs: Iterable[Arch | str | int] = split_arch_list(gpus) if isinstance(gpus, str) else gpus
+    specs = gpu_list(gpus)
     gaps = []
     for g in specs:
         free = select_entry(fb, g)
-        if free and not select_entry(fb, g, driver=driver):
+        limited = select_entry(fb, g, driver=driver)
+        if free and not limited and limited.status not in _DRIVER_SUPPORT:  # nothing a fatbin could do for those
             gaps.append((free.gpu, free))
     return gaps
 
@@ -641,8 +586,11 @@ def driver_gaps(fatbin: Fatbin | Source, gpus: GpuList, driver: DriverSpec) -> l
 #: Per-GPU statuses of a binary, from best to worst (docs/scan.md). ``"no kernels"``: its fatbins hold no code
 #: (nvcc's device-link stubs); ``"partial"``: some registered fatbins have code for the GPU and some none
 #: (libraries that dispatch per GPU ship such modules). The last two mean the GPU is not covered.
-STATUSES = ("no kernels", "SASS exact", "SASS compatible", "PTX JIT", "partial", "needs newer driver", "no entry")
-UNCOVERED = ("needs newer driver", "no entry")
+#: The last two: the driver does not run the GPU at all (too old for it, or of a branch that dropped it).
+STATUSES = ("no kernels", "SASS exact", "SASS compatible", "PTX JIT", "partial", "needs newer driver", "no entry",
+            DRIVER_PREDATES_GPU, DRIVER_DROPPED_GPU)  # fmt: skip
+UNCOVERED = ("needs newer driver", "no entry", DRIVER_PREDATES_GPU, DRIVER_DROPPED_GPU)
+_DRIVER_SUPPORT = (DRIVER_PREDATES_GPU, DRIVER_DROPPED_GPU)
 _RANK = {s: i for i, s in enumerate(STATUSES)}
 
 
@@ -659,7 +607,7 @@ def fatbin_status(fb: Fatbin, gpu: Arch, driver: DriverSpec, cache: dict[object,
     key = (_signature(fb), gpu, driver)
     if cache is None or key not in cache:
         sel = select_entry(fb, gpu, driver=driver)
-        if sel:
+        if sel or sel.status in _DRIVER_SUPPORT:
             found = (sel.status, sel.reason)
         elif driver is not None and select_entry(fb, gpu):
             found = ("needs newer driver", sel.reason)
@@ -737,14 +685,18 @@ def judge(fatbins: Iterable[Fatbin], gpus: GpuList, driver: DriverSpec = None) -
     every = list(fatbins)
     if not any(True for fb in every for _ in fb.iter_entries()):
         return {}
-    specs: Iterable[Arch | str | int] = split_arch_list(gpus) if isinstance(gpus, str) else gpus
+    specs = gpu_list(gpus)
     registered = [fb for fb in every if fb.loadable and not fb.embedded]
     relocatable = [fb for fb in every if fb.relocatable]
     stored = [fb for fb in every if fb.embedded]
     cache: dict[object, Any] = {}
     out = {}
-    for g in specs:
-        gpu = Arch.parse(g).base
+    cuda = parse_driver(driver)
+    for gpu in specs:
+        gap = support_gap(gpu, cuda)
+        if gap is not None:  # the driver does not run this GPU at all: no fatbin decides
+            out[gpu.capability] = {"status": gap[0], "reason": gap[1]}
+            continue
         out[gpu.capability] = _judge_one(registered, relocatable, stored, gpu, driver, cache)
     return out
 

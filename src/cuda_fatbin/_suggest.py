@@ -11,7 +11,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-__all__ = ["closest"]
+__all__ = ["closest", "nearest"]
 
 
 def closest(word: str, choices: Iterable[str], *, cutoff: float = 0.6) -> str | None:
@@ -24,7 +24,18 @@ def closest(word: str, choices: Iterable[str], *, cutoff: float = 0.6) -> str | 
     >>> closest("xyz", ["ptx", "cubin"]) is None
     True
     """
+    close = nearest(word, choices, n=1, cutoff=cutoff)
+    return close[0] if close else None
+
+
+def nearest(word: str, choices: Iterable[str], *, n: int = 3, cutoff: float = 0.6) -> list[str]:
+    """Up to ``n`` choices most like ``word``, the closest first (``difflib.get_close_matches``).
+
+    Examples
+    --------
+    >>> nearest("rtx509", ["rtx5090", "rtx5080", "t4"])
+    ['rtx5090', 'rtx5080']
+    """
     import difflib
 
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=cutoff)
-    return close[0] if close else None
+    return difflib.get_close_matches(word, list(choices), n=n, cutoff=cutoff)

@@ -16,7 +16,7 @@ import argparse
 import os
 import sys
 
-from . import main_build, main_compile, main_extract, main_inspect, main_probe, main_scan, main_which
+from . import main_build, main_compile, main_extract, main_gpus, main_inspect, main_probe, main_scan, main_which
 from ._common import Failure, UsageError, _shown
 
 __all__ = ["build_parser", "main"]
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any, NoReturn
 
-_COMMANDS = (main_compile, main_build, main_inspect, main_which, main_scan, main_extract, main_probe)
+_COMMANDS = (main_compile, main_build, main_inspect, main_which, main_scan, main_extract, main_gpus, main_probe)
 
 
 def versions_text() -> str:

@@ -182,27 +182,55 @@ def _inputs(path: str) -> list[tuple[str, Any]]:
 
 
 def _gpus(specs: list[str], driver: str | None = None) -> list[Arch]:
-    """GPU specs from repeated --gpu options (``installed`` asks the driver, without cuda.core); checks --driver."""
-    from .._arch import Arch, split_arch_list
+    """GPUs from repeated --gpu options: capabilities or product names (``installed`` asks the driver, without
+    cuda.core); a suffix names code, not a GPU (``sm_90a`` is the GPU 9.0); each GPU once. Checks --driver."""
+    import re
+
+    from .._arch import Arch
     from .._driver import NoDriverError, devices
+    from .._nvidia import gpu_list
     from .._select import parse_driver
 
-    out = []
+    out: list[Arch] = []
     try:
         parse_driver(driver)
         for spec in specs:
-            for g in split_arch_list(spec):
-                if g.lower() == "installed":
+            for piece in re.split(r"[;,]", spec):
+                if piece.strip().lower() == "installed":
                     out += [Arch(*d.capability) for d in devices("--gpu installed", "name the GPUs, e.g. --gpu 90")]
-                else:
-                    out.append(Arch.parse(g))
+                elif piece.strip():
+                    out += gpu_list(piece)
     except NoDriverError as e:
         raise Failure(str(e)) from None
     except (TypeError, ValueError) as e:
         raise UsageError(str(e)) from None
     if not out:
         raise UsageError("--gpu names no GPU")
-    return out
+    return list(dict.fromkeys(out))
+
+
+def _installed_driver(value: str | None, flag: str) -> str | None:
+    """``--driver installed``: this machine's driver as its CUDA version ('13.0'), read through the driver library
+    without cuda.core (``_driver``); a usage error where there is none. Other values are returned as given."""
+    if value is None or value.strip().lower() != "installed":
+        return value
+    from .._driver import NoDriverError, devices
+    from .._select import parse_driver
+
+    try:
+        found = devices(f"{flag} installed", f"name the driver instead, e.g. {flag} 13.0")
+        cuda = parse_driver(found[0].driver)
+    except (NoDriverError, ValueError) as e:
+        raise UsageError(str(e)) from None
+    assert cuda is not None
+    return f"{cuda[0]}.{cuda[1]}"
+
+
+#: --gpu's help, for which and scan
+GPU_HELP = ("compute capabilities or GPU names, e.g. '75;80;86;89;90;100;120', 'T4,A100;Jetson AGX Orin', or "
+            "'installed' (repeatable; cuda-fatbin gpus lists the names)")  # fmt: skip
+#: --driver's help, for which and scan
+DRIVER_HELP = "driver: CUDA version ('12.4'), driver version ('550.54.14') or 'installed'"
 
 
 # -- outputs, and what compile and build read ----------------------------------------------------------

@@ -21,6 +21,7 @@ from ._common import (
     _check_output,
     _entries_json,
     _fatbin_options,
+    _installed_driver,
     _positive_int,
     _print_json,
     _Progress,
@@ -91,7 +92,8 @@ def configure_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     p.add_argument("--cache-max-files", type=int, metavar="N",
                    help="the most header-like files the include fingerprint reads (default 20000)")  # fmt: skip
     p.add_argument("--min-driver", metavar="VER",
-                   help="the oldest driver to support ('13.0'): fail if a GPU could not load its entry")  # fmt: skip
+                   help="the oldest driver to support ('13.0', or 'installed'): fail if a GPU could not load its "
+                        "entry")  # fmt: skip
     p.add_argument("--min-driver-warn", action="store_true", help="with --min-driver: warn instead of failing")
     p.add_argument("--dry-run", action="store_true", help="print the plan and compile nothing")
     p.add_argument("-v", "--verbose", action="store_true", help="print the whole compiler logs (warnings show anyway)")
@@ -171,7 +173,8 @@ def _compile(args: argparse.Namespace, program: Program, cache_dir: str | None, 
             obj = program.compile(
                 "fatbin", args.name_expression, logs, **plan,
                 fatbin_options=_fatbin_options(args), max_workers=args.jobs, group=args.group,
-                extra_options=args.nvrtc_option, progress=progress, cache=cache, min_driver=args.min_driver,
+                extra_options=args.nvrtc_option, progress=progress, cache=cache,
+                min_driver=_installed_driver(args.min_driver, "--min-driver"),
                 min_driver_action="warn" if args.min_driver_warn else "error", **(cache_options or {}),
             )  # fmt: skip
     except DriverCompatibilityError as e:  # the build worked but does not meet --min-driver: the work failed

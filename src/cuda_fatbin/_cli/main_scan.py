@@ -8,7 +8,19 @@ import argparse
 import os
 import sys
 
-from ._common import JSON_SCHEMA, _gpus, _must_exist, _positive_int, _print_json, _shown, _table, add_command
+from ._common import (
+    DRIVER_HELP,
+    GPU_HELP,
+    JSON_SCHEMA,
+    _gpus,
+    _installed_driver,
+    _must_exist,
+    _positive_int,
+    _print_json,
+    _shown,
+    _table,
+    add_command,
+)
 
 
 def configure_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -16,9 +28,8 @@ def configure_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     p = add_command(subparsers, "scan", help="will the binaries of an environment, wheel or folder run on these GPUs?")
     p.add_argument("paths", nargs="*", metavar="PATH",
                    help="files, directories and .whl/.zip archives (default: this Python's site-packages)")  # fmt: skip
-    p.add_argument("--gpu", required=True, action="append", metavar="SPEC",
-                   help="compute capabilities, e.g. '75;80;86;89;90;100;120', or 'installed' (repeatable)")  # fmt: skip
-    p.add_argument("--driver", help="driver: CUDA version ('12.4') or driver version ('550.54.14')")
+    p.add_argument("--gpu", required=True, action="append", metavar="SPEC", help=GPU_HELP)
+    p.add_argument("--driver", help=DRIVER_HELP)
     p.add_argument("--no-embedded", action="store_true", help="skip the search for fatbins stored as data")
     p.add_argument("-j", "--jobs", type=_positive_int, help="worker processes (default: the CPU count)")
     p.add_argument("--json", action="store_true", help="machine-readable output (docs/cli.md)")
@@ -29,6 +40,7 @@ def configure_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
 def run(args: argparse.Namespace) -> int:
     from .._scan import scan
 
+    args.driver = _installed_driver(args.driver, "--driver")
     gpus = _gpus(args.gpu, args.driver)
     for p in args.paths:
         _must_exist(p)
@@ -53,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
     rows = [(d["distribution"], d["binaries"], *(_MARKS[d["coverage"][g]] for g in report.gpus)) for d in dists]
     _table(["distribution", "binaries", *report.gpus], rows, wide=args.wide)
     print("\nSASS = SASS for that arch, SASS~ = compatible SASS, PTX = JIT-compiled, PART = some modules only "
-          "(per-GPU kernels), DRIVER = needs a newer driver, NONE = no entry, ERROR = could not be read "
+          "(per-GPU kernels), DRIVER = needs a newer driver, NONE = no entry, ERROR = could not be read, "
+          "OLDDRV = the driver predates the GPU, DROPPED = the driver's branch dropped the GPU "
           "(docs/scan.md)")  # fmt: skip
     for g in report.gpus:
         bad = [b for b in report.uncovered(g) if not b.error]
@@ -77,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
 
 _MARKS = {"SASS exact": "SASS", "SASS compatible": "SASS~", "PTX JIT": "PTX", "partial": "PART",
           "needs newer driver": "DRIVER", "no entry": "NONE", "no kernels": "-", "unreadable": "ERROR",
-          None: "-"}  # fmt: skip
+          "driver predates GPU": "OLDDRV", "driver dropped GPU": "DROPPED", None: "-"}  # fmt: skip
 
 
 _SKIPPED_WORDS = {"symlink": ("symlink", "symlinks"),
