@@ -91,6 +91,8 @@ class Member:
         Why the member cannot be read, or ``None``.
     head : bytes
         Its first bytes, when :func:`list_members` was asked for them (``head=``).
+    container : str
+        The kind of archive that holds it: ``"zip"`` (here) or ``"ar"`` (:mod:`cuda_fatbin._ar`).
     """
 
     name: str
@@ -102,6 +104,7 @@ class Member:
     identity: tuple[int, int, int, int]
     error: str | None = None
     head: bytes = b""
+    container: str = "zip"
 
     @property
     def is_dir(self) -> bool:

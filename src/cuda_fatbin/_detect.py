@@ -133,13 +133,36 @@ def detect(data: Buffer | str) -> Detected:
         return Detected("tile_ir", None)
     if head[:4] in _BITCODE_MAGICS:
         return Detected("nvvm", None)
-    target = ptx_target(view)
+    target = ptx_target(view) if is_text(view[:TEXT_PROBE]) else None
     if target is not None:
         return Detected("ptx", target)
     raise ValueError(
         f"unrecognised data ({len(view)} bytes starting {head.hex(' ')}): not a fatbin, cubin, PTX, LTO-IR, "
         "Tile IR, NVVM IR or host ELF object"
     )
+
+
+#: Bytes at the start of data that must be text before PTX directives are looked for in it.
+TEXT_PROBE = 4096
+# control characters that never appear in PTX text (NUL, and all but tab, newline, vertical tab, form feed, CR)
+_BINARY_BYTES = bytes(b for b in range(32) if b not in b"\t\n\v\f\r") + b"\x7f"
+
+
+def is_text(head: Buffer) -> bool:
+    """True when ``head`` (the first :data:`TEXT_PROBE` bytes of some data, or fewer) can be PTX text.
+
+    PTX is never sniffed out of binary data: a control character other than whitespace in the first
+    :data:`TEXT_PROBE` bytes says it is not text (a DLL holds ``.version`` and ``.target`` lines in its
+    stored PTX). PTX taken out of a fatbin ends with NUL bytes: a run of them is allowed at the end of
+    ``head``.
+
+    Examples
+    --------
+    >>> is_text(b".version 9.0\\n.target sm_90\\n\\0"), is_text(b"MZ\\x90\\0\\x03")
+    (True, False)
+    """
+    raw = bytes(head).rstrip(b"\0")
+    return len(raw.translate(None, _BINARY_BYTES)) == len(raw)
 
 
 def cubin_arch(data: Buffer) -> tuple[Arch, bool]:
@@ -283,3 +306,41 @@ def ltoir_arch(data: Buffer) -> Arch | None:
         return Arch(sm // 10, sm % 10, suffix)
     except ValueError:
         return None
+
+
+#: What :func:`file_kind` tells apart. Read: ``elf``, ``fatbin``, ``pe`` (a Windows image), ``coff`` (a
+#: Windows ``.obj``); containers whose members are read: ``ar``; refused: ``thin ar``; not read: ``Mach-O``.
+FILE_KINDS = ("elf", "fatbin", "pe", "coff", "ar", "thin ar", "Mach-O")
+_MACHO = (b"\xfe\xed\xfa\xce", b"\xfe\xed\xfa\xcf", b"\xce\xfa\xed\xfe", b"\xcf\xfa\xed\xfe")
+_COFF_MACHINES = (b"\x64\x86", b"\x64\xaa", b"\x4c\x01")  # x64, ARM64, x86 (as _pe.COFF_MACHINES)
+
+
+def file_kind(head: bytes, name: str = "") -> str | None:
+    """The kind of host file ``head`` (its first 20 bytes or more) starts, or ``None`` for none we know.
+
+    One of :data:`FILE_KINDS`. COFF objects have no magic number: a file is taken for one only when its
+    ``name`` ends in ``.obj`` and its header has a known machine and no optional header. A universal
+    Mach-O file (``CA FE BA BE``) is told from a Java class file (the same magic) by its count of
+    architectures, which is below 45 where a class file has its version.
+
+    Examples
+    --------
+    >>> file_kind(b"\\x7fELF" + bytes(16)), file_kind(b"!<arch>\\n" + bytes(12)), file_kind(b"#!/bin/sh\\n")
+    ('elf', 'ar', None)
+    """
+    if head[:4] == ELF_MAGIC:
+        return "elf"
+    if head[:4] == FATBIN_MAGIC:
+        return "fatbin"
+    if head[:2] == b"MZ":
+        return "pe"
+    if head[:8] == b"!<arch>\n":
+        return "ar"
+    if head[:8] == b"!<thin>\n":
+        return "thin ar"
+    universal = head[:4] == b"\xca\xfe\xba\xbe" and len(head) >= 8 and 0 < int.from_bytes(head[4:8], "big") < 45
+    if head[:4] in _MACHO or universal:
+        return "Mach-O"
+    if head[:2] in _COFF_MACHINES and name.lower().endswith(".obj") and len(head) >= 20 and head[16:18] == b"\0\0":
+        return "coff"
+    return None

@@ -36,7 +36,17 @@ import weakref
 from collections.abc import Callable, Iterator, Sequence
 
 from ._arch import Arch
-from ._detect import FATBIN_MAGIC, LTOIR_MAGIC, TILE_IR_MAGIC, cubin_arch, ltoir_arch, ptx_target, ptx_version
+from ._detect import (
+    FATBIN_MAGIC,
+    LTOIR_MAGIC,
+    TEXT_PROBE,
+    TILE_IR_MAGIC,
+    cubin_arch,
+    is_text,
+    ltoir_arch,
+    ptx_target,
+    ptx_version,
+)
 from ._elf import ELF_MAGIC, EM_CUDA, ElfFormatError, read_header, section_headers, section_namer
 from ._errors import Error
 
@@ -802,12 +812,19 @@ def iter_fatbins(source: Source, *, embedded: bool = False, relocatable: bool | 
     if head == FATBIN_MAGIC:
         yield from _walk(src, 0, len(src), None, _Seen(len(src)))
         return
+    if head[:2] == b"MZ" or (head != ELF_MAGIC and _coff_object(src)):  # Windows: docs/formats.md §3
+        from ._pe import iter_pe_fatbins
+
+        yield from iter_pe_fatbins(src, embedded, relocatable)
+        return
     if head != ELF_MAGIC:
         standalone = _standalone(src)
         if standalone is not None:
             yield standalone
-        elif embedded:
+        elif embedded and head not in (b"!<ar", b"!<th"):
             yield from _scan(src, [(0, len(src), None)], _Seen(len(src)))
+        elif head in (b"!<ar", b"!<th"):  # _ar's magics: an ar archive's members are read one by one
+            raise FatbinFormatError("an ar archive (static library): read its members (inspect and scan do)", 0)
         else:
             raise FatbinFormatError("neither a fatbin (magic 0xBA55ED50) nor an ELF file", 0)
         return
@@ -841,6 +858,14 @@ def iter_fatbins(source: Source, *, embedded: bool = False, relocatable: bool | 
         ranges = [(offset, offset + size, name_off) for offset, size, typ, name_off in sections
                   if typ != _SHT_NOBITS and size]  # fmt: skip
         yield from _scan(src, ranges, seen, names)
+
+
+def _coff_object(src: _Data) -> bool:
+    if bytes(src.view[:2]) not in (b"\x64\x86", b"\x64\xaa", b"\x4c\x01"):  # _pe.COFF_MACHINES: no import
+        return False
+    from ._pe import is_coff_object
+
+    return is_coff_object(src.view)
 
 
 class _Seen:
@@ -1216,6 +1241,8 @@ def _standalone(src: _Data) -> Fatbin | None:
             arch, kind, bits = None, 0x80, 64
             version = ((view[8] << 8) | view[9], 0) if size >= 10 else (0, 0)
         else:
+            if not is_text(src.read(0, min(size, TEXT_PROBE))):  # PTX is never sniffed out of binary data
+                return None
             text: Buffer = view
             if src.fd is not None:  # a mapped file: read only the two directive lines, through pread
                 target, declared = _ptx_line(src, b".target", _IDENT), _ptx_line(src, b".version", b"0123456789.")

@@ -28,9 +28,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ._arch import Arch
-from ._archive import MAX_MEMBER, NESTED, SEPARATOR, SUFFIXES, Member, list_members, read_member
-from ._detect import FATBIN_MAGIC
-from ._elf import ELF_MAGIC
+from ._archive import MAX_MEMBER, NESTED, SEPARATOR, SUFFIXES, Member
+from ._containers import CONTAINERS, Container, container_of, list_members, read_member
+from ._detect import file_kind
 from ._files import DIR_FD, describe, identity, is_regular, open_dir, open_input, read_exact, read_regular
 from ._nvidia import gpu_arch, gpu_list
 from ._reader import iter_fatbins
@@ -207,8 +207,14 @@ def default_paths() -> list[str]:
     return out
 
 
-def _is_binary(head: bytes) -> bool:
-    return head[:4] in (ELF_MAGIC, FATBIN_MAGIC)
+#: The kinds of file (``_detect.file_kind``) read as binaries; the others it knows are containers or skipped.
+_READ = ("elf", "fatbin", "pe", "coff")
+#: Bytes of each file and member read to tell its kind.
+_HEAD = 64
+
+
+def _is_binary(head: bytes, name: str = "") -> bool:
+    return file_kind(head, name) in _READ
 
 
 @dataclass(frozen=True)
@@ -279,18 +285,24 @@ def _list_inputs(roots: Iterable[str]) -> _Listing:
                 return
             seen.add(key)
             if path.lower().endswith(SUFFIXES):
-                _visit_archive(path, follow, out, key)
+                _visit_archive(path, follow, out, key, CONTAINERS[0])
                 return
             if st.st_size < 16:
                 return
-            head = os.pread(fd, 4, 0)
+            head = os.pread(fd, _HEAD, 0)
         except OSError as e:
             out.items.append(_Item(path, error=_error(e)))
             return
         finally:
             os.close(fd)
-        if _is_binary(head):
+        kind = file_kind(head, path)
+        container = container_of(path, head) if kind in ("ar", "thin ar") else None
+        if container is not None:
+            _visit_archive(path, follow, out, key, container)
+        elif kind in _READ:
             out.items.append(_Item(path, None, st.st_size, key, follow))
+        elif kind is not None:  # a format we know and do not read: counted, never passed over silently
+            out.skipped[kind] += 1
 
     for root in roots:
         try:
@@ -351,12 +363,12 @@ def _listdir(folder: str, listed_as: tuple[int, int] | None) -> tuple[list[os.Di
         raise
 
 
-def _visit_archive(path: str, follow: bool, out: _Listing, listed_as: tuple[int, int]) -> None:
+def _visit_archive(path: str, follow: bool, out: _Listing, listed_as: tuple[int, int], container: Container) -> None:
     """List the archive at ``path``, which was opened as ``listed_as`` (its device and inode) when its folder
     was listed: an archive that is another file now (a folder on the way swapped meanwhile) is an error row,
     none of its members listed."""
     try:
-        members = list_members(path, follow=follow, head=4)
+        members = list_members(container, path, follow=follow, head=_HEAD)
         if members and members[0].identity[:2] != listed_as:
             raise OSError(errno.EIO, "another file now (changed since listed)", path)
     except OSError as e:  # ArchiveError included
@@ -369,8 +381,11 @@ def _visit_archive(path: str, follow: bool, out: _Listing, listed_as: tuple[int,
             out.items.append(_Item(path, m, m.size, error=f"ArchiveError: {m.error}"))
         elif m.name.lower().endswith(SUFFIXES):  # not opened: it could hold binaries, so it is not passed over
             out.items.append(_Item(path, m, m.size, error=f"ArchiveError: {NESTED}"))
-        elif m.size >= 16 and _is_binary(m.head):  # read as the archive was listed: a named symlink followed
+        elif m.size >= 16 and _is_binary(m.head, m.name):  # read as the archive was listed: a named symlink followed
             out.items.append(_Item(path, m, m.size, follow=follow))
+        elif m.size >= 16 and file_kind(m.head, m.name) is not None:  # Mach-O, an ar archive in an archive
+            kind = file_kind(m.head, m.name)
+            out.skipped[f"{kind} in an archive" if kind in ("ar", "thin ar") else str(kind)] += 1  # not opened
 
 
 @contextlib.contextmanager
@@ -710,9 +725,9 @@ def scan(
         for item in broken:  # a worker died (a file that shrank under a map: SIGBUS): each alone, to find it
             done(_isolated(item, args))
     reports = [r for r in reports if r.has_device_code or r.error]
-    index = _distribution_index(roots, [r.path for r in reports if r.archive is None])
-    for r in reports:
-        r.distribution = _wheel_distribution(r.archive) if r.archive else index.get(r.path)
+    index = _distribution_index(roots, sorted({r.archive or r.path for r in reports}))
+    for r in reports:  # a wheel names its distribution; a file or an ar archive is owned by an installed one
+        r.distribution = (r.archive and _wheel_distribution(r.archive)) or index.get(r.archive or r.path)
     reports.sort(key=lambda r: r.path)
     gpu_keys = [a.capability for a in archs]
     read = sum(1 for i in items if i.error is None)

@@ -145,21 +145,24 @@ def _relocatable_flag(args: argparse.Namespace) -> bool | None:
 def _inputs(path: str) -> list[tuple[str, Any]]:
     """What ``inspect`` reads for one argument: ``(label, source)`` pairs; an archive gives its binary members.
 
-    ``a.whl`` (or ``.zip``) lists every member whose first bytes say ELF or fatbin; ``a.whl::member`` (the
-    paths ``scan`` prints) reads that member. A member that cannot be read is a pair whose source is the
+    ``a.whl`` (or ``.zip``, or an ar archive: ``.a``, ``.lib``) lists every member that is a binary
+    (``_detect.file_kind``); ``a.whl::member`` or ``libk.a::ka.o`` (the paths ``scan`` prints) reads that member. A member that cannot be read is a pair whose source is the
     exception.
     """
-    if "::" not in path and not path.lower().endswith((".whl", ".zip")):  # _archive's SEPARATOR and SUFFIXES
+    if "::" not in path and not path.lower().endswith((".whl", ".zip", ".a", ".lib")):  # _containers' suffixes
         return [(path, path)]  # (not imported for a plain file: start-up time, benchmarks/bench_cli.py)
     import errno
 
-    from .._archive import NESTED, SEPARATOR, SUFFIXES, list_members, read_member, split
+    from .._archive import NESTED, SEPARATOR, SUFFIXES
+    from .._containers import container_of, head_of, list_members, read_member, split
+    from .._detect import file_kind
 
     archive, name = split(path) if SEPARATOR in path else (path, None)
-    if name is None and not (path.lower().endswith(SUFFIXES) and os.path.isfile(path)):
+    container = container_of(archive, head_of(archive)) if os.path.isfile(archive) else None
+    if container is None:
         return [(path, path)]
     try:
-        members = list_members(archive, head=4)
+        members = list_members(archive, container, head=64)
     except OSError as e:
         raise Failure(f"{_shown(archive)}: {e.strerror or e}") from None
     out: list[tuple[str, Any]] = []
@@ -170,7 +173,7 @@ def _inputs(path: str) -> list[tuple[str, Any]]:
         if name is None and not m.error and m.name.lower().endswith(SUFFIXES):  # as scan: named, not passed over
             out.append((label, OSError(errno.EINVAL, NESTED)))
             continue
-        if name is None and not m.error and m.head[:4] not in (b"\x7fELF", b"\x50\xed\x55\xba"):
+        if name is None and not m.error and file_kind(m.head, m.name) not in ("elf", "fatbin", "pe", "coff"):
             continue
         try:
             out.append((label, read_member(archive, m)))

@@ -22,6 +22,10 @@ from ._common import (
     add_command,
 )
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 def configure_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The ``scan`` subcommand's options."""
@@ -31,6 +35,8 @@ def configure_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     p.add_argument("--gpu", required=True, action="append", metavar="SPEC", help=GPU_HELP)
     p.add_argument("--driver", help=DRIVER_HELP)
     p.add_argument("--no-embedded", action="store_true", help="skip the search for fatbins stored as data")
+    p.add_argument("--fail-if-empty", action="store_true",
+                   help="exit 1 when no binary with device code is found (for CI)")  # fmt: skip
     p.add_argument("-j", "--jobs", type=_positive_int, help="worker processes (default: the CPU count)")
     p.add_argument("--json", action="store_true", help="machine-readable output (docs/cli.md)")
     p.add_argument("--wide", action="store_true", help="one line per row, however wide (no wrapping to the terminal)")
@@ -55,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         print("\r".ljust(72) + "\r", end="", file=sys.stderr)
     if args.json:
         _print_json({"schema": JSON_SCHEMA, **report.to_dict()})
-        return 0 if report.covered else 1
+        return 0 if report.covered and not _empty(args, report) else 1
     dists = report.distributions()
     with_code = [b for b in report.binaries if b.has_device_code]
     bad_inputs = report.unreadable
@@ -82,10 +88,16 @@ def run(args: argparse.Namespace) -> int:
         print("\nnot read: " + ", ".join(_counted(n, k) for k, n in sorted(report.skipped.items()))
               + " (symlinks inside a folder are never followed)")  # fmt: skip
     if not with_code and not bad_inputs:
-        print("\nno binary with device code found", file=sys.stderr)
+        print("\nno binary with device code found" + (" (--fail-if-empty)" if args.fail_if_empty else ""),
+              file=sys.stderr)  # fmt: skip
     else:
         print("\nevery GPU is covered" if report.covered else "\nsome GPU is NOT covered", file=sys.stderr)
-    return 0 if report.covered else 1
+    return 0 if report.covered and not _empty(args, report) else 1
+
+
+def _empty(args: argparse.Namespace, report: Any) -> bool:
+    """``--fail-if-empty`` and no binary with device code found: a CI run that read nothing fails."""
+    return bool(args.fail_if_empty) and not any(b.has_device_code for b in report.binaries)
 
 
 _MARKS = {"SASS exact": "SASS", "SASS compatible": "SASS~", "PTX JIT": "PTX", "partial": "PART",
@@ -94,7 +106,11 @@ _MARKS = {"SASS exact": "SASS", "SASS compatible": "SASS~", "PTX JIT": "PTX", "p
 
 
 _SKIPPED_WORDS = {"symlink": ("symlink", "symlinks"),
-                  "not a regular file": ("FIFO, socket or device", "FIFOs, sockets or devices")}  # fmt: skip
+                  "not a regular file": ("FIFO, socket or device", "FIFOs, sockets or devices"),
+                  "Mach-O": ("Mach-O file", "Mach-O files"),
+                  "ar in an archive": ("ar archive inside an archive", "ar archives inside an archive"),
+                  "thin ar in an archive": ("thin ar archive inside an archive",
+                                            "thin ar archives inside an archive")}  # fmt: skip
 
 
 def _counted(n: int, kind: str) -> str:
