@@ -140,7 +140,7 @@ def test_a_file_that_fails_while_its_first_bytes_are_read_is_a_row(fatbin, tmp_p
     listing = _scan._list_inputs([str(tmp_path)])
     assert [(i.path, i.error) for i in listing.items] == [
         (str(tmp_path / "a"), "OSError: Input/output error"), (str(tmp_path / "b"), None)]  # fmt: skip
-    assert calls == [(4, 0), (4, 0)]  # four bytes at the start: all that says ELF or fatbin
+    assert calls == [(64, 0), (64, 0)]  # the first bytes, all that says ELF, fatbin, PE, COFF, ar or Mach-O
 
 
 def test_a_folder_that_cannot_be_listed_is_a_row_and_the_others_are_walked(fatbin, tmp_path, monkeypatch):

@@ -74,8 +74,13 @@ def _module(kind: str) -> object:
     return importlib.import_module(f"cuda_fatbin.{row.module}")
 
 
-def list_members(container: Container, path: str, *, follow: bool = True, head: int = 0) -> list[Member]:
-    """The members of the ``container`` at ``path`` (see the reader modules for what each raises)."""
+def list_members(path: str, container: Container | None = None, *, follow: bool = True, head: int = 0) -> list[Member]:
+    """The members of the container at ``path`` (see the reader modules for what each raises).
+
+    ``container`` is its kind, as :func:`container_of` told; ``None``: told from its name and first bytes.
+    """
+    if container is None:
+        container = container_of(path, head_of(path)) or CONTAINERS[0]
     lister = _module(container.kind).list_members  # type: ignore[attr-defined]
     members: list[Member] = lister(path, follow=follow, head=head)
     return members

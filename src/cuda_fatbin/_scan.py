@@ -368,7 +368,7 @@ def _visit_archive(path: str, follow: bool, out: _Listing, listed_as: tuple[int,
     was listed: an archive that is another file now (a folder on the way swapped meanwhile) is an error row,
     none of its members listed."""
     try:
-        members = list_members(container, path, follow=follow, head=_HEAD)
+        members = list_members(path, container=container, follow=follow, head=_HEAD)
         if members and members[0].identity[:2] != listed_as:
             raise OSError(errno.EIO, "another file now (changed since listed)", path)
     except OSError as e:  # ArchiveError included
