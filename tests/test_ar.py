@@ -281,3 +281,17 @@ def test_ptx_is_never_sniffed_out_of_binary_data(lead):
         list(iter_fatbins(data))
     text = b".version 9.0\n.target sm_90\n.address_size 64\n\0\0\0"  # as a PTX entry's data() ends
     assert detect(text).kind == "ptx" and read_fatbin(text).standalone
+
+
+def test_windows_long_names_end_with_nul(tmp_path):
+    """A .lib's long-name table ends names with NUL, not "/\\n": each name stops there."""
+    table = b"first_long_member_name.obj\0second_long_member_name.obj\0"
+    fb = tiny_fatbin()
+    data = b"!<arch>\n" + ar_header(b"/", 4) + bytes(4) + ar_header(b"/", 4) + bytes(4) + ar_header(b"//", len(table))
+    data += table + b"\n" + ar_header(b"/0", len(fb)) + fb + ar_header(b"/27", len(fb)) + fb  # 55 bytes: padded
+    path = tmp_path / "k.lib"
+    path.write_bytes(data)
+    assert [m.name for m in list_members(str(path))] == ["first_long_member_name.obj", "second_long_member_name.obj"]
+    assert [b.member for b in scan([path], gpus="80", max_workers=1).binaries] == [
+        m.name for m in list_members(str(path))
+    ]

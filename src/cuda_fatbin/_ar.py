@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import errno
 import os
+import re
 
 from ._archive import MAX_MEMBER, SEPARATOR, ArchiveError, Member, _identity, _open, _pread
 
@@ -144,10 +145,8 @@ def _member_name(
         if names is None or offset >= len(table):
             raise ArchiveError(errno.EINVAL, f"the member at {at} names offset {offset} of a long-name table "
                                f"of {len(table)} bytes", path)  # fmt: skip
-        text = table[offset : offset + MAX_NAME]
-        end = text.find(b"/\n")
-        name = text[: end if end >= 0 else len(text)].split(b"\n", 1)[0]  # Windows tables end names with NUL
-        return name.rstrip(b"\0").decode("utf-8", "surrogateescape"), 0
+        name = re.split(b"/\n|\n|\0", table[offset : offset + MAX_NAME], maxsplit=1)[0]  # GNU "/\n", Windows NUL
+        return name.decode("utf-8", "surrogateescape"), 0
     if raw in (b"/", b"/SYM64/", b"/<ECSYMBOLS>/") or raw.startswith(b"__.SYMDEF"):
         return raw.decode("latin-1"), 0
     return raw.removesuffix(b"/").decode("utf-8", "surrogateescape"), 0
