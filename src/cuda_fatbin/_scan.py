@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Will this environment run on that GPU, with that driver? Audit every binary under some paths.
 
-:func:`scan` walks files, directories and ``.whl``/``.zip`` archives (default: this Python's
-site-packages), reads every ELF file, raw fatbin and single cubin it finds (by magic, not by name) with
+:func:`scan` walks files, directories, ``.whl``/``.zip`` archives and ar archives (default: this Python's
+site-packages), reads every ELF file, raw fatbin, single cubin and PE image it finds (by magic, not by name) with
 the pure-Python reader, across processes, and asks :func:`select_entry` what each GPU would load from
 each fatbin. Nothing but per-entry metadata leaves a worker; files are memory-mapped, archive members
 are read into memory one at a time within :data:`MAX_MEMBER` bytes. See docs/scan.md for the statuses
@@ -111,10 +111,12 @@ class ScanReport:
     binaries : list of BinaryReport
         Every binary with device code, and every one that could not be read.
     files_read : int
-        Binaries (files and archive members whose first bytes say ELF or fatbin) that were read.
+        Binaries (files and archive members whose first bytes say ELF, fatbin or PE, and ``.obj`` COFF
+        objects) that were read.
     skipped : dict
         What the walk passed over, by kind: ``"symlink"`` (found in a folder: never followed),
-        ``"not a regular file"`` (FIFOs, sockets, devices).
+        ``"not a regular file"`` (FIFOs, sockets, devices), ``"Mach-O"`` (not read), ``"ar in an archive"``
+        (a static library inside a wheel or zip: not opened).
 
     Examples
     --------
