@@ -767,9 +767,9 @@ def iter_fatbins(source: Source, *, embedded: bool = False, relocatable: bool | 
 
     In ELF files the sections ``.nv_fatbin`` and ``__nv_relfatbin`` are read, in Windows PE images and
     COFF objects ``.nv_fatb``, what ``.nvFatBi`` registers and ``__nv_relfatbin`` (docs/formats.md §3);
-    several fatbins may sit back to back in one section. Each :class:`Fatbin` records its ``section`` and file ``offset``.
-    Files are memory-mapped: only the headers are touched while listing. A cubin, PTX, LTO-IR or Tile IR
-    file yields one standalone fatbin.
+    several fatbins may sit back to back in one section. Each :class:`Fatbin` records its ``section`` and
+    file ``offset``. Files are memory-mapped: only the headers are touched while listing. A cubin, PTX,
+    LTO-IR or Tile IR file yields one standalone fatbin.
 
     Parameters
     ----------
