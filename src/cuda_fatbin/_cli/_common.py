@@ -146,8 +146,8 @@ def _inputs(path: str) -> list[tuple[str, Any]]:
     """What ``inspect`` reads for one argument: ``(label, source)`` pairs; an archive gives its binary members.
 
     ``a.whl`` (or ``.zip``, or an ar archive: ``.a``, ``.lib``) lists every member that is a binary
-    (``_detect.file_kind``); ``a.whl::member`` or ``libk.a::ka.o`` (the paths ``scan`` prints) reads that member. A member that cannot be read is a pair whose source is the
-    exception.
+    (``_detect.file_kind``); ``a.whl::member`` or ``libk.a::ka.o`` (the paths ``scan`` prints) reads that
+    member. A member that cannot be read is a pair whose source is the exception.
     """
     if "::" not in path and not path.lower().endswith((".whl", ".zip", ".a", ".lib")):  # _containers' suffixes
         return [(path, path)]  # (not imported for a plain file: start-up time, benchmarks/bench_cli.py)

@@ -24,7 +24,7 @@ from ._common import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from .._scan import ScanReport
 
 
 def configure_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     return 0 if report.covered and not _empty(args, report) else 1
 
 
-def _empty(args: argparse.Namespace, report: Any) -> bool:
+def _empty(args: argparse.Namespace, report: ScanReport) -> bool:
     """``--fail-if-empty`` and no binary with device code found: a CI run that read nothing fails."""
     return bool(args.fail_if_empty) and not any(b.has_device_code for b in report.binaries)
 
