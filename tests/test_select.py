@@ -17,6 +17,7 @@ from cuda_fatbin import (
     read_fatbin,
     select_entry,
 )
+from cuda_fatbin._nvidia import is_tegra
 from cuda_fatbin._select import parse_driver, ptx_isa_needs
 
 
@@ -175,8 +176,8 @@ def test_parse_driver_rejects(bad, words):
         parse_driver(bad)
 
 
-SPECS = ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100", "sm_120", "compute_75", "compute_80",
-         "compute_90", "compute_90a", "compute_100", "compute_120"]  # fmt: skip
+SPECS = ["sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a", "sm_100", "sm_120", "compute_75", "compute_80",
+         "compute_87", "compute_90", "compute_90a", "compute_100", "compute_120"]  # fmt: skip
 GPUS = ["7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"]
 
 
@@ -194,14 +195,23 @@ def test_selection_invariants(make, entries, gpu, force):
         assert a.suffix != "a" or a.sm == g.sm
         assert not (force and sel.entry.kind == "elf")
         if sel.entry.kind == "elf":
-            assert a.major == g.major
+            assert _sass_may_run(a, g)
     else:
         assert all(
             Arch.parse(e).sm > g.sm
-            or (e.startswith("sm_") and (force or Arch.parse(e).major != g.major))
+            or (e.startswith("sm_") and (force or not _sass_may_run(Arch.parse(e), g)))
             or Arch.parse(e).suffix == "a"
             for e in entries
         )
+
+
+def _sass_may_run(sass, gpu):
+    """SASS runs on the same major; where either side is Tegra, only on its own capability (Programming Guide)."""
+    if sass.major != gpu.major:
+        return False
+    if is_tegra(sass) or is_tegra(gpu):
+        return sass.sm == gpu.sm and is_tegra(sass) == is_tegra(gpu)
+    return True
 
 
 def _key(sel):
