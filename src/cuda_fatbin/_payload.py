@@ -133,6 +133,8 @@ def prefixes(entry: FatbinEntry) -> Iterator[tuple[bytes, bool]]:
             end = start + min(want, entry.stored_size)
             src.check(end, entry.offset)
             yield src.read(start, end), end == start + entry.stored_size
+            if end == start + entry.stored_size:
+                return
             want *= _GROWTH
     raw_end = start + entry._compressed
     if entry.compression == "lz4":
@@ -160,7 +162,7 @@ def _zstd_prefixes(entry: FatbinEntry, src: _Data, start: int, end: int, size: i
     try:
         span = _Span(src, start, end)  # any object with read(): zstandard asks for 16 KiB at a time
         reader = zstandard.ZstdDecompressor().stream_reader(span, read_size=1 << 14)  # type: ignore[arg-type]
-        got = b""
+        got = bytearray()
         want = _FIRST
         while True:
             want = min(want, size)
@@ -171,7 +173,9 @@ def _zstd_prefixes(entry: FatbinEntry, src: _Data, start: int, end: int, size: i
                 got += chunk
             if len(got) < want:
                 raise FatbinFormatError(f"zstd payload decompressed to {len(got)} bytes; header says {size}", 0)
-            yield got, want == size
+            yield bytes(got), want == size
+            if want == size:
+                return
             want *= _GROWTH
     except FatbinFormatError as e:
         raise FatbinFormatError(e.message, entry.offset) from None
