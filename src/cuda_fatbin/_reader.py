@@ -951,6 +951,7 @@ def _scan(
             merged[-1][2].append(part)
         else:
             merged.append([part[0], part[1], [part]])
+    named: dict[int, str] = {}
     for start, end, parts in merged:
         name_of = _namer(parts)
         pos = start
@@ -981,8 +982,13 @@ def _scan(
                 continue
             seen.claim(pos, pos + fatbin.size, stored=True)
             label = name_of(pos, pos + fatbin.size)
-            name = names(label) if names is not None and label is not None else None
-            yield Fatbin(fatbin.entries, fatbin.offset, fatbin.size, fatbin.version, name, embedded=True)
+            name = None
+            if names is not None and label is not None:
+                name = named.get(label)
+                if name is None:  # a section holds thousands of fatbins: its name is read once
+                    name = named[label] = names(label)
+            fatbin.__dict__.update(section=name, embedded=True)  # made just now, seen by no one else yet
+            yield fatbin
             pos += fatbin.size
 
 
@@ -1119,7 +1125,8 @@ def _parse_entry(
     values.update(identifier=None, options=None, compression=compression, stored_size=psize, size=size,
                   offset=pos, _src=src, _payload=header_end,
                   _compressed=csize if compression in ("zstd", "lz4") else 0)  # fmt: skip
-    entry = FatbinEntry(**values)
+    entry = FatbinEntry.__new__(FatbinEntry)  # the fields are known to be right: no check of their names
+    entry.__dict__.update(_ENTRY_DEFAULTS, **values, _stream=[])
     texts.extend((entry, field, begin, length) for field, begin, length in strings)
     if kind == 0x100:
         entry.__dict__["members"] = _parse_members(src, pos, opt_off, header_end, entry, texts)
