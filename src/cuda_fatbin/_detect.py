@@ -39,7 +39,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up
 if TYPE_CHECKING:
     from typing import NamedTuple
 
-    from ._elf import Buffer
+    from ._elf import Buffer, ElfHeader
 
     class Detected(NamedTuple):
         """The result of :func:`detect` (documented at run time: ``Detected.__doc__``)."""
@@ -194,19 +194,29 @@ def cubin_arch(data: Buffer) -> tuple[Arch, bool]:
     except ElfFormatError as e:
         raise ValueError(f"malformed cubin: {e}") from None
     flags = header.flags
-    if header.abi_version >= 8 or header.osabi == 0x41:
-        sm, a_flag = (flags >> 8) & 0xFF, bool(flags & 0x8)
-        known = a_flag
-        if compat is not None:
-            value = _compat_attribute(view, compat[0], compat[1], _COMPAT_ATTR_ARCH_SPECIFIC)
-            if value is not None:
-                a_flag, known = a_flag or bool(value), True
-    else:
-        sm, a_flag, known = flags & 0xFF, bool(flags & 0x800), True
+    sm, a_flag, new_abi = flags_sm(header)
+    known = a_flag or not new_abi
+    if new_abi and compat is not None:
+        value = _compat_attribute(view, compat[0], compat[1], _COMPAT_ATTR_ARCH_SPECIFIC)
+        if value is not None:
+            a_flag, known = a_flag or bool(value), True
     try:
         return Arch(sm // 10, sm % 10, "a" if a_flag else ""), known
     except ValueError as e:
         raise ValueError(f"cubin e_flags {flags:#x} give no valid arch: {e}") from None
+
+
+def flags_sm(header: ElfHeader) -> tuple[int, bool, bool]:
+    """A cubin's SM number and ``a`` flag from its ELF header's ``e_flags`` alone, and whether the layout is
+    the one of ELF ABI 8 and later (where ptxas 13+ may record the ``a`` in ``.nv.compat`` instead).
+
+    The one home of the ``e_flags`` layouts (docs/formats.md): :func:`cubin_arch` adds ``.nv.compat``;
+    :attr:`FatbinEntry.payload_mismatch`, which compares SM numbers only, reads no further than the header.
+    """
+    flags = header.flags
+    if header.abi_version >= 8 or header.osabi == 0x41:
+        return (flags >> 8) & 0xFF, bool(flags & 0x8), True
+    return flags & 0xFF, bool(flags & 0x800), False
 
 
 def cubin_has_code(data: Buffer) -> bool:

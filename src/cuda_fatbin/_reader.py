@@ -292,7 +292,8 @@ class FatbinEntry:
         header says fails to load when picked (``CUDA_ERROR_INVALID_SOURCE``), an ELF header around
         PTX text fails (``CUDA_ERROR_INVALID_IMAGE``) and a PTX header around an ELF image crashed the
         driver (docs/selection.md, rule ``header_mismatch``). Compares the SM of the header with the
-        ELF image's ``e_flags`` or the PTX ``.target``; reads (and decompresses) the payload once.
+        ELF image's ``e_flags`` or the PTX ``.target``, read from the first bytes of the payload: a
+        compressed payload is decompressed only as far as they lie (``_payload``).
 
         Examples
         --------
@@ -302,33 +303,9 @@ class FatbinEntry:
         >>> print(read_fatbin(data).entries[0].payload_mismatch)
         None
         """
-        if self.kind not in ("elf", "ptx") or self.arch is None:
-            return None
-        try:
-            raw: Buffer
-            if self._parent is None and self.compression == "none" and self._src is not None:
-                end = self._payload + self.stored_size  # read in place: inspect checks every entry
-                self._src.check(end, self.offset)
-                raw = self._src.view[self._payload : end]
-            else:
-                raw = self._decompressed() if self._parent is None else self.data()
-            head = bytes(raw[:4])
-            if self.kind == "ptx":
-                if head == ELF_MAGIC:
-                    return f"a PTX header ({self.arch.compute}) around an ELF image"
-                target = ptx_target(raw)
-                if target is not None and target.sm != self.arch.sm:
-                    return f"the header says {self.arch.compute}, the PTX .target is {target}"
-                return None
-            if head != ELF_MAGIC:
-                what = "PTX text" if ptx_target(raw) is not None else "data that is not ELF"
-                return f"an ELF header ({self.arch}) around {what}"
-            image, _ = cubin_arch(raw)
-        except (FatbinFormatError, ValueError, ImportError):  # unreadable, or lz4/zstandard not installed
-            return None
-        if image.sm != self.arch.sm:
-            return f"the header says {self.arch}, the ELF image is for {image}"
-        return None
+        from ._payload import mismatch
+
+        return mismatch(self)
 
     def data(self) -> bytes:
         """The payload, decompressed (LZ4 block or zstd) and checked against the header's size.
@@ -974,6 +951,7 @@ def _scan(
             merged[-1][2].append(part)
         else:
             merged.append([part[0], part[1], [part]])
+    named: dict[int, str] = {}
     for start, end, parts in merged:
         name_of = _namer(parts)
         pos = start
@@ -1004,8 +982,13 @@ def _scan(
                 continue
             seen.claim(pos, pos + fatbin.size, stored=True)
             label = name_of(pos, pos + fatbin.size)
-            name = names(label) if names is not None and label is not None else None
-            yield Fatbin(fatbin.entries, fatbin.offset, fatbin.size, fatbin.version, name, embedded=True)
+            name = None
+            if names is not None and label is not None:
+                name = named.get(label)
+                if name is None:  # a section holds thousands of fatbins: its name is read once
+                    name = named[label] = names(label)
+            fatbin.__dict__.update(section=name, embedded=True)  # made just now, seen by no one else yet
+            yield fatbin
             pos += fatbin.size
 
 
@@ -1142,7 +1125,8 @@ def _parse_entry(
     values.update(identifier=None, options=None, compression=compression, stored_size=psize, size=size,
                   offset=pos, _src=src, _payload=header_end,
                   _compressed=csize if compression in ("zstd", "lz4") else 0)  # fmt: skip
-    entry = FatbinEntry(**values)
+    entry = FatbinEntry.__new__(FatbinEntry)  # the fields are known to be right: no check of their names
+    entry.__dict__.update(_ENTRY_DEFAULTS, **values, _stream=[])
     texts.extend((entry, field, begin, length) for field, begin, length in strings)
     if kind == 0x100:
         entry.__dict__["members"] = _parse_members(src, pos, opt_off, header_end, entry, texts)

@@ -15,7 +15,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ._arch import Arch
-from ._detect import ptx_target
 from ._nvidia import (
     DRIVER_DROPPED_GPU,
     DRIVER_PREDATES_GPU,
@@ -26,6 +25,7 @@ from ._nvidia import (
     support_gap,
     tables,
 )
+from ._payload import ptx_target_of
 from ._reader import Fatbin, FatbinEntry, read_fatbin
 
 TYPE_CHECKING = False
@@ -476,7 +476,7 @@ def select_entry(
         extra.append("header_mismatch")
         outcome = _MISMATCH_OUTCOME.get((entry.kind, mismatch.split(" ")[0]))
         if outcome is None and entry.kind == "ptx":  # PTX whose .target differs from its header
-            target = ptx_target(entry.data())
+            target = ptx_target_of(entry)  # the bytes payload_mismatch read (no whole decompression)
             if target is not None and target.sm > gpu.sm:
                 outcome = "fails (CUDA_ERROR_INVALID_PTX: its .target is newer than the GPU)"
         if outcome is None:  # a .target at most the GPU's: JIT-compiled all the same

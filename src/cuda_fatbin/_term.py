@@ -194,7 +194,16 @@ def table(
     """
     out = out or sys.stdout
     encoding = getattr(out, "encoding", None)
-    cells = [[_encodable("" if c is None else shown(c), encoding) for c in row] for row in rows]
+    # str and int cells as they are (others through shown); then one test of all the text for anything to
+    # escape or that the output cannot encode, not one per cell: a large library's listing has 200,000 cells
+    cells = [[c if type(c) is str else "" if c is None else str(c) if type(c) is int else shown(c) for c in row]
+             for row in rows]  # fmt: skip
+    joined = "".join(["".join(row) for row in cells])
+    if not joined.isprintable():
+        cells = [[shown(c) for c in row] for row in cells]  # shown leaves printable text (an escape too) as it is
+        joined = "".join(["".join(row) for row in cells])
+    if _encodable(joined, encoding) is not joined:
+        cells = [[_encodable(c, encoding) for c in row] for row in cells]
     if out.isatty() and not wide:
         try:
             from rich.console import Console
@@ -208,10 +217,12 @@ def table(
             return
         except ImportError:
             pass
-    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
+    columns = zip(*cells, strict=True) if cells else ([] for _ in headers)
+    widths = [max(len(h), 0, *map(len, column)) for h, column in zip(headers, columns, strict=True)]
     lines = [
         "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip(),
         "  ".join("-" * w for w in widths),
     ]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    line = "  ".join(f"{{:<{w}}}" for w in widths)  # one format per row, not one call per cell
+    lines += [line.format(*r).rstrip() for r in cells]
     out.write("\n".join(lines) + "\n")

@@ -1,0 +1,272 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
+"""What an entry's payload says about itself, read from the first decompressed bytes only.
+
+:attr:`FatbinEntry.payload_mismatch <cuda_fatbin.FatbinEntry.payload_mismatch>` compares an entry's
+header with its payload: an ELF image's ``e_flags``, which lie in its first 64 bytes, or a PTX text's
+``.version`` and ``.target`` directives, which a fatbin's minified PTX has in its first lines. Listing a
+library checks every entry, so the payload is read as a growing prefix (256 bytes, then 16 times more
+each step) until the answer is known: zstd through its streaming decoder, which stops once it has given
+the bytes asked for (it decodes at most one more 128 KiB block); an LZ4 block by a small decoder of its
+first sequences here (the ``lz4`` package decodes whole blocks only), and whole by ``lz4.block`` past
+4 KiB. A payload whose answer needs all of it (no directive in it, say) is decompressed once, no more
+than :meth:`FatbinEntry.data` would, and within the same bounds (the header's size, checked against
+:data:`~cuda_fatbin._reader.MAX_EXPANSION` when the entry was parsed).
+
+A member of a concatenated entry is a slice of its parent's stream, which is decompressed once per
+fatbin (:meth:`FatbinEntry.data`); its prefix is read from there.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ._arch import Arch
+from ._detect import ptx_target
+from ._elf import ELF_MAGIC, EM_CUDA, ElfFormatError, read_header
+from ._reader import FatbinEntry, FatbinFormatError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from ._reader import _Data
+
+__all__ = ["lz4_prefix", "mismatch", "prefixes", "ptx_target_of"]
+
+_FIRST = 64  # an ELF header, and the directives of minified PTX (seen within the first 40 bytes)
+_GROWTH = 16
+_LZ4_PARTIAL = 4096  # an LZ4 prefix longer than this is cheaper whole, decoded by lz4.block in C
+_RUN_FF = re.compile(rb"\xff*")
+
+
+def lz4_prefix(raw: bytes, want: int) -> bytes:
+    """The first ``want`` bytes an LZ4 block decodes to (fewer if it ends first).
+
+    Decodes sequences (token, literal length, literals, offset, match length) until ``want`` bytes are
+    out: the work is linear in ``want`` plus the input read, whatever the input claims (a length's run of
+    0xff bytes is measured by a regular expression, a match is copied only up to ``want``).
+
+    Raises
+    ------
+    ValueError
+        The block is malformed before ``want`` bytes are out: literals or an offset past the end of the
+        input, an offset of 0 or before the start of the output.
+    """
+    out = bytearray()
+    i, n = 0, len(raw)
+    while i < n and len(out) < want:
+        token = raw[i]
+        i += 1
+        length = token >> 4
+        if length == 15:
+            run = _RUN_FF.match(raw, i).end()  # type: ignore[union-attr]  # always matches (maybe empty)
+            if run >= n:
+                raise ValueError("LZ4 literal length runs past the end of the block")
+            length += 255 * (run - i) + raw[run]
+            i = run + 1
+        if i + length > n:
+            raise ValueError("LZ4 literals run past the end of the block")
+        out += raw[i : i + min(length, want - len(out))]
+        i += length
+        if i >= n or len(out) >= want:  # the last sequence holds literals only
+            break
+        if i + 2 > n:
+            raise ValueError("LZ4 match offset runs past the end of the block")
+        offset = raw[i] | raw[i + 1] << 8
+        i += 2
+        if offset == 0 or offset > len(out):
+            raise ValueError(f"LZ4 match offset {offset} is outside the {len(out)} bytes decoded")
+        length = token & 15
+        room = want - len(out)
+        if length == 15:  # a long match: only its first ``room`` bytes are needed
+            while i < n and length < room + 19:
+                length += raw[i]
+                if raw[i] != 255:
+                    break
+                i += 1
+            i += 1
+        length = min(length + 4, room)
+        start = len(out) - offset
+        if offset >= length:
+            out += out[start : start + length]
+        else:  # the match overlaps what it writes: its first ``offset`` bytes repeat
+            out += (out[start:] * (length // offset + 1))[:length]
+    return bytes(out[:want])
+
+
+class _Span:
+    """A file-like reader of ``src``'s bytes [start, end) for zstd's stream reader (``os.pread`` in a file)."""
+
+    def __init__(self, src: _Data, start: int, end: int) -> None:
+        self.src, self.pos, self.end = src, start, end
+
+    def read(self, size: int = -1) -> bytes:
+        stop = self.end if size < 0 else min(self.end, self.pos + size)
+        out = self.src.read(self.pos, stop)
+        self.pos = stop
+        return out
+
+
+def prefixes(entry: FatbinEntry) -> Iterator[tuple[bytes, bool]]:
+    """Growing prefixes of ``entry``'s decompressed payload: ``(bytes, whole)``, the last one whole.
+
+    Raises
+    ------
+    FatbinFormatError
+        The payload is obfuscated, the file shrank, or the bytes do not decode (``ValueError`` from the
+        LZ4 decoder, the codec's own error otherwise, both re-raised as this).
+    ImportError
+        The codec's package is not installed.
+    """
+    size = entry.size
+    if entry._parent is not None or entry.compression not in ("none", "zstd", "lz4"):
+        yield entry.data(), True  # a member's stream is decompressed once per fatbin; obfuscated raises
+        return
+    src = entry._src
+    if src is None:
+        raise FatbinFormatError(f"{entry.kind} entry has no data to read", entry.offset)
+    start = entry._payload
+    if entry.compression == "none":
+        want = _FIRST
+        while True:
+            end = start + min(want, entry.stored_size)
+            src.check(end, entry.offset)
+            yield src.read(start, end), end == start + entry.stored_size
+            if end == start + entry.stored_size:
+                return
+            want *= _GROWTH
+    raw_end = start + entry._compressed
+    if entry.compression == "lz4":
+        want = _FIRST
+        while want <= _LZ4_PARTIAL and want < size:
+            stop = min(raw_end, start + 2 * want + 64)  # ample input for ``want`` bytes out
+            try:
+                head = lz4_prefix(src.read(start, stop), want)
+            except ValueError as e:
+                if stop == raw_end:
+                    raise FatbinFormatError(f"lz4 payload does not decompress: {e}", entry.offset) from None
+                break  # the input read may be too short for these sequences: decode it all
+            if len(head) < want:
+                break
+            yield head, False
+            want *= _GROWTH
+        yield entry._decompressed(), True
+        return
+    yield from _zstd_prefixes(entry, src, start, raw_end, size)
+
+
+def _zstd_prefixes(entry: FatbinEntry, src: _Data, start: int, end: int, size: int) -> Iterator[tuple[bytes, bool]]:
+    import zstandard
+
+    try:
+        span = _Span(src, start, end)  # any object with read(): zstandard asks for 16 KiB at a time
+        reader = zstandard.ZstdDecompressor().stream_reader(span, read_size=1 << 14)  # type: ignore[arg-type]
+        got = bytearray()
+        want = _FIRST
+        while True:
+            want = min(want, size)
+            while len(got) < want:
+                chunk = reader.read(want - len(got))
+                if not chunk:
+                    break
+                got += chunk
+            if len(got) < want:
+                raise FatbinFormatError(f"zstd payload decompressed to {len(got)} bytes; header says {size}", 0)
+            yield bytes(got), want == size
+            if want == size:
+                return
+            want *= _GROWTH
+    except FatbinFormatError as e:
+        raise FatbinFormatError(e.message, entry.offset) from None
+    except zstandard.ZstdError as e:
+        raise FatbinFormatError(f"zstd payload does not decompress: {e}", entry.offset) from None
+
+
+_UNDECIDED = object()
+
+
+def _ptx(head: bytes, whole: bool) -> object:
+    """``ptx_target`` of the whole text, from a prefix: ``_UNDECIDED`` while the prefix cannot tell.
+
+    Only whole lines are searched: a directive found in them is the whole text's first (both patterns
+    match within one line, from its start), and a line cut at the end of the prefix is never taken for
+    a shorter one.
+    """
+    text = head if whole else head[: head.rfind(b"\n") + 1]
+    try:
+        target = ptx_target(text)
+    except ValueError as e:
+        return e
+    return target if target is not None or whole else _UNDECIDED
+
+
+def _verdict(entry: FatbinEntry, arch: Arch, head: bytes, whole: bool) -> object:
+    """The mismatch that ``head`` shows (a string or ``None``), or ``_UNDECIDED``."""
+    if entry.kind == "ptx":
+        if head[:4] == ELF_MAGIC:
+            return f"a PTX header ({arch.compute}) around an ELF image"
+        target = _ptx(head, whole)
+        if target is _UNDECIDED or isinstance(target, ValueError):
+            return target if target is _UNDECIDED else None
+        if target is not None and target.sm != arch.sm:  # type: ignore[attr-defined]
+            return f"the header says {arch.compute}, the PTX .target is {target}"
+        return None
+    if head[:4] != ELF_MAGIC:
+        target = _ptx(head, whole)
+        if target is _UNDECIDED or isinstance(target, ValueError):
+            return target if target is _UNDECIDED else None
+        what = "PTX text" if target is not None else "data that is not ELF"
+        return f"an ELF header ({arch}) around {what}"
+    if len(head) < 64 and not whole:
+        return _UNDECIDED
+    try:
+        header = read_header(head)
+    except ElfFormatError:
+        return None
+    if header.machine != EM_CUDA:
+        return None
+    from ._detect import flags_sm
+
+    sm = flags_sm(header)[0]
+    try:
+        image = Arch(sm // 10, sm % 10)
+    except ValueError:
+        return None
+    if image.sm != arch.sm:
+        return f"the header says {arch}, the ELF image is for {image}"
+    return None
+
+
+def ptx_target_of(entry: FatbinEntry) -> Arch | None:
+    """The ``.target`` of a PTX entry's payload, from as few bytes as tell it; ``None`` where it has none.
+
+    Raises
+    ------
+    FatbinFormatError
+        The payload cannot be read (:func:`prefixes`).
+    ValueError
+        The ``.target`` names no valid arch.
+    """
+    for head, whole in prefixes(entry):
+        target = _ptx(head, whole)
+        if isinstance(target, ValueError):
+            raise target
+        if target is not _UNDECIDED:
+            return target  # type: ignore[return-value]
+    return None
+
+
+def mismatch(entry: FatbinEntry) -> str | None:
+    """:attr:`FatbinEntry.payload_mismatch`, from as few payload bytes as tell it."""
+    arch = entry.arch
+    if entry.kind not in ("elf", "ptx") or arch is None:
+        return None
+    try:
+        for head, whole in prefixes(entry):
+            verdict = _verdict(entry, arch, head, whole)
+            if verdict is not _UNDECIDED:
+                return verdict  # type: ignore[return-value]
+    except (FatbinFormatError, ImportError):  # unreadable, or lz4/zstandard not installed
+        return None
+    return None

@@ -1,0 +1,123 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
+"""payload_mismatch reads only the first bytes of a payload: the LZ4 prefix decoder against python-lz4, zstd
+stopped early, and verdicts that a corrupt tail cannot change."""
+
+from __future__ import annotations
+
+import itertools
+import struct
+
+import lz4.block
+import pytest
+import zstandard
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cuda_fatbin import FatbinOptions, build_fatbin, read_fatbin
+from cuda_fatbin._payload import lz4_prefix, prefixes, ptx_target_of
+
+# libnvfatbin strips comments: declarations make a payload of several zstd blocks (128 KiB each)
+_DECLARATIONS = b"".join(b".global .b32 g%d;\n" % i for i in range(40000))
+_PTX = b"\n\n.version 8.0\n.target sm_89\n.address_size 64\n" + _DECLARATIONS
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.sampled_from([b"a", b"bc", b"\0" * 40, b"xyz" * 9, bytes(range(256))]), max_size=60),
+    st.integers(1, 5000),
+)
+def test_the_lz4_prefix_is_the_start_of_what_lz4_block_decodes(parts, want):
+    data = b"".join(parts)
+    raw = lz4.block.compress(data, store_size=False)
+    assert lz4_prefix(raw, want) == data[:want]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.binary(max_size=300), st.integers(1, 4096))
+def test_the_lz4_prefix_decoder_on_any_bytes_gives_a_short_prefix_or_a_value_error(raw, want):
+    try:
+        out = lz4_prefix(raw, want)
+    except ValueError:
+        return
+    assert len(out) <= want
+    try:
+        whole = lz4.block.decompress(raw, uncompressed_size=1 << 20)
+    except lz4.block.LZ4BlockError:
+        return
+    assert whole[:want] == out
+
+
+def test_the_lz4_prefix_decoder_bounds_its_work_by_what_it_is_asked_for():
+    """A match of 2**31 bytes, a literal run of a megabyte: the output stops at ``want`` bytes."""
+    long_match = bytes([0x1F]) + b"A" + b"\x01\x00" + b"\xff" * 100_000 + b"\x00"
+    assert lz4_prefix(long_match, 1000) == b"A" * 1000
+    run = (1 << 20) // 255
+    long_literal = bytes([0xF0]) + b"\xff" * run + bytes([(1 << 20) - 15 - 255 * run]) + b"L" * (1 << 20)
+    assert lz4_prefix(long_literal, 64) == b"L" * 64
+    with pytest.raises(ValueError, match="offset 2 is outside the 1 bytes"):
+        lz4_prefix(bytes([0x10]) + b"A" + b"\x02\x00", 64)
+    with pytest.raises(ValueError, match="literals run past"):
+        lz4_prefix(bytes([0x50]) + b"AB", 64)
+
+
+def _fatbin_with(ptx: bytes, mode: str) -> bytes:
+    options = FatbinOptions(compress_all=True, compress_mode=mode)
+    return build_fatbin([ptx], options=options)
+
+
+@pytest.mark.parametrize("mode", ["speed", "size"], ids=["lz4", "zstd"])
+def test_a_mismatch_is_told_from_the_first_bytes_whatever_follows(mode):
+    """A PTX payload whose tail does not decompress still shows its .target: only the start is read (the whole
+    payload was decompressed for it before, and a corrupt tail made it None)."""
+    data = bytearray(_fatbin_with(_PTX, mode))
+    entry = read_fatbin(bytes(data)).entries[0]
+    assert entry.compression == {"speed": "lz4", "size": "zstd"}[mode]
+    struct.pack_into("<I", data, entry.offset + 0x1C, 90)  # the header now says sm_90
+    end = entry._payload + entry._compressed
+    data[end - 64 : end] = b"\xee" * 64  # the stream's tail is garbage
+    entry = read_fatbin(bytes(data)).entries[0]
+    with pytest.raises(Exception, match="decompress"):
+        entry.data()
+    assert entry.payload_mismatch == "the header says compute_90, the PTX .target is sm_89"
+    assert str(ptx_target_of(entry)) == "sm_89"
+
+
+@pytest.mark.parametrize("mode", ["speed", "size"], ids=["lz4", "zstd"])
+def test_prefixes_grow_to_the_whole_payload_and_end_with_it(mode):
+    data = _fatbin_with(_PTX, mode)
+    entry = read_fatbin(data).entries[0]
+    seen = list(itertools.islice(prefixes(entry), 20))  # it ends with the whole payload, well before 20
+    assert [len(head) for head, _ in seen[:2]] == [64, 1024]
+    assert all(entry.data().startswith(head) for head, _ in seen)
+    assert len(seen) < 20 and seen[-1] == (entry.data(), True) and not any(whole for _, whole in seen[:-1])
+
+
+def test_a_ptx_without_directives_in_its_first_bytes_is_read_further():
+    """Directives after 700 KB of declarations are found (a prefix decides only once it holds whole lines with both)."""
+    late = _DECLARATIONS + b".version 8.0\n.target sm_100\n"
+    entry = read_fatbin(_fatbin_with(late, "size")).entries[0]
+    assert entry.payload_mismatch is None and str(ptx_target_of(entry)) == "sm_100"
+
+
+def test_a_zstd_prefix_stops_before_the_end_of_a_large_payload(monkeypatch):
+    """The streaming decoder is asked for the prefix only: at most one more 128 KiB block is decoded."""
+    big = b"\n.version 8.0\n.target sm_89\n" + _DECLARATIONS  # 760 KB: six 128 KiB blocks
+    entry = read_fatbin(_fatbin_with(big, "size")).entries[0]
+    asked = []
+    real = zstandard.ZstdDecompressor.stream_reader
+
+    def spy(self, source, *args, **kwargs):
+        reader = real(self, source, *args, **kwargs)
+
+        class Counting:
+            def read(self, n: int) -> bytes:
+                chunk = reader.read(n)
+                asked.append(len(chunk))
+                return chunk
+
+        return Counting()
+
+    monkeypatch.setattr(zstandard.ZstdDecompressor, "stream_reader", spy)
+    assert entry.payload_mismatch is None
+    assert 0 < sum(asked) <= 64
