@@ -97,7 +97,8 @@ def test_archives_inside_a_package_are_never_opened(tmp_path, fatbin):
 
 def test_only_candidate_binaries_are_held_in_memory(tmp_path, fatbin, monkeypatch):
     big = os.urandom(1 << 20) * 48  # 48 MiB that are no binary
-    image = docker_save(tmp_path / "image.tar", [compress(tar_bytes({"data.bin": big, "lib/k.fatbin": fatbin}), "zstd")])
+    layer = compress(tar_bytes({"data.bin": big, "lib/k.fatbin": fatbin}), "zstd")
+    image = docker_save(tmp_path / "image.tar", [layer])
     tracemalloc.start()
     try:
         report = scan([image], gpus=GPUS, max_workers=1)
@@ -192,7 +193,7 @@ def _mutated(data: bytes, edits: list[tuple[int, int]]) -> bytes:
     return bytes(out)
 
 
-@settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "60")), deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(which=st.sampled_from(["docker", "oci", "bz2", "conda"]),
        edits=st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(0, 255)), min_size=1, max_size=8),
        cut=st.integers(0, 64))  # fmt: skip

@@ -117,7 +117,8 @@ def test_a_binary_is_judged_from_the_last_layer_that_provides_it(tmp_path, libk,
 
 
 def test_an_oci_layout_folder_and_tar_with_gzip_and_zstd_layers(tmp_path, libk, fatbin75, alone):
-    layers = [compress(tar_bytes({"usr/lib/libk.so": libk}), "gzip"), compress(tar_bytes({"opt/k.fatbin": fatbin75}), "zstd")]
+    layers = [compress(tar_bytes({"usr/lib/libk.so": libk}), "gzip"),
+              compress(tar_bytes({"opt/k.fatbin": fatbin75}), "zstd")]  # fmt: skip
     folder = oci_folder(tmp_path / "layout", layers)
     (tmp_path / "layout.tar").write_bytes(tar_bytes(oci_files(layers)))
     for image in (folder, tmp_path / "layout.tar"):
@@ -131,7 +132,8 @@ def test_an_oci_layout_folder_and_tar_with_gzip_and_zstd_layers(tmp_path, libk, 
     # found in a folder walk too, the layout read as one image (its blobs are not walked)
     report = scan([tmp_path], gpus=GPUS, max_workers=2)
     assert sorted(b.path for b in report.binaries) == sorted(
-        f"{p}::{m}" for p in (folder, tmp_path / "layout.tar") for m in ("opt/k.fatbin", "usr/lib/libk.so"))
+        f"{p}::{m}" for p in (folder, tmp_path / "layout.tar") for m in ("opt/k.fatbin", "usr/lib/libk.so")
+    )
 
 
 def test_scan_json_carries_the_layer_and_validates(tmp_path, libk):

@@ -476,15 +476,18 @@ def _judged(report: BinaryReport, fatbins: list[Fatbin], gpus: list[Arch], drive
     return report
 
 
-def _scan_item(item: _Item, gpus: list[Arch], driver: DriverSpec, embedded: bool) -> tuple[list[BinaryReport], int]:
-    """The reports of one item, and how many binaries were read for them."""
+def _scan_item(item: _Item, gpus: list[Arch], driver: DriverSpec, embedded: bool) -> BinaryReport:
     if item.error is not None:
-        return [BinaryReport(item.shown, archive=item.path if item.member else None,
-                             member=item.member.name if item.member else None, error=item.error)], 0  # fmt: skip
-    if item.package:
+        return BinaryReport(item.shown, archive=item.path if item.member else None,
+                            member=item.member.name if item.member else None, error=item.error)  # fmt: skip
+    return scan_binary(item.path, item.member, gpus, driver, embedded, listed_as=item.identity, follow=item.follow)
+
+
+def _scan_job(item: _Item, gpus: list[Arch], driver: DriverSpec, embedded: bool) -> tuple[list[BinaryReport], int]:
+    """The reports of one item (a package or image gives many), and how many binaries were read for them."""
+    if item.package and item.error is None:
         return _scan_package(item, gpus, driver, embedded)
-    report = scan_binary(item.path, item.member, gpus, driver, embedded, listed_as=item.identity, follow=item.follow)
-    return [report], 1
+    return [_scan_item(item, gpus, driver, embedded)], int(item.error is None)
 
 
 def _scan_package(item: _Item, gpus: list[Arch], driver: DriverSpec, embedded: bool) -> tuple[list[BinaryReport], int]:
@@ -770,11 +773,11 @@ def scan(
 
     if workers == 1 or len(items) <= 1:
         for item in items:
-            done(item, _scan_item(item, *args))
+            done(item, _scan_job(item, *args))
     else:
         broken = []
         with cf.ProcessPoolExecutor(max_workers=min(workers, len(items))) as pool:
-            futures = {pool.submit(_scan_item, item, *args): item for item in items}
+            futures = {pool.submit(_scan_job, item, *args): item for item in items}
             for f in cf.as_completed(futures):
                 try:
                     done(futures[f], f.result())
@@ -796,7 +799,7 @@ def _isolated(item: _Item, args: tuple[list[Arch], DriverSpec, bool]) -> tuple[l
     """Read one item in a process of its own: the reports, or an error row when that process dies too."""
     with cf.ProcessPoolExecutor(max_workers=1) as pool:
         try:
-            return pool.submit(_scan_item, item, *args).result()
+            return pool.submit(_scan_job, item, *args).result()
         except cf.process.BrokenProcessPool:
             return [BinaryReport(item.shown, archive=item.path if item.member else None,
                                  member=item.member.name if item.member else None,
