@@ -102,6 +102,16 @@ def test_an_upper_layer_whiteout_leaves_only_the_survivor(tmp_path, libk, fatbin
     assert {b.member: b.layer["index"] for b in report.binaries} == {"usr/lib/libk.so": 0, "opt/new.fatbin": 1}
     assert {b.path for b in report.binaries} == {f"{image}::usr/lib/libk.so", f"{image}::opt/new.fatbin"}
     assert report.files_read == 2  # the hidden binaries are never read
+    res = subprocess.run([sys.executable, "-m", "cuda_fatbin", "inspect", image], capture_output=True, text=True,
+                         timeout=120)  # fmt: skip
+    assert res.returncode == 0 and "usr/lib/libk.so" in res.stdout and "libgone" not in res.stdout, res.stderr
+    for hidden in ("usr/lib/libgone.so", "opt/k.fatbin"):
+        res = subprocess.run([sys.executable, "-m", "cuda_fatbin", "which", f"{image}::{hidden}", "--gpu", "80"],
+                             capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert res.returncode == 1 and "no member named" in res.stderr
+    res = subprocess.run([sys.executable, "-m", "cuda_fatbin", "which", f"{image}::opt/new.fatbin", "--gpu", "75"],
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert res.returncode == 0, res.stderr
 
 
 def test_a_binary_is_judged_from_the_last_layer_that_provides_it(tmp_path, libk, fatbin75, alone):

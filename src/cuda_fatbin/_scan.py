@@ -335,7 +335,7 @@ def _list_inputs(roots: Iterable[str]) -> _Listing:
                 out.items.append(_Item(folder, error=_error(e)))
                 continue
             try:
-                if any(e.name == "oci-layout" and e.is_file(follow_symlinks=False) for e in entries):
+                if any(e.name == "oci-layout" and _is_file(e) for e in entries):
                     key = identity(os.fstat(dir_fd) if dir_fd is not None else os.stat(folder))
                     out.items.append(_Item(folder, None, 0, key, listed_as is None, package="oci"))  # an image
                     continue
@@ -357,6 +357,13 @@ def _list_inputs(roots: Iterable[str]) -> _Listing:
                 if dir_fd is not None:
                     os.close(dir_fd)
     return out
+
+
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 def _listdir(folder: str, listed_as: tuple[int, int] | None) -> tuple[list[os.DirEntry[str]], int | None]:
