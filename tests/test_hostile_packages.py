@@ -87,6 +87,28 @@ def test_a_compression_bomb_is_an_error_in_bounded_work(tmp_path, fatbin, how):
     assert bomb.path == str(conda_pkg) and "bomb" in bomb.error
 
 
+def test_a_pax_size_is_decimal_and_a_bad_one_is_an_error(tmp_path, fatbin):
+    import tarfile
+
+    from cuda_fatbin._tarstream import iter_tar, open_stream
+
+    raw = tar_bytes({"k.fatbin": fatbin})
+    info = tarfile.TarInfo("big.bin")
+    info.size, info.pax_headers = 10, {"size": "10", "comment": "x"}  # pax sizes are decimal
+    path = tmp_path / "p.tar"
+    path.write_bytes(info.tobuf(tarfile.PAX_FORMAT) + b"0123456789" + bytes(502) + raw)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        got = [(e.name, e.size, d.all()) for e, d in iter_tar(open_stream(fd, 0, path.stat().st_size, "p"), "p")]
+    finally:
+        os.close(fd)
+    assert got == [("big.bin", 10, b"0123456789"), ("k.fatbin", len(fatbin), fatbin)]
+    info.pax_headers = {"size": "-1"}
+    path.write_bytes(info.tobuf(tarfile.PAX_FORMAT) + raw)
+    [row] = scan([path], gpus=GPUS, max_workers=1).binaries
+    assert "negative size" in row.error
+
+
 def test_archives_inside_a_package_are_never_opened(tmp_path, fatbin):
     inner = compress(tar_bytes({"zeros": bytes(64 << 20)}), "gzip")
     image = docker_save(tmp_path / "image.tar", [tar_bytes({"opt/conda/pkgs/x-1.0-0.tar.bz2": inner,

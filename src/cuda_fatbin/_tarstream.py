@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -279,7 +280,7 @@ def iter_tar(stream: _Bounded, where: str) -> Iterator[tuple[Entry, Data]]:
         name = long_name if long_name is not None else raw_name
         text = pax.get("path", name.decode("utf-8", "surrogateescape"))
         if "size" in pax:
-            size = _number(pax["size"].encode(), "pax size", where) if pax["size"].isdigit() else -1
+            size = int(pax["size"]) if re.fullmatch(r"[0-9]{1,20}", pax["size"]) else -1  # decimal, unlike the header
         long_name, pax = None, {}
         if size < 0:
             raise ArchiveError(errno.EINVAL, "a tar header with a negative size", where)
