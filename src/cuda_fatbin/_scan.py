@@ -33,6 +33,7 @@ from ._containers import CONTAINERS, Container, container_of, list_members, read
 from ._detect import file_kind
 from ._files import DIR_FD, describe, identity, is_regular, open_dir, open_input, read_exact, read_regular
 from ._nvidia import gpu_arch, gpu_list
+from ._packages import package_kind, read_package
 from ._reader import iter_fatbins
 from ._select import _RANK, STATUSES, UNCOVERED, judge, parse_driver
 
@@ -40,6 +41,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from ._reader import Fatbin
     from ._select import DriverSpec, GpuList
 
 __all__ = ["MAX_MEMBER", "STATUSES", "UNCOVERED", "BinaryReport", "ScanReport", "scan"]
@@ -72,6 +74,9 @@ class BinaryReport:
         counts as not covered for every GPU.
     archive, member : str or None
         For an archive member: the archive's path and the member's name.
+    layer : dict or None
+        For a file of a container image: the layer it was read from, ``{"index": 0-based from the bottom,
+        "id": its digest (or its path in a legacy ``docker save``)}``.
     """
 
     path: str
@@ -84,6 +89,7 @@ class BinaryReport:
     error: str | None = None
     archive: str | None = None
     member: str | None = None
+    layer: dict[str, int | str] | None = None
 
     @property
     def has_device_code(self) -> bool:
@@ -95,7 +101,7 @@ class BinaryReport:
         return {"path": self.path, "distribution": self.distribution, "fatbins": self.fatbins,
                 "entries": self.entries, "ptx_isa": self.ptx_isa, "compression": self.compression,
                 "coverage": self.coverage, "error": self.error, "archive": self.archive,
-                "member": self.member}  # fmt: skip
+                "member": self.member, "layer": self.layer}  # fmt: skip
 
 
 @dataclass
@@ -229,6 +235,7 @@ class _Item:
     identity: tuple[int, int] = (0, 0)  # (st_dev, st_ino) of the file when listed
     follow: bool = False  # a path the user named: a symlink there is followed
     error: str | None = None
+    package: str | None = None  # "conda", "image" (a tar) or "oci" (a layout folder): read whole, in one pass
 
     @property
     def shown(self) -> str:
@@ -289,6 +296,9 @@ def _list_inputs(roots: Iterable[str]) -> _Listing:
             if path.lower().endswith(SUFFIXES):
                 _visit_archive(path, follow, out, key, CONTAINERS[0])
                 return
+            if package_kind(path):
+                out.items.append(_Item(path, None, st.st_size, key, follow, package=package_kind(path)))
+                return
             if st.st_size < 16:
                 return
             head = os.pread(fd, _HEAD, 0)
@@ -325,6 +335,10 @@ def _list_inputs(roots: Iterable[str]) -> _Listing:
                 out.items.append(_Item(folder, error=_error(e)))
                 continue
             try:
+                if any(e.name == "oci-layout" and _is_file(e) for e in entries):
+                    key = identity(os.fstat(dir_fd) if dir_fd is not None else os.stat(folder))
+                    out.items.append(_Item(folder, None, 0, key, listed_as is None, package="oci"))  # an image
+                    continue
                 subdirs = []
                 for entry in entries:
                     path = os.path.join(folder, entry.name)
@@ -343,6 +357,13 @@ def _list_inputs(roots: Iterable[str]) -> _Listing:
                 if dir_fd is not None:
                     os.close(dir_fd)
     return out
+
+
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 def _listdir(folder: str, listed_as: tuple[int, int] | None) -> tuple[list[os.DirEntry[str]], int | None]:
@@ -435,6 +456,11 @@ def scan_binary(
     except (OSError, ValueError, MemoryError, RecursionError) as exc:  # FatbinFormatError is a ValueError
         report.error = re.sub(r"/proc/self/fd/\d+", lambda _m: path, _error(exc))  # the name the user knows
         return report
+    return _judged(report, fatbins, gpus, driver)
+
+
+def _judged(report: BinaryReport, fatbins: list[Fatbin], gpus: list[Arch], driver: DriverSpec) -> BinaryReport:
+    """``report`` with the entries, fatbin counts and coverage of ``fatbins``."""
     kinds: collections.Counter[str] = collections.Counter()
     isa: set[str] = set()
     compression: set[str] = set()
@@ -462,6 +488,42 @@ def _scan_item(item: _Item, gpus: list[Arch], driver: DriverSpec, embedded: bool
         return BinaryReport(item.shown, archive=item.path if item.member else None,
                             member=item.member.name if item.member else None, error=item.error)  # fmt: skip
     return scan_binary(item.path, item.member, gpus, driver, embedded, listed_as=item.identity, follow=item.follow)
+
+
+def _scan_job(item: _Item, gpus: list[Arch], driver: DriverSpec, embedded: bool) -> tuple[list[BinaryReport], int]:
+    """The reports of one item (a package or image gives many), and how many binaries were read for them."""
+    if item.package and item.error is None:
+        return _scan_package(item, gpus, driver, embedded)
+    return [_scan_item(item, gpus, driver, embedded)], int(item.error is None)
+
+
+def _scan_package(item: _Item, gpus: list[Arch], driver: DriverSpec, embedded: bool) -> tuple[list[BinaryReport], int]:
+    """A conda package or an image, read in one pass (``_packages``): one report per binary, the last of a name."""
+    reports: dict[str, BinaryReport] = {}
+    meta: dict[str, object] = {}
+    read = 0
+
+    def wanted(name: str, head: bytes) -> bool:
+        return len(head) >= 16 and _is_binary(head, name)
+
+    for found in read_package(item.path, item.package or "", wanted, _HEAD, meta, listed_as=item.identity,
+                              follow=item.follow):  # fmt: skip
+        inside = f"{item.path}{SEPARATOR}{found.name}" if found.name else item.path
+        error = found.error and (found.name and "ArchiveError: ") + found.error
+        report = BinaryReport(inside, archive=item.path if found.name else None, member=found.name or None,
+                              layer=found.layer, error=error)  # fmt: skip
+        if found.data is not None:
+            read += 1
+            try:
+                fatbins = list(iter_fatbins(found.data, embedded=embedded, relocatable=True))
+                report = _judged(report, fatbins, gpus, driver)
+            except (ValueError, MemoryError, RecursionError) as exc:
+                report.error = _error(exc)
+        reports[inside if found.data is not None else f"{inside}\0{len(reports)}"] = report
+    dist = meta.get("distribution")
+    for r in reports.values():
+        r.distribution = dist if isinstance(dist, str) else None
+    return list(reports.values()), read
 
 
 def normalize(name: str) -> str:
@@ -707,41 +769,45 @@ def scan(
     reports: list[BinaryReport] = []
     args = (archs, driver, embedded)
 
-    def done(report: BinaryReport) -> None:
-        reports.append(report)
+    finished = [0, 0]  # items, binaries read
+
+    def done(item: _Item, result: tuple[list[BinaryReport], int]) -> None:
+        reports.extend(result[0])
+        finished[0] += 1
+        finished[1] += result[1]
         if progress:
-            progress(len(reports), len(items), report.path)
+            progress(finished[0], len(items), item.path if item.package else item.shown)
 
     if workers == 1 or len(items) <= 1:
         for item in items:
-            done(_scan_item(item, *args))
+            done(item, _scan_job(item, *args))
     else:
         broken = []
         with cf.ProcessPoolExecutor(max_workers=min(workers, len(items))) as pool:
-            futures = {pool.submit(_scan_item, item, *args): item for item in items}
+            futures = {pool.submit(_scan_job, item, *args): item for item in items}
             for f in cf.as_completed(futures):
                 try:
-                    done(f.result())
+                    done(futures[f], f.result())
                 except cf.process.BrokenProcessPool:
                     broken.append(futures[f])
         for item in broken:  # a worker died (a file that shrank under a map: SIGBUS): each alone, to find it
-            done(_isolated(item, args))
+            done(item, _isolated(item, args))
     reports = [r for r in reports if r.has_device_code or r.error]
     index = _distribution_index(roots, sorted({r.archive or r.path for r in reports}))
     for r in reports:  # a wheel names its distribution; a file or an ar archive is owned by an installed one
-        r.distribution = (r.archive and _wheel_distribution(r.archive)) or index.get(r.archive or r.path)
+        owner = (r.archive and _wheel_distribution(r.archive)) or index.get(r.archive or r.path)
+        r.distribution = r.distribution or owner  # a conda package's own (from its info/index.json) first
     reports.sort(key=lambda r: r.path)
     gpu_keys = [a.capability for a in archs]
-    read = sum(1 for i in items if i.error is None)
-    return ScanReport(gpu_keys, None if driver is None else str(driver), reports, read, dict(listing.skipped))
+    return ScanReport(gpu_keys, None if driver is None else str(driver), reports, finished[1], dict(listing.skipped))
 
 
-def _isolated(item: _Item, args: tuple[list[Arch], DriverSpec, bool]) -> BinaryReport:
-    """Read one item in a process of its own: the report, or an error row when that process dies too."""
+def _isolated(item: _Item, args: tuple[list[Arch], DriverSpec, bool]) -> tuple[list[BinaryReport], int]:
+    """Read one item in a process of its own: the reports, or an error row when that process dies too."""
     with cf.ProcessPoolExecutor(max_workers=1) as pool:
         try:
-            return pool.submit(_scan_item, item, *args).result()
+            return pool.submit(_scan_job, item, *args).result()
         except cf.process.BrokenProcessPool:
-            return BinaryReport(item.shown, archive=item.path if item.member else None,
-                                member=item.member.name if item.member else None,
-                                error="the process reading it died (a file that changed while read?)")  # fmt: skip
+            return [BinaryReport(item.shown, archive=item.path if item.member else None,
+                                 member=item.member.name if item.member else None,
+                                 error="the process reading it died (a file that changed while read?)")], 0  # fmt: skip

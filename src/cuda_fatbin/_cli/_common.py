@@ -149,6 +149,11 @@ def _inputs(path: str) -> list[tuple[str, Any]]:
     (``_detect.file_kind``); ``a.whl::member`` or ``libk.a::ka.o`` (the paths ``scan`` prints) reads that
     member. A member that cannot be read is a pair whose source is the exception.
     """
+    packaged = None
+    if "::" in path or path.lower().endswith((".conda", ".tar.bz2", ".tar")) or os.path.isdir(path):
+        packaged = _package_inputs(path)  # _packages.SUFFIXES; a folder may be an OCI image layout
+    if packaged is not None:
+        return packaged
     if "::" not in path and not path.lower().endswith((".whl", ".zip", ".a", ".lib")):  # _containers' suffixes
         return [(path, path)]  # (not imported for a plain file: start-up time, benchmarks/bench_cli.py)
     import errno
@@ -181,6 +186,40 @@ def _inputs(path: str) -> list[tuple[str, Any]]:
             out.append((label, e))
     if name is not None and not out:
         raise Failure(f"{_shown(archive)}: no member named {_shown(name)}")
+    return out
+
+
+def _package_inputs(path: str) -> list[tuple[str, Any]] | None:
+    """``_inputs`` for a conda package or an image (``pkg.conda``, ``image.tar::usr/lib/x.so``, an OCI layout
+    folder), read in one pass as ``scan`` reads it; ``None`` for any other path."""
+    from .._packages import is_layout, package_kind
+
+    def kind_of(p: str) -> str | None:
+        return "oci" if is_layout(p) else package_kind(p) if os.path.isfile(p) else None
+
+    package, name, start = path, None, 0
+    while kind_of(package) is None:  # split at the first "::" whose left side is a package, as _archive.split
+        at = path.find("::", start)
+        if at < 0:
+            return None
+        package, name, start = path[:at], path[at + 2 :], at + 1
+    kind = kind_of(package)
+    assert kind is not None
+    import errno
+
+    from .._packages import read_package
+    from .._scan import _is_binary
+
+    def wanted(member: str, head: bytes) -> bool:
+        return member == name if name is not None else len(head) >= 16 and _is_binary(head, member)
+
+    out: list[tuple[str, Any]] = []
+    for found in read_package(package, kind, wanted, 64, {}):
+        label = f"{package}::{found.name}" if found.name else package
+        out.append((label, found.data if found.error is None else OSError(errno.EIO, found.error)))
+    if name is not None and not any(label == path for label, _ in out):
+        raise Failure(f"{_shown(package)}: no member named {_shown(name)}" + "".join(
+            f"; {_shown(label)}: {_shown(err)}" for label, err in out if isinstance(err, BaseException)))
     return out
 
 

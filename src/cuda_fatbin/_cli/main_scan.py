@@ -31,7 +31,8 @@ def configure_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     """The ``scan`` subcommand's options."""
     p = add_command(subparsers, "scan", help="will the binaries of an environment, wheel or folder run on these GPUs?")
     p.add_argument("paths", nargs="*", metavar="PATH",
-                   help="files, directories and .whl/.zip archives (default: this Python's site-packages)")  # fmt: skip
+                   help="files, directories, .whl/.zip archives, conda packages, container images "
+                        "(default: this Python's site-packages)")  # fmt: skip
     p.add_argument("--gpu", required=True, action="append", metavar="SPEC", help=GPU_HELP)
     p.add_argument("--driver", help=DRIVER_HELP)
     p.add_argument("--no-embedded", action="store_true", help="skip the search for fatbins stored as data")
