@@ -716,8 +716,10 @@ def _judge_one(
 
     notes = []
     own: list[_Row] = [(fatbin_status(fb, gpu, driver, cache), fb) for fb in registered if not _specialised(fb)]
-    stubs = [r for r in own if rank(r) >= driver_bad and r[1] is not None and not _code(r[1], cache)]
-    rows: list[_Row] = [r for r in own if r not in stubs]
+    stubs: list[_Row] = []
+    rows: list[_Row] = []
+    for r in own:  # one pass: a list search per row was quadratic in kernel-less fatbins
+        (stubs if rank(r) >= driver_bad and r[1] is not None and not _code(r[1], cache) else rows).append(r)
     if stubs:
         notes.append(f"{len(stubs)} registered fatbins without code skipped")
     linked: list[_Row] = [(fatbin_status(fb, gpu, driver, cache), fb) for fb in relocatable if _code(fb, cache)]
