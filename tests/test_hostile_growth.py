@@ -74,3 +74,105 @@ def test_a_long_cell_widens_no_other_row_of_a_table():
     assert name in text  # never cut
     short = text.splitlines()[3]
     assert short.startswith("dist-0 ") and len(short) <= MAX_PAD + 2 + len("binaries") + 2 + len("SASS")
+
+
+# --- a sparse payload: judged by what the file holds on disk, not by its apparent size (in a child process) ---
+
+_CLI_CHILD = r"""
+import contextlib, io, json, runpy, sys, time
+def peak_mb():  # VmHWM: this process's peak since exec
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) // 1024 for line in f if line.startswith("VmHWM:"))
+out, start = io.StringIO(), time.perf_counter()
+sys.argv = ["cuda-fatbin", *sys.argv[1:]]
+with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+    runpy.run_module("cuda_fatbin", run_name="__main__")
+print(json.dumps({"out": out.getvalue(), "seconds": time.perf_counter() - start, "peak_mb": peak_mb()}))
+"""
+
+
+def _cli_child(*args):
+    import json
+    import subprocess
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the child reads its peak memory from /proc (Linux)")
+    res = subprocess.run([sys.executable, "-c", _CLI_CHILD, *map(str, args)], capture_output=True, text=True,
+                         timeout=300)  # fmt: skip
+    assert res.returncode == 0, res.stderr[-2000:]
+    return json.loads(res.stdout)
+
+
+def _sparse_fatbin(path, kind: str, head: bytes, apparent: int) -> None:
+    """A fatbin of one entry (``kind`` sm_90 in its header) whose payload is ``head`` and then a hole, to ``apparent``
+    bytes in all."""
+    body = apparent - 16
+    entry = _ENTRY.pack(2 if kind == "elf" else 1, 0x101, 64, body - 64, 0, 0, 0, 8, 90, 0, 0, 0x11, 0, 0)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHQ", 0xBA55ED50, 1, 16, body) + entry + head)
+        f.truncate(apparent)
+
+
+@pytest.mark.parametrize(
+    ("kind", "head", "verdict", "commands"),
+    [
+        ("elf", b"", "data that is not ELF", ("inspect", "which", "scan")),  # issue 51: 1 GiB of holes: 5.6 s, 1-2 GB
+        ("elf", _stub_fatbin()[80:], "the ELF image is for sm_80", ("which",)),  # a cubin without code, then the hole
+        ("ptx", b".version 8.8\n.target sm_100\n", "the PTX .target is sm_100", ("which",)),
+    ],
+)
+def test_a_sparse_payload_costs_what_the_file_holds(tmp_path, kind, head, verdict, commands):
+    """inspect, which and scan judge an entry by reading its payload in place, holes skipped: never through the map
+    nor by a copy of the payload. 1 GiB apparent, a few KB on disk."""
+    path = tmp_path / "sparse.fatbin"
+    _sparse_fatbin(path, kind, head, 1 << 30)
+    for command in commands:
+        extra = {"inspect": [], "which": ["--gpu", "90", "--json"], "scan": ["--gpu", "90", "-j", "1"]}[command]
+        got = _cli_child(command, path, *extra)
+        assert got["peak_mb"] < 256, (command, got)  # 1,064 MB (inspect) and 2,113 MB (which) before
+        assert got["seconds"] < 30, (command, got)  # 0.1-0.3 s here, 5.8-7.7 s before
+        if command == "which":
+            assert verdict in got["out"]
+
+
+def _fatbin_of(kind: int, payload: bytes) -> bytes:
+    payload += bytes(-len(payload) % 8)
+    entry = _ENTRY.pack(kind, 0x101, 64, len(payload), 0, 0, 0, 8, 90, 0, 0, 0x11, 0, 0) + payload
+    return struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(entry)) + entry
+
+
+@pytest.mark.parametrize("kind", [1, 2])  # a PTX header, an ELF header
+def test_a_payload_read_in_place_is_judged_as_its_bytes(tmp_path, kind):
+    """The PTX test of a payload in a mapped file (directives found in windows, within the payload) says what the
+    regex says of the payload's bytes: directives at its first and last bytes, none before or after it."""
+    body = b"// " + b"x" * (2 << 20) + b"\n"  # over 1 MiB: the file is mapped
+    cases = [
+        b".version 8.5\n.target sm_100\n" + body,  # at the payload's first byte
+        b"  \t.version 9.0\n.target sm_90a\n" + body,
+        body + b".target sm_80\n.version 8.5",  # at its last bytes
+        body + b"x.version 8.0\n.target sm_80\n",  # not at a line start
+        body + b".version 8.0\n.target\nsm_80\n.target sm_86\n",
+        body + b".version 8.0\n.target sm_" + b"9" * 5000 + b"\n",
+        body,  # no directive: not PTX
+    ]
+    for i, payload in enumerate(cases):
+        data = _fatbin_of(kind, payload)
+        path = tmp_path / f"p{i}.fatbin"
+        path.write_bytes(data)
+
+        def outcome(source):
+            (fb,) = iter_fatbins(source)
+            entry = fb.entries[0]
+            try:
+                target = str(entry._ptx_target())
+            except ValueError as e:
+                target = type(e).__name__
+            return target, entry.payload_mismatch
+
+        assert outcome(path) == outcome(data), f"case {i}"
+    around = tmp_path / "around.bin"  # directives outside the payload: in the file, not in the entry
+    data = make_elf([(".rodata", 1, b".version 8.0\n.target sm_75\n"), (".nv_fatbin", 1, _fatbin_of(kind, body)),
+                     (".data", 1, b"\n.version 8.0\n.target sm_75\n")])  # fmt: skip
+    around.write_bytes(data)
+    assert [fb.entries[0]._ptx_target() for fb in iter_fatbins(around)] == [None]

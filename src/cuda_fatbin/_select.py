@@ -15,7 +15,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ._arch import Arch
-from ._detect import ptx_target
 from ._nvidia import (
     DRIVER_DROPPED_GPU,
     DRIVER_PREDATES_GPU,
@@ -476,7 +475,7 @@ def select_entry(
         extra.append("header_mismatch")
         outcome = _MISMATCH_OUTCOME.get((entry.kind, mismatch.split(" ")[0]))
         if outcome is None and entry.kind == "ptx":  # PTX whose .target differs from its header
-            target = ptx_target(entry.data())
+            target = entry._ptx_target()  # read in place: a sparse payload costs what the file holds
             if target is not None and target.sm > gpu.sm:
                 outcome = "fails (CUDA_ERROR_INVALID_PTX: its .target is newer than the GPU)"
         if outcome is None:  # a .target at most the GPU's: JIT-compiled all the same
@@ -632,8 +631,8 @@ def _has_code(fb: Fatbin) -> bool:
     if any(e.kind != "elf" for e in fb.iter_entries()):
         return True
     for e in fb.iter_entries():
-        try:
-            if cubin_has_code(e.data()):
+        try:  # the image's sections, read in place: a sparse payload costs what the file holds, not its size
+            if cubin_has_code(e._in_place()):
                 return True
         except ValueError:  # FatbinFormatError included: cannot tell, so count it
             return True
