@@ -130,3 +130,28 @@ def test_a_wide_and_deep_tree_keeps_few_folders_open(tmp_path, files, monkeypatc
         assert os.path.join(bottom, "k.fatbin") in {b.path for b in report.binaries}
         assert max(most) - before <= min(cap, 25) + 2  # the parents held, the folder listed, the listing's own
         assert len(os.listdir("/proc/self/fd")) == before  # every folder closed
+
+
+def test_a_header_past_path_max_is_in_the_include_fingerprint(tmp_path):
+    """The cache key's walk of the include folders opens a folder past PATH_MAX too: an edit there changes the key
+    (it was "unopened", recorded by name only)."""
+    from types import SimpleNamespace
+
+    from cuda_fatbin import _cache
+
+    _deep(tmp_path, 25, {"deep.h": b"#define D 1\n"})
+    options = SimpleNamespace(include_path=[str(tmp_path)], pre_include=[])
+    first = _cache.include_digest(options)
+    assert _cache.include_digest(options) == first
+    folder = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)  # down by descriptors, not by the code under test
+    for _ in range(25):
+        below = os.open(LEVEL, os.O_RDONLY | os.O_DIRECTORY, dir_fd=folder)
+        os.close(folder)
+        folder = below
+    try:
+        fd = os.open("deep.h", os.O_WRONLY | os.O_TRUNC, dir_fd=folder)
+        os.write(fd, b"#define D 2\n")
+        os.close(fd)
+    finally:
+        os.close(folder)
+    assert _cache.include_digest(options) != first
