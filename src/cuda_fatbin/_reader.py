@@ -28,7 +28,6 @@ import errno
 import functools
 import mmap
 import os
-import re
 import stat
 import struct
 import sys
@@ -92,8 +91,9 @@ FIFO_WAIT = 30.0
 _SMALL_FILE = 1 << 20  # files up to this size are read, not mapped: a file that shrinks cannot fault
 _SECTIONS = (".nv_fatbin", "__nv_relfatbin")
 _RELOCATABLE_SECTION = "__nv_relfatbin"
-# padding between fatbins in a section, as cuobjdump skips it: 8-byte words whose magic field is zero
-_PADDING = re.compile(rb"(?:\0\0\0\0.{4})*", re.DOTALL)
+# padding between fatbins in a section, as cuobjdump skips it: 8-byte words whose magic field is zero;
+# read this many bytes at a time (a regex over the run held 16 bytes of match state per byte: 2.1 GB for 128 MiB)
+_PADDING_CHUNK = 1 << 20
 _SHT_NOBITS = 8
 _WINDOW = 32 << 20  # the embedded-fatbin search lets go of what it has searched every 32 MiB
 
@@ -639,6 +639,42 @@ class _Data:
             raise FatbinFormatError(f"{self.name} shrank while it was being read", start + len(out))
         return out
 
+    def padding_end(self, pos: int, end: int) -> int:
+        """Where the padding that starts at ``pos`` ends: the first 8-byte word at ``pos + 8k`` that lies below
+        ``end`` and whose first 4 bytes are not all zero, or where no whole word is left.
+
+        Read :data:`_PADDING_CHUNK` bytes at a time (through ``pread`` for a mapped file, whose holes, zeros,
+        are padding and skipped with ``SEEK_DATA``): work linear in the run, memory bounded, a sparse run
+        costing what the file holds.
+        """
+        while end - pos >= 8:
+            if self.fd is not None:
+                data = self._data_at(pos, end)
+                pos += (min(data, end) - pos) // 8 * 8  # whole words of a hole: zeros
+                if end - pos < 8:
+                    break
+            size = min(_PADDING_CHUNK, (end - pos) // 8 * 8)
+            chunk = self.read(pos, pos + size)
+            heads = memoryview(chunk).cast("I")[::2].tobytes()  # the first 4 bytes of each word
+            rest = heads.lstrip(b"\0")
+            if rest:
+                return pos + (len(heads) - len(rest)) // 4 * 8
+            pos += size
+        return pos
+
+    def _data_at(self, pos: int, end: int) -> int:
+        """The first offset at or after ``pos`` that is not in a hole of a mapped file (``end`` when none is)."""
+        assert self.fd is not None
+        try:
+            return os.lseek(self.fd, pos, os.SEEK_DATA)
+        except AttributeError:  # no SEEK_DATA on this platform: all is data
+            return pos
+        except OSError as e:  # ENXIO: only a hole after pos (or the file is now shorter); EINVAL: unsupported
+            if e.errno == errno.ENXIO:
+                self.check(end, pos)
+                return end
+            return pos
+
     def release(self, start: int, end: int) -> None:
         """Drop the pages of [start, end) of a mapped file from this process (they stay in the page cache)."""
         advice = getattr(mmap, "MADV_DONTNEED", None)
@@ -956,7 +992,7 @@ def _walk(src: _Data, start: int, end: int, section: str | None, seen: _Seen) ->
         src.check(end, pos)  # a mapped file cut short since the last step would fault (SIGBUS), not raise
         if section is None and end - pos < 16:
             return
-        after = _PADDING.match(buf, pos, end).end()  # type: ignore[union-attr]  # always matches (maybe empty)
+        after = src.padding_end(pos, end)
         if section is not None and end - after < 16:
             return
         known = seen.by_start.get(after)
