@@ -661,7 +661,7 @@ def _strongest(claims: list[_Claim], path: str) -> str:
 
 def _size(path: str) -> int:
     try:
-        return os.stat(path).st_size
+        return stat_path(path).st_size  # a path of any length
     except OSError:
         return -1
 
