@@ -105,7 +105,7 @@ def test_malformed_images_name_the_field_and_its_offset(bits):
     raises_at(image[: h.shoff + 10], h.shoff, "section table of 4 entries")
     raises_at(b"\x7fELX" + image[4:], 0, "not an ELF image")
     raises_at(image[:4] + bytes([3]) + image[5:], 4, "invalid ELF class 3")
-    raises_at(image[:5] + bytes([2]) + image[6:], 5, "big-endian or invalid ELF data encoding 2")
+    raises_at(image[:5] + bytes([3]) + image[6:], 5, "invalid ELF data encoding 3")  # 1 and 2 (big-endian) are valid
     entsize_at = 0x3A if bits == 64 else 0x2E
     small = image[:entsize_at] + struct.pack("<H", 16) + image[entsize_at + 2 :]
     raises_at(small, entsize_at, f"section header entry size 16 is below {64 if bits == 64 else 40}")

@@ -149,10 +149,10 @@ def test_a_folder_that_cannot_be_listed_is_a_row_and_the_others_are_walked(fatbi
         (tmp_path / name / "k.fatbin").write_bytes(fatbin)
     real = _scan._listdir
 
-    def refusing(folder: str, listed_as: tuple[int, int] | None) -> object:
+    def refusing(folder: str, listed_as: tuple[int, int] | None, *parent: int | None) -> object:
         if folder.endswith(("a", "b")):
             raise PermissionError(errno.EACCES, "Permission denied", folder)
-        return real(folder, listed_as)
+        return real(folder, listed_as, *parent)
 
     monkeypatch.setattr(_scan, "_listdir", refusing)
     listing = _scan._list_inputs([str(tmp_path)])
@@ -462,14 +462,14 @@ def test_a_folder_swapped_while_the_tree_is_walked_is_a_row_and_nothing_outside_
     (outside / "secret.fatbin").write_bytes(fatbin)
     real = _scan._listdir
 
-    def swapping(folder: str, listed_as: tuple[int, int] | None) -> object:
+    def swapping(folder: str, listed_as: tuple[int, int] | None, *parent: int | None) -> object:
         if folder.endswith("sub"):
             os.rename(folder, str(tmp_path / "old"))
             if swap == "symlink":
                 os.symlink(outside, folder)
             else:
                 os.rename(outside, folder)
-        return real(folder, listed_as)
+        return real(folder, listed_as, *parent)
 
     monkeypatch.setattr(_scan, "_listdir", swapping)
     listing = _scan._list_inputs([str(root)])
@@ -496,8 +496,8 @@ def test_a_folder_swapped_after_it_was_listed_leads_no_read_outside(fatbin, tmp_
             (where / name).write_bytes(fatbin if where != outside else fatbin + b"secret")
     real = _scan._listdir
 
-    def swapping(folder: str, listed_as: tuple[int, int] | None) -> object:
-        found = real(folder, listed_as)
+    def swapping(folder: str, listed_as: tuple[int, int] | None, *parent: int | None) -> object:
+        found = real(folder, listed_as, *parent)
         if folder.endswith("sub"):
             os.rename(folder, str(tmp_path / "old"))
             os.symlink(outside, folder)

@@ -421,7 +421,7 @@ def _parse_string(spec: str, style: str, supported: tuple[int, ...] | None, acc:
         lto = [r for r in items if r.lower().startswith("lto_")]  # LTO-IR next to gencode clauses: str(ArchList)
         for item in lto:
             acc.ltoir.add(Arch.parse(item))
-        rest = " ".join(r for r in items if r not in lto)
+        rest = " ".join(r for r in items if not r.lower().startswith("lto_"))  # one test a word: linear
         if rest:  # also when no clause matched: the word holding "arch=" is left over
             raise ValueError(
                 f"malformed gencode spec {spec!r}; expected e.g. 'arch=compute_80,code=[sm_80,sm_86]' "

@@ -79,6 +79,7 @@ if TYPE_CHECKING:
         shnum: int
         shstrndx: int
         type: int = 0  # e_type: 1 relocatable, 2 executable, 3 shared object
+        order: str = "<"  # byte order of the header fields: "<" little-endian, ">" big-endian (EI_DATA 2)
 
     class ElfSection(NamedTuple):
         """One section header: its name, type and where its bytes are in the file."""
@@ -90,10 +91,12 @@ if TYPE_CHECKING:
 
 else:  # the same types at run time, without the typing module
     ElfHeader = collections.namedtuple(
-        "ElfHeader", "bits osabi abi_version machine flags phoff phentsize phnum shoff shentsize shnum shstrndx type",
-        defaults=(0,),
+        "ElfHeader",
+        "bits osabi abi_version machine flags phoff phentsize phnum shoff shentsize shnum shstrndx type order",
+        defaults=(0, "<"),
     )  # fmt: skip
-    ElfHeader.__doc__ = "The ELF file header fields this package uses (``type``: e_type, 1 relocatable)."
+    ElfHeader.__doc__ = ("The ELF file header fields this package uses (``type``: e_type, 1 relocatable; ``order``: "
+                         "``'<'`` little-endian, ``'>'`` big-endian).")  # fmt: skip
     ElfSection = collections.namedtuple("ElfSection", "name type offset size")
     ElfSection.__doc__ = "One section header: its name, type and where its bytes are in the file."
 
@@ -106,51 +109,65 @@ def _unpack(fmt: str, buf: Buffer, offset: int) -> tuple[Any, ...]:
 
 
 def read_header(buf: Buffer) -> ElfHeader:
-    """Read the ELF file header of ``buf`` (any buffer; little-endian ELF only).
+    """Read the ELF file header of ``buf`` (any buffer): 32- or 64-bit, little- or big-endian.
+
+    A big-endian file (``EI_DATA`` 2: s390x, ppc64, SPARC, MIPS hosts) is read with its own byte order
+    (``header.order`` is ``">"``); CUDA device code is little-endian, so such a file is a host binary.
 
     Raises
     ------
     ElfFormatError
-        If ``buf`` is not a little-endian ELF image or its header is truncated.
+        If ``buf`` is not an ELF image, names no valid class or byte order, or its header is truncated.
+
+    Examples
+    --------
+    >>> ident = b"\\x7fELF" + bytes([2, 2, 1]) + bytes(9)  # 64-bit, big-endian
+    >>> header = read_header(ident + bytes([0, 2, 0, 22]) + bytes(44))  # ET_EXEC, EM_S390
+    >>> header.bits, header.order, header.machine, header.type
+    (64, '>', 22, 2)
     """
     if len(buf) < 16 or bytes(buf[:4]) != ELF_MAGIC:
         raise ElfFormatError("not an ELF image (no \\x7fELF magic)", 0)
     ei_class, ei_data = buf[4], buf[5]
-    if ei_data != 1:
-        raise ElfFormatError(f"big-endian or invalid ELF data encoding {ei_data}", 5)
+    if ei_data not in (1, 2):
+        raise ElfFormatError(f"invalid ELF data encoding {ei_data} (1 little-endian, 2 big-endian)", 5)
+    order = "<" if ei_data == 1 else ">"
     if ei_class == 2:
         (machine, _ver, _entry, phoff, shoff, flags, _ehsize, phentsize, phnum, shentsize, shnum, shstrndx) = _unpack(
-            "<HIQQQIHHHHHH", buf, 18
+            order + "HIQQQIHHHHHH", buf, 18
         )
         bits, min_entsize = 64, 64
     elif ei_class == 1:
         (machine, _ver, _entry, phoff, shoff, flags, _ehsize, phentsize, phnum, shentsize, shnum, shstrndx) = _unpack(
-            "<HIIIIIHHHHHH", buf, 18
+            order + "HIIIIIHHHHHH", buf, 18
         )
         bits, min_entsize = 32, 40
     else:
         raise ElfFormatError(f"invalid ELF class {ei_class}", 4)
-    (e_type,) = _unpack("<H", buf, 16)
+    (e_type,) = _unpack(order + "H", buf, 16)
     if shoff and shentsize < min_entsize:
         raise ElfFormatError(
             f"section header entry size {shentsize} is below {min_entsize}", 0x3A if bits == 64 else 0x2E
         )
     return ElfHeader(
-        bits, buf[7], buf[8], machine, flags, phoff, phentsize, phnum, shoff, shentsize, shnum, shstrndx, e_type
+        bits, buf[7], buf[8], machine, flags, phoff, phentsize, phnum, shoff, shentsize, shnum, shstrndx, e_type, order
     )
 
 
 def _section_header(buf: Buffer, header: ElfHeader, index: int) -> tuple[int, int, int, int]:
     off = header.shoff + index * header.shentsize
     if header.bits == 64:
-        name, typ, _flags, _addr, offset, size = _unpack("<IIQQQQ", buf, off)
+        name, typ, _flags, _addr, offset, size = _unpack(header.order + "IIQQQQ", buf, off)
     else:
-        name, typ, _flags, _addr, offset, size = _unpack("<IIIIII", buf, off)
+        name, typ, _flags, _addr, offset, size = _unpack(header.order + "IIIIII", buf, off)
     return name, typ, offset, size
 
 
 _SHDR64 = struct.Struct("<II16xQQ24x")  # name, type, offset, size of a 64-byte Elf64_Shdr
 _SHDR32 = struct.Struct("<II8xII16x")  # the same of a 40-byte Elf32_Shdr
+#: the section-header layouts by (bits, byte order)
+_SHDR = {(64, "<"): _SHDR64, (32, "<"): _SHDR32, (64, ">"): struct.Struct(">II16xQQ24x"),
+         (32, ">"): struct.Struct(">II8xII16x")}  # fmt: skip
 
 
 def section_headers(buf: Buffer, header: ElfHeader) -> list[tuple[int, int, int, int]]:
@@ -168,7 +185,7 @@ def section_headers(buf: Buffer, header: ElfHeader) -> list[tuple[int, int, int,
     shnum = header.shnum
     if shnum == 0:  # extended numbering: the count lives in section 0's size
         shnum = _section_header(buf, header, 0)[3]
-    table = _SHDR64 if header.bits == 64 else _SHDR32
+    table = _SHDR[header.bits, header.order]
     end = header.shoff + shnum * header.shentsize
     if end > len(buf):
         raise ElfFormatError(
@@ -202,7 +219,8 @@ def find_section_by_type(buf: Buffer, header: ElfHeader, sh_type: int) -> tuple[
     ElfFormatError
         If the table or a section lies outside ``buf``.
     """
-    if header.bits != 64 or header.shentsize != 64 or header.shnum == 0 or sys.byteorder != "little":
+    native = sys.byteorder == "little" and header.order == "<"  # the arrays below read the host's byte order
+    if header.bits != 64 or header.shentsize != 64 or header.shnum == 0 or not native:
         rows = section_headers(buf, header)
         return next(((offset, size) for _n, typ, offset, size in rows if typ == sh_type), None)
     end = header.shoff + header.shnum * 64
@@ -256,7 +274,7 @@ def section_namer(buf: Buffer, header: ElfHeader, rows: list[tuple[int, int, int
     """
     shstrndx = header.shstrndx
     if shstrndx == 0xFFFF:  # extended numbering: the real index lives in section 0's sh_link
-        shstrndx = _unpack("<I", buf, header.shoff + (40 if header.bits == 64 else 24))[0]
+        shstrndx = _unpack(header.order + "I", buf, header.shoff + (40 if header.bits == 64 else 24))[0]
     if shstrndx >= len(rows):
         raise ElfFormatError(f"section-name table index {shstrndx} is not below the section count {len(rows)}", 0)
     _n, _t, str_off, str_size = rows[shstrndx]

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ._arch import Arch
 from ._errors import Error
-from ._files import describe, written_together
+from ._files import describe, stat_path, written_together
 from ._reader import MAX_EXPANSION, Fatbin, FatbinEntry, FatbinFormatError, iter_fatbins
 
 TYPE_CHECKING = False
@@ -240,7 +240,7 @@ def extract_entries(
     fatbins = list(iter_fatbins(source, embedded=embedded, relocatable=relocatable))
     size = sum(fb.size for fb in fatbins)  # a pipe or FIFO has no size: what it held, at least
     if isinstance(source, (str, os.PathLike)) and source != "-":
-        st = os.stat(source)
+        st = stat_path(source)
         if stat.S_ISREG(st.st_mode):
             size = max(size, st.st_size)
     plan = [
@@ -252,7 +252,7 @@ def extract_entries(
     out.mkdir(parents=True, exist_ok=True)
     out = out.resolve()
     if isinstance(source, (str, os.PathLike)) and source != "-":
-        read = os.stat(source)
+        read = stat_path(source)
         for _, name in plan:  # even with force: replacing the file being read loses it (a hard link too)
             try:
                 st = os.lstat(out / name)

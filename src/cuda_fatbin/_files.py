@@ -32,13 +32,15 @@ import stat
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
-    from typing import Any, BinaryIO
+    from typing import Any, BinaryIO, TypeAlias
+
+    _AnyPath: TypeAlias = "str | bytes | os.PathLike[str] | os.PathLike[bytes]"
 
     _Data = bytes | bytearray | memoryview | Callable[[BinaryIO], object]
 
 __all__ = [
     "DIR_FD", "check_regular", "create_new", "fsync_dir", "identity", "is_regular", "loads_json", "locked_dir",
-    "open_dir", "open_input", "read_bounded", "read_exact", "read_regular", "temp_name", "write_atomic",
+    "open_dir", "open_input", "read_bounded", "read_exact", "read_regular", "stat_path", "temp_name", "write_atomic",
     "written_together",
 ]  # fmt: skip
 
@@ -58,6 +60,75 @@ DIR_FD = (
 )
 
 
+#: A path of at least this many bytes is followed piece by piece (:func:`_reached`): the system refuses a whole
+#: path of ``PATH_MAX`` bytes (4096 on Linux, 1024 on macOS) with ``ENAMETOOLONG``, however deep the tree goes.
+PATH_PIECE = 1000
+#: How the folders on the way along a long path are opened: only to look names up in them (``O_PATH`` where the
+#: system has it, so a folder one may search but not list is passed as a whole path lookup passes it).
+_ON_THE_WAY = os.O_RDONLY | O_DIRECTORY | O_CLOEXEC | getattr(os, "O_PATH", 0)
+
+
+@contextlib.contextmanager
+def _reached(path: _AnyPath, dir_fd: int | None) -> Iterator[tuple[str | bytes, int | None]]:
+    """``(name, folder)`` naming ``path`` (relative to ``dir_fd``) for a call that takes ``dir_fd``, at any length.
+
+    A path shorter than :data:`PATH_PIECE` bytes is given as it is. A longer one is cut at ``/`` into pieces
+    shorter than that: each folder piece is opened in the folder opened before it (following symlinks on the
+    way, as the lookup of the whole path would) and the last name is given in the last folder. The folders on
+    the way are closed when the block ends. So the path is followed as the system would follow it, had it no
+    ``PATH_MAX``; what is at its end is judged by the caller, as for a short path. A failure on the way is the
+    ``OSError`` of the whole path.
+    """
+    raw = os.fsencode(path)
+    if len(raw) < PATH_PIECE or not DIR_FD or b"/" not in raw.rstrip(b"/"):
+        yield os.fspath(path), dir_fd
+        return
+    head, _, name = raw.rstrip(b"/").rpartition(b"/")
+    name += b"/" * (len(raw) - len(raw.rstrip(b"/")))  # a trailing "/" still says: a folder
+    pieces: list[bytes] = []
+    for part in (head or b"/").split(b"/"):
+        if pieces and len(pieces[-1]) + 1 + len(part) < PATH_PIECE:
+            pieces[-1] += part if pieces[-1] == b"/" else b"/" + part
+        else:
+            pieces.append(part or b"/")  # the first part of an absolute path is "": the root
+    opened: list[int] = []
+    try:
+        at = dir_fd
+        for piece in pieces:
+            at = os.open(piece, _ON_THE_WAY, dir_fd=at)
+            opened.append(at)
+    except OSError as e:
+        for fd in opened:
+            os.close(fd)
+        raise OSError(e.errno, e.strerror, os.fsdecode(raw)) from None
+    try:
+        yield name if isinstance(os.fspath(path), bytes) else os.fsdecode(name), at
+    finally:
+        for fd in opened:
+            os.close(fd)
+
+
+def stat_path(path: _AnyPath, *, follow: bool = True, dir_fd: int | None = None) -> os.stat_result:
+    """``os.stat`` (``follow=False``: ``os.lstat``) of a path of any length (:func:`_reached`).
+
+    Raises
+    ------
+    OSError
+        As ``os.stat`` does (missing, permission denied, a loop), never ``ENAMETOOLONG`` for the path's length.
+
+    Examples
+    --------
+    >>> import sys
+    >>> stat_path(sys.executable).st_size > 0
+    True
+    """
+    with _reached(path, dir_fd) as (name, at):
+        try:
+            return os.stat(name, dir_fd=at, follow_symlinks=follow)
+        except OSError as e:
+            raise OSError(e.errno, e.strerror, os.fspath(path)) from None
+
+
 MAX_INPUT_BYTES = 4 << 30
 """The largest artifact read whole by path: a source of ``cuda-fatbin compile``, a part of ``build`` or of
 :func:`~cuda_fatbin.build_fatbin` given as a path."""
@@ -75,8 +146,14 @@ def identity(st: os.stat_result) -> tuple[int, int]:
     return (st.st_dev, st.st_ino)
 
 
-def open_dir(path: str | os.PathLike[str], *, listed_as: tuple[int, int] | None = None) -> int:
+def open_dir(
+    path: str | os.PathLike[str], *, listed_as: tuple[int, int] | None = None, dir_fd: int | None = None
+) -> int:
     """Open the folder ``path`` to list it, or to open and remove files in it by name: a descriptor.
+
+    With ``dir_fd`` (an open folder), ``path`` is a name in that folder, looked up there: nothing on the way to
+    it is looked up again, and the tree may be deeper than the system's ``PATH_MAX``. A path of any length is
+    opened (:func:`_reached`).
 
     Without ``listed_as`` a symlink to a folder is followed (a folder the user named). With it (the
     folder's :func:`identity` when its parent was listed), a symlink is not followed and the folder
@@ -100,7 +177,8 @@ def open_dir(path: str | os.PathLike[str], *, listed_as: tuple[int, int] | None 
     """
     flags = os.O_RDONLY | O_DIRECTORY | O_CLOEXEC | (O_NOFOLLOW if listed_as is not None else 0)
     try:
-        fd = os.open(path, flags)
+        with _reached(path, dir_fd) as (name, at):
+            fd = os.open(name, flags, dir_fd=at)
     except OSError as e:
         if listed_as is not None and e.errno in (errno.ELOOP, errno.ENOTDIR):
             raise OSError(e.errno, "a symlink or a file now (changed while listed); not followed", path) from None
@@ -123,7 +201,8 @@ def open_input(
     a symlink at ``path`` itself is refused (``ELOOP``) instead of followed. Judge the result by the
     returned ``stat`` (``stat.S_ISREG``), which describes what was opened. On a regular file
     ``O_NONBLOCK`` changes nothing. With ``dir_fd`` (an open folder), ``path`` is a name in that folder:
-    nothing on the way to it is looked up again.
+    nothing on the way to it is looked up again. A path of any length is opened, ``PATH_MAX`` or not
+    (:func:`_reached`).
 
     Raises
     ------
@@ -139,7 +218,13 @@ def open_input(
     >>> os.close(fd)
     """
     flags = os.O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_BINARY | (0 if follow else O_NOFOLLOW)
-    fd = os.open(path, flags, dir_fd=dir_fd)
+    with _reached(path, dir_fd) as (name, at):
+        try:
+            fd = os.open(name, flags, dir_fd=at)
+        except OSError as e:
+            if name is path:
+                raise
+            raise OSError(e.errno, e.strerror, os.fspath(path)) from None
     try:
         return fd, os.fstat(fd)
     except BaseException:
@@ -267,7 +352,7 @@ def read_regular(path: str | os.PathLike[str], limit: int, *, follow: bool = Fal
 
 def _is_link(path: str | os.PathLike[str], dir_fd: int | None) -> bool:
     try:
-        return stat.S_ISLNK(os.lstat(path, dir_fd=dir_fd).st_mode)
+        return stat.S_ISLNK(stat_path(path, follow=False, dir_fd=dir_fd).st_mode)
     except (OSError, ValueError):
         return False
 

@@ -248,6 +248,8 @@ def ptx_target_of(entry: FatbinEntry) -> Arch | None:
     ValueError
         The ``.target`` names no valid arch.
     """
+    if _in_file(entry):
+        return entry._ptx_target()
     for head, whole in prefixes(entry):
         target = _ptx(head, whole)
         if isinstance(target, ValueError):
@@ -263,6 +265,8 @@ def mismatch(entry: FatbinEntry) -> str | None:
     if entry.kind not in ("elf", "ptx") or arch is None:
         return None
     try:
+        if _in_file(entry):
+            return _mismatch_in_place(entry, arch)
         for head, whole in prefixes(entry):
             verdict = _verdict(entry, arch, head, whole)
             if verdict is not _UNDECIDED:
@@ -270,3 +274,29 @@ def mismatch(entry: FatbinEntry) -> str | None:
     except (FatbinFormatError, ImportError):  # unreadable, or lz4/zstandard not installed
         return None
     return None
+
+
+def _in_file(entry: FatbinEntry) -> bool:
+    """Stored uncompressed in a file: read in place, its holes skipped, never copied whole."""
+    src = entry._src
+    return entry._parent is None and entry.compression == "none" and src is not None and src.fd is not None
+
+
+def _mismatch_in_place(entry: FatbinEntry, arch: Arch) -> str | None:
+    """:func:`mismatch` of an entry stored uncompressed in a file: the ELF header from the first bytes, a PTX
+    ``.target`` by the windowed search that skips holes (a sparse payload costs what the file holds)."""
+    raw = entry._in_place()
+    head = bytes(raw[:64])
+    if entry.kind == "elf" and head[:4] == ELF_MAGIC:
+        return _verdict(entry, arch, head, len(raw) <= 64)  # type: ignore[return-value]
+    if entry.kind == "ptx" and head[:4] == ELF_MAGIC:
+        return f"a PTX header ({arch.compute}) around an ELF image"
+    try:
+        target = entry._ptx_target()
+    except ValueError:
+        return None
+    if entry.kind == "ptx":
+        return (
+            f"the header says {arch.compute}, the PTX .target is {target}" if target and target.sm != arch.sm else None
+        )
+    return f"an ELF header ({arch}) around {'PTX text' if target is not None else 'data that is not ELF'}"

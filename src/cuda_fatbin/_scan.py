@@ -31,7 +31,17 @@ from ._arch import Arch
 from ._archive import MAX_MEMBER, NESTED, SEPARATOR, SUFFIXES, Member
 from ._containers import CONTAINERS, Container, container_of, list_members, read_member
 from ._detect import file_kind
-from ._files import DIR_FD, describe, identity, is_regular, open_dir, open_input, read_exact, read_regular
+from ._files import (
+    DIR_FD,
+    describe,
+    identity,
+    is_regular,
+    open_dir,
+    open_input,
+    read_exact,
+    read_regular,
+    stat_path,
+)
 from ._nvidia import gpu_arch, gpu_list
 from ._packages import package_kind, read_package
 from ._reader import iter_fatbins
@@ -318,22 +328,50 @@ def _list_inputs(roots: Iterable[str]) -> _Listing:
 
     for root in roots:
         try:
-            st = os.stat(root)
+            st = stat_path(root)
         except OSError as e:
             raise FileNotFoundError(e.errno, f"cannot read {root!r}: {e.strerror}") from None
         if not stat.S_ISDIR(st.st_mode):
             visit(root, True)
             continue
-        # depth-first, in name order, without recursion (a tree 100,000 deep is fine); each folder found in
-        # the walk with the identity it was listed with
-        stack: list[tuple[str, tuple[int, int] | None]] = [(root, None)]
+        _walk(root, out, visit)
+    return out
+
+
+class _Parent:
+    """An open folder whose subfolders wait on the walk's stack: each is opened by its name in it."""
+
+    def __init__(self, fd: int, waiting: int) -> None:
+        self.fd, self.waiting = fd, waiting
+
+    def done_with_one(self) -> None:
+        self.waiting -= 1
+        if self.waiting == 0:
+            os.close(self.fd)
+
+
+#: Folders kept open at most while their subfolders wait (a tree that branches at every level holds one per
+#: level): past that, a subfolder is opened by its path (piece by piece when long), and checked all the same.
+_MAX_PARENTS = 256
+
+
+def _walk(root: str, out: _Listing, visit: Callable[[str, bool, int | None], None]) -> None:
+    """Depth-first, in name order, without recursion: each folder opened by its name in its parent, which is
+    kept open while its subfolders wait, so a tree of any depth is walked (``PATH_MAX`` is never reached:
+    a tree 100,000 deep is fine), each folder checked to be the one its parent listed."""
+    stack: list[tuple[str, tuple[int, int] | None, _Parent | None]] = [(root, None, None)]
+    held: list[_Parent] = []
+    try:
         while stack:
-            folder, listed_as = stack.pop()
+            folder, listed_as, parent = stack.pop()
             try:
-                entries, dir_fd = _listdir(folder, listed_as)
+                entries, dir_fd = _listdir(folder, listed_as, parent.fd if parent else None)
             except OSError as e:
                 out.items.append(_Item(folder, error=_error(e)))
                 continue
+            finally:
+                if parent is not None:
+                    parent.done_with_one()
             try:
                 if any(e.name == "oci-layout" and _is_file(e) for e in entries):
                     key = identity(os.fstat(dir_fd) if dir_fd is not None else os.stat(folder))
@@ -352,11 +390,20 @@ def _list_inputs(roots: Iterable[str]) -> _Listing:
                             visit(path, False, dir_fd)
                     except OSError as e:
                         out.items.append(_Item(path, error=_error(e)))
-                stack.extend(reversed(subdirs))
+                held = [h for h in held if h.waiting] if len(held) >= _MAX_PARENTS else held
+                keep = None
+                if subdirs and dir_fd is not None and len(held) < _MAX_PARENTS:
+                    keep = _Parent(dir_fd, len(subdirs))
+                    held.append(keep)
+                    dir_fd = None  # closed once its last subfolder is opened
+                stack.extend((path, found_as, keep) for path, found_as in reversed(subdirs))
             finally:
                 if dir_fd is not None:
                     os.close(dir_fd)
-    return out
+    finally:  # an exception (Ctrl-C) leaves folders open: close them
+        for h in held:
+            if h.waiting:
+                os.close(h.fd)
 
 
 def _is_file(entry: os.DirEntry[str]) -> bool:
@@ -366,18 +413,23 @@ def _is_file(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def _listdir(folder: str, listed_as: tuple[int, int] | None) -> tuple[list[os.DirEntry[str]], int | None]:
+def _listdir(
+    folder: str, listed_as: tuple[int, int] | None, parent: int | None = None
+) -> tuple[list[os.DirEntry[str]], int | None]:
     """The entries of ``folder`` in name order, and the open folder (``None`` where folders cannot be opened).
 
     A folder found in the walk (``listed_as``: its device and inode when its parent was listed) is opened
-    without following a symlink and must still be that folder (:func:`~cuda_fatbin._files.open_dir`): one
-    swapped since for a symlink, or for a folder elsewhere through a swapped parent, is an error, never
-    listed. The caller closes the folder.
+    without following a symlink, by its name in ``parent`` (its open parent) when given, and must still be
+    that folder (:func:`~cuda_fatbin._files.open_dir`): one swapped since for a symlink, or for a folder
+    elsewhere through a swapped parent, is an error, never listed. The caller closes the folder.
     """
     if not DIR_FD:
         with os.scandir(folder) as it:
             return sorted(it, key=lambda e: e.name), None
-    fd = open_dir(folder, listed_as=listed_as)
+    if parent is not None:
+        fd = open_dir(os.path.basename(folder), listed_as=listed_as, dir_fd=parent)
+    else:
+        fd = open_dir(folder, listed_as=listed_as)
     try:
         with os.scandir(fd) as it:
             return sorted(it, key=lambda e: e.name), fd
@@ -552,10 +604,13 @@ def _installed(folder: str) -> Iterator[tuple[str, str, str]]:
     from email.parser import HeaderParser
 
     try:
-        with os.scandir(folder) as listing:
-            infos = sorted(e.path for e in listing if e.name.endswith(".dist-info") and e.is_dir(follow_symlinks=False))
+        listing, fd = _listdir(folder, None)  # a folder of any depth
     except OSError:
         return
+    if fd is not None:
+        os.close(fd)
+    infos = [os.path.join(folder, e.name) for e in listing
+             if e.name.endswith(".dist-info") and e.is_dir(follow_symlinks=False)]  # fmt: skip
     for info in infos:
         try:
             meta = HeaderParser().parsestr(
@@ -588,7 +643,7 @@ def _distribution_index(paths: list[str], binaries: Iterable[str]) -> dict[str, 
     names: set[str] = set()
     for b in binaries:
         try:
-            st = os.stat(b)
+            st = stat_path(b)
             real = os.path.realpath(b)
         except (OSError, ValueError, RecursionError):  # gone since it was read, or a link chain too long
             continue
@@ -605,7 +660,7 @@ def _distribution_index(paths: list[str], binaries: Iterable[str]) -> dict[str, 
                         if rel.rsplit("/", 1)[-1] not in names:
                             continue
                         try:
-                            st = os.stat(os.path.join(folder, rel))
+                            st = stat_path(os.path.join(folder, rel))
                         except (OSError, ValueError):  # no such file, a loop, a NUL in the line
                             continue
                         if identity(st) in wanted:
@@ -668,7 +723,7 @@ def _strongest(claims: list[_Claim], path: str) -> str:
 
 def _size(path: str) -> int:
     try:
-        return os.stat(path).st_size
+        return stat_path(path).st_size  # a path of any length
     except OSError:
         return -1
 

@@ -632,8 +632,8 @@ def _has_code(fb: Fatbin) -> bool:
     if any(e.kind != "elf" for e in fb.iter_entries()):
         return True
     for e in fb.iter_entries():
-        try:
-            if cubin_has_code(e.data()):
+        try:  # the image's sections, read in place: a sparse payload costs what the file holds, not its size
+            if cubin_has_code(e._in_place()):
                 return True
         except ValueError:  # FatbinFormatError included: cannot tell, so count it
             return True
@@ -716,8 +716,10 @@ def _judge_one(
 
     notes = []
     own: list[_Row] = [(fatbin_status(fb, gpu, driver, cache), fb) for fb in registered if not _specialised(fb)]
-    stubs = [r for r in own if rank(r) >= driver_bad and r[1] is not None and not _code(r[1], cache)]
-    rows: list[_Row] = [r for r in own if r not in stubs]
+    stubs: list[_Row] = []
+    rows: list[_Row] = []
+    for r in own:  # one pass: a list search per row was quadratic in kernel-less fatbins
+        (stubs if rank(r) >= driver_bad and r[1] is not None and not _code(r[1], cache) else rows).append(r)
     if stubs:
         notes.append(f"{len(stubs)} registered fatbins without code skipped")
     linked: list[_Row] = [(fatbin_status(fb, gpu, driver, cache), fb) for fb in relocatable if _code(fb, cache)]

@@ -25,6 +25,8 @@ __all__ = ["PRINTABLE_TEXT", "escaping_streams", "is_printable_text", "json_name
 PRINTABLE_TEXT = "printable UTF-8 text (no tab, newline or other control character, no lone surrogate)"
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+#: A plain-text table pads a column to its longest cell, up to this many characters (a longer cell overflows).
+MAX_PAD = 80
 
 
 def _escape(ch: str) -> str:
@@ -190,7 +192,17 @@ def table(
 
     Every cell goes through :func:`shown`; rich gets plain ``Text``, so ``[bold]`` or ``[link=...]`` in
     a cell is printed as written. ``None`` is an empty cell. Cells are never cut: rich wraps them to the
-    terminal's width; plain text (and ``wide=True``) keeps each row on one line, however long.
+    terminal's width; plain text (and ``wide=True``) keeps each row on one line, however long. A plain
+    column is padded to its longest cell up to :data:`MAX_PAD` characters: a longer cell is written whole and
+    unpadded, so one long name costs its own length, not that length on every row.
+
+    Examples
+    --------
+    >>> import io
+    >>> out = io.StringIO()
+    >>> table(["name", "n"], [("x" * 1000, 1), ("y", 2)], out)
+    >>> [len(line) for line in out.getvalue().splitlines()] == [MAX_PAD + 3, MAX_PAD + 3, 1003, MAX_PAD + 3]
+    True
     """
     out = out or sys.stdout
     encoding = getattr(out, "encoding", None)
@@ -218,7 +230,10 @@ def table(
         except ImportError:
             pass
     columns = zip(*cells, strict=True) if cells else ([] for _ in headers)
-    widths = [max(len(h), 0, *map(len, column)) for h, column in zip(headers, columns, strict=True)]
+    # each column as wide as its longest cell, up to MAX_PAD: the output stays linear in the cells' length
+    widths = [
+        max(len(h), min(MAX_PAD, max(map(len, column), default=0))) for h, column in zip(headers, columns, strict=True)
+    ]
     lines = [
         "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip(),
         "  ".join("-" * w for w in widths),

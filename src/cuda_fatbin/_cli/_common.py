@@ -106,8 +106,10 @@ class _Progress:
 def _must_exist(path: str) -> None:
     """A Failure with the system's reason ("No such file or directory", "Not a directory", "Too many levels of
     symbolic links", ...) when ``path`` cannot be followed to something: before any reading or writing."""
+    from .._files import stat_path
+
     try:
-        os.stat(path)
+        stat_path(path)  # a path of any length: past PATH_MAX too
     except OSError as e:
         raise Failure(f"{_shown(path)}: {e.strerror or e}") from None
 
