@@ -67,7 +67,8 @@ def _ask_driver() -> tuple[tuple[DeviceInfo, ...], str | None]:
     try:
         lib = ctypes.CDLL(_LIBRARY)
     except OSError as e:
-        return (), f"no CUDA driver library ({_LIBRARY}: {e})"
+        reason = str(e)  # the loader's message usually starts with the library's name: not twice
+        return (), f"no CUDA driver library ({reason if reason.startswith(_LIBRARY) else f'{_LIBRARY}: {reason}'})"
     try:
         rc = lib.cuInit(0)
         if rc != 0:
