@@ -95,7 +95,7 @@ def _ask_driver() -> tuple[tuple[DeviceInfo, ...], str | None]:
     return tuple(found), None
 
 
-# cached by wrapping rather than decorating: mutation testing (scripts/mutation.sh) skips decorated functions
+# cached by wrapping rather than decorating: mutation testing (scripts/mutation.py) skips decorated functions
 _probe = functools.cache(_ask_driver)
 
 
