@@ -773,7 +773,7 @@ def test_a_staging_folder_swapped_after_it_was_opened_is_emptied_as_opened(root,
 def test_a_staging_folder_swapped_while_the_build_writes_in_it_leads_no_write_elsewhere(
     root, tmp_path, monkeypatch, when
 ):
-    """Found by a stranger's attack: the build's staging folder, swapped for a symlink to a folder outside the
+    """A past bug: the build's staging folder, swapped for a symlink to a folder outside the
     bundle after it was made, received the build's files through the link (left there when the rename into
     the bundle failed). The folder made is opened without following a link and must be the one made; files
     are created and renamed by name in it: swapped before it was opened, the build stops; after, it goes on

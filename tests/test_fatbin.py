@@ -592,7 +592,7 @@ def test_a_binding_without_the_function_names_its_version_or_says_it_is_unknown(
 
 
 def test_a_part_path_that_is_a_fifo_is_refused_not_waited_on(tmp_path):
-    """A stranger's attack on the command (a FIFO source blocked for ever) holds for the API's paths too."""
+    """A past bug of the command (a FIFO source blocked for ever) holds for the API's paths too."""
     import os
 
     fifo = tmp_path / "part.cubin"

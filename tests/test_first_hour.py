@@ -104,7 +104,7 @@ def test_single_arch_compiles_need_no_driver():
         options = ProgramOptions(arch="sm_90", link_time_optimization=target == "ltoir")
         obj = Program(FP16_SRC, "c++", options).compile(target)
         kind, size = obj.code_type, len(bytes(obj.code))  # plain values in asserts: an ObjectCode's repr asks the
-        del obj  # driver, and without one a failing assert's message waited forever (a mutant, thirteenth session)
+        del obj  # driver, and without one a failing assert's message can wait for ever (docs/known-issues.md)
         assert kind == target and size > 0
     ptx = Program(KERNEL_SRC, "c++", ProgramOptions(arch="sm_90")).compile("ptx", ["scale<float>"])
     code, mapping = bytes(ptx.code), dict(ptx.symbol_mapping or {})

@@ -1,6 +1,6 @@
 # SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
 # SPDX-License-Identifier: Apache-2.0
-"""Files from strangers: every item of docs/security.md, tried as an attacker would.
+"""Untrusted files: every item of docs/security.md, tried as an attacker would.
 
 Hostile containers are made with the library's own builder and then edited with ``struct``, or
 written from scratch with the helpers below.

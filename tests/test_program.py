@@ -140,7 +140,7 @@ def test_group_mode_shares_the_front_end(cuobjdump):
 
 
 def test_group_mode_leaves_a_and_f_archs_alone():
-    """A stranger's patch (caught only by a random draw): in group mode sm_90a SASS was linked from
+    """A past bug (caught only by a random draw): in group mode sm_90a SASS was linked from
     compute_90 PTX. Arch-specific (``a``) and family (``f``) SASS needs its own virtual arch (nvcc:
     "compute_90a" for sm_90a; CUDA C++ Programming Guide, "Feature Availability"): each is its own job."""
     plan = plan_fatbin("90;90a;100;100f;103a", ptx_for="none", group=True, supported=range(200))
@@ -464,7 +464,7 @@ class _PathLike:
 def test_any_path_like_reaches_the_compiler_and_a_cached_single_target_refuses_a_lone_one(tmp_path):
     """Every os.PathLike, alone or in a list, is given to the compiler as its str; cuda.core's single-target
     cache= (which reads the options as given) refuses a pre-include given as a lone Path as it refuses one given
-    as a str: it compiled without it, and cached that (a stranger's finding)."""
+    as a str: it compiled without it, and cached that."""
     from cuda.core.utils import InMemoryProgramCache
 
     from cuda_fatbin._program import _upstream_compile_keywords
@@ -543,7 +543,7 @@ def test_single_arch_targets_behave_like_cuda_core():
     ours = Program(KERNEL_SRC, "c++", ProgramOptions(arch="sm_90")).compile("cubin", ["scale<float>"])
     theirs = CoreProgram(KERNEL_SRC, "c++", CoreOptions(arch="sm_90")).compile("cubin", ["scale<float>"])
     # plain values only in the asserts: a failing assert shows its operands, and an ObjectCode's repr needs the
-    # driver (without one it waited forever under mutmut, twelfth session)
+    # driver (without one it can wait for ever: docs/known-issues.md)
     got = (bytes(ours.code), ours.code_type, dict(ours.symbol_mapping))
     want = (bytes(theirs.code), "cubin", dict(theirs.symbol_mapping))
     del ours, theirs
