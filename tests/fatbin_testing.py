@@ -134,8 +134,7 @@ def once_per_process(fn):
     toolchain (not the package's code: the folder serves one commit), and only when no mutant computed it.
     Most of these fixtures run the package's own code (``artifacts`` compiles through
     ``_multiarch._nvrtc``): a value a mutant made, kept for every later mutant, would fail their tests
-    whatever they changed (on a machine whose cache started empty, every mutant those tests reach was
-    counted as killed).
+    whatever they changed: every mutant those tests reach would count as killed.
     """
 
     @functools.wraps(fn)
