@@ -76,8 +76,8 @@ class Plain(NamedTuple):
     """An ``ObjectCode``'s fields as plain values (``plain(obj)``), for asserts.
 
     A failing assert shows every value it names; a cuda.core ``ObjectCode``'s repr loads its module through the
-    CUDA driver, which on a machine without one can block for ever (docs/known-issues.md). Asserts therefore
-    name ``plain(obj)``, never the ``ObjectCode`` itself.
+    CUDA driver, which on a machine without one can block for ever (docs/known-issues.md). Tests therefore bind
+    ``plain(obj)`` to a name and assert on that, never naming the ``ObjectCode`` (not even as an argument).
     """
 
     code_type: str

@@ -616,7 +616,8 @@ def test_repr_and_object_code_of_a_builder(cubin80):
     obj = b.object_code(name="k", symbol_mapping={"scale": "_Z5scalev"})
     obj_type = type(obj)
     assert obj_type is ObjectCode
-    assert plain(obj) == ("fatbin", "k", {"scale": "_Z5scalev"}, b.build())
+    obj_plain = plain(obj)
+    assert obj_plain == ("fatbin", "k", {"scale": "_Z5scalev"}, b.build())
     unnamed = plain(b.object_code())
     assert unnamed[1:3] == ("", {})
     b.close()
