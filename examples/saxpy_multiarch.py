@@ -1,6 +1,7 @@
 # SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
 # SPDX-License-Identifier: Apache-2.0
-"""Compile saxpy for every GPU generation at once, show what is inside, and run it if there is a GPU.
+"""Compile saxpy for seven archs of five GPU generations (Turing to Blackwell) at once, show what is inside,
+and run it if there is a GPU.
 
 python examples/saxpy_multiarch.py
 """

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
 # SPDX-License-Identifier: Apache-2.0
-# On the GPU machine: check the reader and scan against a real environment and its driver.
+# Where there is a GPU: check the reader and scan against a real environment and its driver.
 #   bash scripts/env-check.sh [SITE_PACKAGES]     (logs under $OUT, created if missing, or a temporary folder)
 # 1. scripts/agree-with-cuobjdump.py over every binary (names, counts and payload bytes vs cuobjdump)
 # 2. cuda-fatbin scan (JSON and table) for 75;80;86;89;90;100;120 and the installed GPU and driver

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
 # SPDX-License-Identifier: Apache-2.0
-# On the GPU machine: run the GPU test suite and the GPU benchmark in one go, then print a summary
+# Where there is a GPU: run the GPU test suite and the GPU benchmark in one go, then print a summary
 # table of the selection cases (predicted by select_entry vs observed on the device).
 #   bash scripts/gpu-check.sh            (writes its logs and JSON under $OUT, or a temporary folder)
 set -uo pipefail

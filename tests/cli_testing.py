@@ -3,7 +3,7 @@
 """The cuda-fatbin command run in this process, through ``main([...])``.
 
 Subprocess runs (tests/test_cli.py) check the command as users run it, but a mutation run
-(scripts/mutation.sh) only changes the code of the test process: a CLI test in a subprocess sees no
+(scripts/mutation.py) only changes the code of the test process: a CLI test in a subprocess sees no
 mutant. Tests of CLI behaviour therefore call :func:`cli_main`, which runs ``main`` here with its own
 stdout and stderr (bytes, not a terminal) and returns what a subprocess run would.
 """

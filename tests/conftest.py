@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 
@@ -21,56 +20,16 @@ from fatbin_testing import (
     once_per_process,
 )
 
-
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """With CUDA_FATBIN_FAILURE_LOG set (scripts/mutation_device.sh): each failing test, and the mutant it ran
-    against, appended to that file, so a kill made on another machine can be told from a test failing there."""
-    log = os.environ.get("CUDA_FATBIN_FAILURE_LOG")
-    if log and report.failed:
-        lines = report.longreprtext.strip().splitlines()
-        reason = next((x[1:].strip() for x in lines if x.startswith("E ")), lines[-1] if lines else "")
-        line = f"{os.environ.get('MUTANT_UNDER_TEST', '')}\t{report.nodeid}\t{report.when}\t{reason[:300]}\n"
-        fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, line.encode("utf-8", "replace"))  # one write: lines from parallel processes stay whole
-        finally:
-            os.close(fd)
-
-
-def _object_code_safe_repr() -> None:
-    """A failing assert shows its operands; an ``ObjectCode``'s repr loads its module through the driver, and on a
-    machine without one that waited forever (twice a mutant's run hung on it: the twelfth and thirteenth
-    sessions). pytest's rewritten asserts call ``_pytest.assertion.rewrite._saferepr`` for every operand: an
-    ObjectCode is shown by its code type and size there. Without that hook (another pytest) nothing changes."""
-    import _pytest.assertion.rewrite as rewrite
-
-    plain = getattr(rewrite, "_saferepr", None)
-    if plain is None:
-        return
-
-    def saferepr(obj: object) -> str:
-        if type(obj).__name__ == "ObjectCode" and type(obj).__module__.startswith("cuda.core"):
-            code = getattr(obj, "code", b"")
-            size = len(code) if isinstance(code, bytes) else "?"
-            return f"<ObjectCode {getattr(obj, 'code_type', '?')}, {size} bytes>"
-        return plain(obj)
-
-    rewrite._saferepr = saferepr  # type: ignore[attr-defined]
-
-
-_object_code_safe_repr()
-
-
-# scripts/mutation.sh: the same examples for every mutant (a verdict must not depend on luck), fewer of them
+# scripts/mutation.py: the same examples for every mutant (a verdict must not depend on luck), fewer of them
 settings.register_profile("mutation", max_examples=30, derandomize=True, deadline=None)
 
 
 @pytest.fixture(autouse=True)
 def _own_working_folder(tmp_path_factory, monkeypatch):
-    """Each test runs in an empty working folder of its own. A file code under test writes there by mistake stays
-    with that test: in the twelfth session's mutation run a mutant of `-o -` wrote a file named "-" into the folder
-    mutmut's processes share, and later tests of `extract_entries("-")` read that file instead of standard input
-    (two mutants survived that way); no test reads the working folder it was started in."""
+    """Each test runs in an empty working folder of its own: a file that code under test writes there by mistake
+    stays with that test, and no test reads what another left in the folder it was started in (mutation runs
+    share one working folder between mutants: a mutant of `-o -` once wrote a file named "-" that later tests of
+    `extract_entries("-")` read instead of standard input)."""
     monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
 
 

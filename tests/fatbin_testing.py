@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any, NamedTuple
 
 DATA = Path(__file__).parent / "data"
 
@@ -48,7 +49,7 @@ ARCH_SPECS = [
 
 _ONCE: dict[str, object] = {}
 _TMP: list[Path] = []
-# Mutation testing (scripts/mutation.sh) sets this to a folder kept across runs: a resumed `mutmut run`
+# Mutation testing (scripts/mutation.py) sets this to a folder kept across runs: a resumed `mutmut run`
 # forks every mutant's pytest session from a process that ran no test, so per-process caches start empty;
 # this one keeps compiled inputs on disk instead (never set in CI: there each run compiles afresh).
 _DISK = os.environ.get("CUDA_FATBIN_TEST_CACHE")
@@ -71,6 +72,25 @@ def _toolchain() -> str:
     return "\n".join(parts)
 
 
+class Plain(NamedTuple):
+    """An ``ObjectCode``'s fields as plain values (``plain(obj)``), for asserts.
+
+    A failing assert shows every value it names; a cuda.core ``ObjectCode``'s repr loads its module through the
+    CUDA driver, which on a machine without one can block for ever (docs/known-issues.md). Tests therefore bind
+    ``plain(obj)`` to a name and assert on that, never naming the ``ObjectCode`` (not even as an argument).
+    """
+
+    code_type: str
+    name: str
+    symbol_mapping: dict[str, Any]
+    code: bytes
+
+
+def plain(obj: Any) -> Plain:
+    """``obj``'s code type, name, symbol mapping and bytes (see :class:`Plain`)."""
+    return Plain(obj.code_type, obj.name, dict(obj.symbol_mapping), bytes(obj.code))
+
+
 def under_mutant() -> bool:
     """Whether mutmut runs this process for one mutant (it names it in ``MUTANT_UNDER_TEST``).
 
@@ -82,7 +102,7 @@ def under_mutant() -> bool:
 def process_tmp(name: str) -> Path:
     """A new folder that lives as long as this process (not one pytest session).
 
-    Mutation testing (``scripts/mutation.sh``) runs a pytest session per mutant in processes forked from
+    Mutation testing (``scripts/mutation.py``) runs a pytest session per mutant in processes forked from
     one that ran the suite: what :func:`once_per_process` keeps must not sit in a session's tmp folder,
     which pytest deletes a few sessions later. With ``CUDA_FATBIN_TEST_CACHE`` set the folder is made
     there and kept.
@@ -114,8 +134,7 @@ def once_per_process(fn):
     toolchain (not the package's code: the folder serves one commit), and only when no mutant computed it.
     Most of these fixtures run the package's own code (``artifacts`` compiles through
     ``_multiarch._nvrtc``): a value a mutant made, kept for every later mutant, would fail their tests
-    whatever they changed (on a machine whose cache started empty, every mutant those tests reach was
-    counted as killed).
+    whatever they changed: every mutant those tests reach would count as killed.
     """
 
     @functools.wraps(fn)

@@ -208,7 +208,7 @@ def test_many_members_and_names_into_one_unterminated_table_are_linear(tmp_path)
     start = time.perf_counter()
     members = list_members(str(path))
     assert len(members) == 20_000 and {len(m.name) for m in members} == {MAX_NAME}
-    assert time.perf_counter() - start < 10  # 1.2 s here (a shared 2-core machine); 20,000 x 1 MiB read otherwise
+    assert time.perf_counter() - start < 10  # 1.2 s here (a loaded 2-core host); 20,000 x 1 MiB read otherwise
 
 
 def test_a_member_declaring_more_than_the_file_is_refused_before_any_read(tmp_path):

@@ -227,7 +227,7 @@ def test_native_needs_a_driver_and_says_what_to_pass_instead():
     except NoDriverError:
         with pytest.raises(NoDriverError, match="name the archs instead, e.g. '80;90'"):
             parse_archs("native")
-    else:  # a GPU machine: the devices' archs
+    else:  # with a GPU: the devices' archs
         assert parse_archs("native") == sorted({Arch(*d.capability) for d in found})
 
 

@@ -321,7 +321,8 @@ def test_a_named_object_code_is_a_reloc_part_and_an_identifier_is_refused(rdc_ob
     from cuda_fatbin import Part
 
     obj = ObjectCode.from_object(rdc_objects["a"].read_bytes(), name="libtwice")
-    assert _relocatable_ptx(cuobjdump, build_fatbin([obj])) == ["sm_80"]
+    built = build_fatbin([obj])
+    assert _relocatable_ptx(cuobjdump, built) == ["sm_80"]
     with pytest.raises(ValueError, match="do not apply to reloc"):
         build_fatbin([Part(rdc_objects["a"].read_bytes(), kind="reloc", identifier="libtwice")])
 

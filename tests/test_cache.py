@@ -25,6 +25,8 @@ from cuda_fatbin import (
     read_fatbin,
 )
 
+from fatbin_testing import plain
+
 SRC = r"""
 #include "consts.cuh"
 template <typename T> __global__ void scale(T* x, T a, int n) {
@@ -47,7 +49,7 @@ def compile_(cache, include_dir, archs, **kw):
     program = Program(SRC, "c++", ProgramOptions(include_path=[str(include_dir)], **kw.pop("opts", {})))
     logs = io.StringIO()
     obj = program.compile("fatbin", NAMES, logs, archs=archs, ptx_for=(), cache=cache, **kw)
-    return obj, program.last_cache_report, logs.getvalue()
+    return plain(obj), program.last_cache_report, logs.getvalue()  # plain values for the asserts
 
 
 def test_hits_misses_and_adding_an_arch(include_dir):
@@ -58,7 +60,7 @@ def test_hits_misses_and_adding_an_arch(include_dir):
     warm, report, logs = compile_(cache, include_dir, ["sm_80", "sm_90"])
     assert (len(report.hits), len(report.misses)) == (2, 0)
     assert [line for line in logs.splitlines() if "cache" in line] == [f"[{j}] cache hit" for j in report.hits]
-    assert bytes(warm.code) == bytes(cold.code)
+    assert warm.code == cold.code
     assert warm.symbol_mapping == cold.symbol_mapping == {  # name expressions survive a hit
         "scale<float>": b"_Z5scaleIfEvPT_S0_i", "scale<double>": b"_Z5scaleIdEvPT_S0_i"}  # fmt: skip
     done: list[str] = []
@@ -73,7 +75,8 @@ def test_hits_misses_and_adding_an_arch(include_dir):
     uncached = Program(SRC, "c++", ProgramOptions(include_path=[str(include_dir)])).compile(
         "fatbin", NAMES, archs=["sm_80", "sm_90", "sm_100"], ptx_for=()
     )
-    assert bytes(more.code) == bytes(uncached.code)
+    uncached_plain = plain(uncached)
+    assert more.code == uncached_plain.code
 
 
 def test_changed_header_or_option_invalidates(include_dir):
@@ -110,7 +113,7 @@ def test_corrupted_entries_are_detected_and_recompiled(include_dir, tmp_path):
     assert [line for line in logs.splitlines() if "recompiled" in line] == [
         f"[{j}] corrupt entry, recompiled" for j in report.corrupt
     ]
-    assert bytes(again.code) == bytes(cold.code)
+    assert again.code == cold.code
     with FileStreamProgramCache(tmp_path / "cache") as cache:
         _, report, _ = compile_(cache, include_dir, ["sm_80", "sm_90"])
     assert len(report.hits) == 2
@@ -164,8 +167,9 @@ def test_bundle_round_trip(tmp_path):
     assert opened.manifest["suites"]["fill"]["sass_archs"] == ["sm_90"]  # a suite overrides the archs
     assert set(opened.manifest["built_with"]) >= {"cuda-fatbin", "cuda-core", "cuda-bindings", "nvrtc", "libnvfatbin"}
     obj = opened.load("scale", gpu="8.6", driver="13.5")
-    assert obj.code_type == "fatbin" and obj.symbol_mapping["scale<double>"] == b"_Z5scaleIdEvPT_S0_i"
-    assert {(e.kind, str(e.arch)) for e in read_fatbin(bytes(obj.code)).iter_entries()} == {
+    obj_plain = plain(obj)
+    assert obj_plain.code_type == "fatbin" and obj_plain.symbol_mapping["scale<double>"] == b"_Z5scaleIdEvPT_S0_i"
+    assert {(e.kind, str(e.arch)) for e in read_fatbin(obj_plain.code).iter_entries()} == {
         ("elf", "sm_80"), ("elf", "sm_100"), ("ptx", "sm_80")}  # fmt: skip
     with pytest.raises(KeyError, match="no suite 'nope'.*fill, scale"):
         opened.load("nope", gpu="8.0", driver="13.0")
@@ -220,7 +224,8 @@ def test_bundle_as_package_data(tmp_path, monkeypatch):
     importlib.invalidate_caches()
     resources = importlib.import_module("importlib.resources")
     bundle = KernelBundle.open(resources.files("mykernels") / "kernels")
-    assert bundle.load("fill", gpu="9.0", driver="13.0").code_type == "fatbin"
+    loaded = plain(bundle.load("fill", gpu="9.0", driver="13.0"))
+    assert loaded.code_type == "fatbin"
     sys.modules.pop("mykernels", None)
 
 
@@ -336,13 +341,17 @@ def test_a_ptx_source_build_is_cached_per_job():
     program = Program(source, "ptx")
     warm = program.compile("fatbin", archs=["sm_80", "sm_86"], ptx_for=(), cache=cache)
     assert program.last_cache_report.misses == () and len(program.last_cache_report.hits) == 1
-    assert bytes(warm.code) == bytes(cold.code)
+    cold_plain = plain(cold)
+    warm_plain = plain(warm)
+    assert warm_plain.code == cold_plain.code
     entries = read_fatbin(bytes(warm.code)).entries
     assert [(e.kind, str(e.arch)) for e in entries] == [("elf", "sm_80"), ("elf", "sm_86")]
     # the same PTX as bytes (UTF-8, as documented) is the same program: cuda.core's key takes its text
     program = Program(source.encode(), "ptx")
     again = program.compile("fatbin", archs=["sm_80", "sm_86"], ptx_for=(), cache=cache)
-    assert program.last_cache_report.misses == () and bytes(again.code) == bytes(cold.code)
+    again_plain = plain(again)
+    cold_plain = plain(cold)
+    assert program.last_cache_report.misses == () and again_plain.code == cold_plain.code
 
 
 def _fresh(include_dir, archs):
@@ -361,7 +370,7 @@ def test_a_cache_folder_that_is_also_an_include_folder_keeps_its_headers_in_the_
         (include_dir / "consts.cuh").write_text("#define FACTOR 3\n")
         obj, report, _ = compile_(cache, include_dir, ["sm_80"])
         assert len(report.misses) == 1
-        assert bytes(obj.code) == _fresh(include_dir, ["sm_80"])
+        assert obj.code == _fresh(include_dir, ["sm_80"])
 
 
 def test_cache_dot_beside_the_source_keeps_the_source_folder_in_the_key(tmp_path, include_dir):
@@ -402,13 +411,13 @@ def test_a_header_saved_during_a_compile_is_never_served_under_the_old_key(inclu
     original = _fresh(include_dir, ["sm_80", "sm_90"])
     with _EditingExecutor(header, "#define FACTOR 5\n") as pool:
         edited, report, logs = compile_(cache, include_dir, ["sm_80", "sm_90"], executor=pool)
-    assert bytes(edited.code) != original  # the jobs did compile the new header
+    assert edited.code != original  # the jobs did compile the new header
     assert len(report.misses) == 2 and report.not_stored == report.misses
     assert "2 not stored (a header changed during the compile)" in str(report)
     assert "cache miss, not stored: a header changed while it compiled" in logs
     header.write_text("#define FACTOR 2\n")  # the edit undone
     again, report, _ = compile_(cache, include_dir, ["sm_80", "sm_90"])
     assert len(report.misses) == 2 and not report.not_stored  # nothing was stored under the old key
-    assert bytes(again.code) == original
+    assert again.code == original
     _, report, _ = compile_(cache, include_dir, ["sm_80", "sm_90"])
     assert len(report.hits) == 2  # a quiet build is stored as before

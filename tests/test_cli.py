@@ -355,7 +355,7 @@ extern "C" __global__ void k(int* p) { p[0] = SCALE; }
 
 
 def test_defines_carry_their_values_and_spec_options_accumulate(tmp_path):
-    """A stranger's patches: -D NAME=VALUE lost its value; a repeated --ptx-for kept only the first."""
+    """Past bugs: -D NAME=VALUE lost its value; a repeated --ptx-for kept only the first."""
     src = tmp_path / "s.cu"
     src.write_text(SCALED)
     cli("compile", src, "--arch", "80", "-D", "SCALE=2", "-o", tmp_path / "a.fatbin", "-q", check=0)
@@ -383,7 +383,7 @@ def test_which_with_ptx_jit_disabled_depends_on_the_jit_cache(tmp_path):
 
 
 def test_inputs_that_block_or_hold_no_code_are_failed_inputs(tmp_path):
-    """A stranger's attack: a FIFO as a source or part blocked compile and build for ever; a cut cubin given
+    """Past bugs: a FIFO as a source or part blocked compile and build for ever; a cut cubin given
     with --part was a usage error (2); extract -o on a file printed a raw FileExistsError; scan's rows name
     each input it could not read."""
     import os
@@ -409,7 +409,7 @@ def test_inputs_that_block_or_hold_no_code_are_failed_inputs(tmp_path):
 
 
 def test_names_and_compiler_logs_reach_stderr_escaped(tmp_path):
-    """A stranger's attack: a file name or a compiler log line holding ESC reached the terminal raw."""
+    """A past bug: a file name or a compiler log line holding ESC reached the terminal raw."""
     evil = "e\x1b[31mx"
     assert "\x1b" not in cli("compile", tmp_path / f"{evil}.cu", "--arch", "80", "-o", tmp_path / "a.fatbin",
                              check=1).stderr  # fmt: skip
@@ -427,7 +427,7 @@ def test_names_and_compiler_logs_reach_stderr_escaped(tmp_path):
 
 
 def test_jobs_must_be_a_positive_whole_number(tmp_path):
-    """A stranger's attack: -j 0 was refused in the library's words ("max_workers must be ...")."""
+    """A past bug: -j 0 was refused in the library's words ("max_workers must be ...")."""
     for command in (["scan", tmp_path, "--gpu", "80"], ["compile", tmp_path / "k.cu", "--arch", "80", "-o",
                                                         tmp_path / "k.fatbin"], ["probe"]):  # fmt: skip
         for bad in ("0", "-1", "abc"):
@@ -803,7 +803,7 @@ def test_build_part_specs(artifacts, tmp_path):
 
 
 def test_which_and_inspect_at_their_boundaries(artifacts, tmp_path):
-    """Found by a stranger's patches: eight fatbins still get their tables; the driver reaches the JSON; with a JIT
+    """At their boundaries: eight fatbins still get their tables; the driver reaches the JSON; with a JIT
     variable the rows decide, and one GPU not covered is enough to fail; totals are sorted by kind; an archive of
     no binary says so (exit 0); an archive's suffix is matched in any case."""
     import zipfile
@@ -1209,7 +1209,7 @@ def test_archive_members_by_name_corrupt_repeated_or_a_plain_file_named_with_the
 
 
 def test_what_scan_passed_over_is_counted_in_words(tmp_path):
-    """A stranger saw "not read: 2 not a regular files": each kind has its own singular and plural."""
+    """Once printed "not read: 2 not a regular files": each kind has its own singular and plural."""
     import socket
 
     one = build_fatbin([str(Path(__file__).parent / "data" / "nvrtc129_sm_80.cubin")])
@@ -1263,7 +1263,7 @@ def test_scan_progress_cuts_long_names_to_fifty_characters(tmp_path, monkeypatch
     assert term.getvalue().startswith(f"\r[1/1] {'n' * 50}".ljust(70) + "\r")
 
 
-# ------------------------------------------------------------- the eleventh session's mutation survivors
+# ------------------------------------------------------------- behaviours that mutation survivors showed untested
 
 
 def test_which_says_needs_newer_driver_only_where_the_driver_alone_stands_in_the_way(artifacts, tmp_path):

@@ -10,7 +10,7 @@ import pytest
 
 from cuda_fatbin import Program, plan_fatbin
 
-from fatbin_testing import KERNEL_SRC
+from fatbin_testing import KERNEL_SRC, plain
 
 distributed = pytest.importorskip("distributed", reason="the dask extra is not installed: pip install -e '.[dask]'")
 
@@ -28,8 +28,12 @@ def test_cluster_compiles_the_same_bytes(client):
     local = Program(KERNEL_SRC, "c++").compile("fatbin", ["scale<float>"], archs=archs)
     remote = Program(KERNEL_SRC, "c++").compile("fatbin", ["scale<float>"], archs=archs,
                                                 executor=client.get_executor())  # fmt: skip
-    assert bytes(remote.code) == bytes(local.code)
-    assert remote.symbol_mapping == local.symbol_mapping
+    local_plain = plain(local)
+    remote_plain = plain(remote)
+    assert remote_plain.code == local_plain.code
+    local_plain = plain(local)
+    remote_plain = plain(remote)
+    assert remote_plain.symbol_mapping == local_plain.symbol_mapping
 
 
 def test_jobs_pickle_cheaply():

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """extract_entries, entry_file_names and safe_name by exact values: the names cuobjdump gives (checked
 against cuobjdump -xelf/-xptx in tests/test_reader.py), the confinement of docs/security.md, and the
-options of the API. Built to kill the mutants of a from-scratch mutation run of _extract (docs/testing.md).
+options of the API. Written against the mutants of _extract (docs/testing.md, mutation testing).
 """
 
 from __future__ import annotations
@@ -252,7 +252,7 @@ def test_relocatable_follows_iter_fatbins(tmp_path, needs_nvcc):
 
 def test_names_shared_by_many_entries_take_the_next_free_number(cubin80):
     """A repeated name takes -2, -3, ... before the arch, skipping any taken (case-insensitively), and each next
-    one continues from the last number given (linear work: a stranger's fatbin of 8000 entries all named "a"
+    one continues from the last number given (linear work: a crafted fatbin of 8000 entries all named "a"
     took 20 s when every name counted up from -2 again)."""
     builder = FatbinBuilder(FatbinOptions(), allow_duplicates=True)
     for ident in ("a", "a", "a-2", "a", "A", "a"):
@@ -327,7 +327,7 @@ def test_a_clash_or_a_special_target_stops_extract_before_anything_is_written(cu
 
 
 def _headers_only_fatbin(identifiers: list[str]) -> bytes:
-    """A fatbin of sm_80 ELF entries with empty payloads, one per identifier (the headers a stranger crafted)."""
+    """A fatbin of sm_80 ELF entries with empty payloads, one per identifier (crafted headers)."""
     body = b""
     for ident in identifiers:
         raw = ident.encode() + b"\0"

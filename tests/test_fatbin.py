@@ -29,15 +29,9 @@ from cuda_fatbin import (
 from cuda_fatbin import _fatbin as F
 
 from elf_testing import make_elf
-from fatbin_testing import KERNEL_SRC, all_records, listing
+from fatbin_testing import KERNEL_SRC, all_records, listing, plain
 
 TILE_IR = b"\x7fTileIR\x00" + bytes([13, 1, 0, 0]) + bytes(20)  # header-only Tile IR that libnvfatbin accepts
-
-
-def _plain(obj) -> tuple:
-    """An ObjectCode's code type, name, symbol mapping and bytes as plain values: a failed assertion on these is
-    shown without ``repr(ObjectCode)``, which asks the CUDA driver (and blocks where there is none)."""
-    return obj.code_type, obj.name, dict(obj.symbol_mapping), bytes(obj.code)
 
 
 def entry_flags(fatbin: bytes) -> list[tuple[int, int]]:
@@ -448,14 +442,14 @@ def test_every_part_form(artifacts, tmp_path, cuobjdump):
         Part(tmp_path / "k75.cubin", identifier="via_part"),
         artifacts[("ltoir", "sm_90a")],
     ]
-    obj = from_parts(parts, name="mine", symbol_mapping={"saxpy": "saxpy"})
-    assert _plain(obj)[:3] == ("fatbin", "mine", {"scale<float>": b"_Z5scaleIfEvPT_S0_i", "saxpy": "saxpy"})
-    got = sorted(listing(cuobjdump(bytes(obj.code), "-lelf", "-lptx")))
+    obj_plain = plain(from_parts(parts, name="mine", symbol_mapping={"saxpy": "saxpy"}))
+    assert obj_plain[:3] == ("fatbin", "mine", {"scale<float>": b"_Z5scaleIfEvPT_S0_i", "saxpy": "saxpy"})
+    got = sorted(listing(cuobjdump(obj_plain.code, "-lelf", "-lptx")))
     assert got == sorted(
         [("elf", "sm_80"), ("elf", "sm_89"), ("elf", "sm_75"), ("ptx", "sm_90"), ("elf", "sm_86"), ("ptx", "sm_90"),
          ("ptx", "sm_80"), ("elf", "sm_75")]
     )  # fmt: skip
-    assert build_fatbin(parts) == bytes(obj.code)
+    assert build_fatbin(parts) == obj_plain.code
 
 
 def test_symbol_mapping_conflicts(artifacts):
@@ -464,7 +458,8 @@ def test_symbol_mapping_conflicts(artifacts):
     a = ObjectCode.from_cubin(artifacts[("cubin", "sm_80")], symbol_mapping={"k": "_Z1kv"})
     b = ObjectCode.from_cubin(artifacts[("cubin", "sm_90")], symbol_mapping={"k": "_Z1kv"})
     c = ObjectCode.from_cubin(artifacts[("cubin", "sm_75")], symbol_mapping={"k": "_Z1kf"})
-    assert from_parts([a, b]).symbol_mapping == {"k": "_Z1kv"}
+    ab = plain(from_parts([a, b]))
+    assert ab.symbol_mapping == {"k": "_Z1kv"}
     with pytest.raises(ValueError, match=r"conflict for 'k': part #1 maps it to '_Z1kv', part #2 to '_Z1kf'"):
         from_parts([a, b, c])
     with pytest.raises(ValueError, match="symbol_mapping= to 'other'"):
@@ -597,7 +592,7 @@ def test_a_binding_without_the_function_names_its_version_or_says_it_is_unknown(
 
 
 def test_a_part_path_that_is_a_fifo_is_refused_not_waited_on(tmp_path):
-    """A stranger's attack on the command (a FIFO source blocked for ever) holds for the API's paths too."""
+    """A past bug of the command (a FIFO source blocked for ever) holds for the API's paths too."""
     import os
 
     fifo = tmp_path / "part.cubin"
@@ -619,17 +614,19 @@ def test_repr_and_object_code_of_a_builder(cubin80):
     b.add_cubin(cubin80)
     assert repr(b) == "<FatbinBuilder 1 parts>"
     obj = b.object_code(name="k", symbol_mapping={"scale": "_Z5scalev"})
-    assert type(obj) is ObjectCode
-    assert _plain(obj) == ("fatbin", "k", {"scale": "_Z5scalev"}, b.build())
-    plain = b.object_code()
-    assert _plain(plain)[1:3] == ("", {})
+    obj_type = type(obj)
+    assert obj_type is ObjectCode
+    obj_plain = plain(obj)
+    assert obj_plain == ("fatbin", "k", {"scale": "_Z5scalev"}, b.build())
+    unnamed = plain(b.object_code())
+    assert unnamed[1:3] == ("", {})
     b.close()
     assert repr(b) == "<FatbinBuilder closed>"
 
 
 def test_from_parts_defaults_and_options_reach_the_build(cubin80):
-    plain = from_parts([cubin80])
-    assert _plain(plain) == ("fatbin", "", {}, build_fatbin([cubin80]))
+    defaults = plain(from_parts([cubin80]))
+    assert defaults == ("fatbin", "", {}, build_fatbin([cubin80]))
     compressed = from_parts([cubin80], options=FatbinOptions(compress_all=True, compress_mode="speed"))
     code = bytes(compressed.code)
     assert code != build_fatbin([cubin80])

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """_files, the one home of safe reads and writes, by exact values: what each refusal says (errno, words, the
 path), which flags every descriptor is opened with, and what is flushed. Written for the survivors of a
-from-scratch mutation run (docs/testing.md)."""
+mutation run (docs/testing.md)."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from cli_testing import cli_main
 from cuda_fatbin import FatbinCompileError, Program, ProgramOptions, _program, read_fatbin
 from cuda_fatbin._headers import CUDA_HEADERS_INSTALL, HeaderDir, cuda_header_dirs, missing_header_hint
 
-from fatbin_testing import KERNEL_SRC
+from fatbin_testing import KERNEL_SRC, plain
 
 # The three headers of the issue: the runtime's half type, CCCL's libcu++, and cooperative groups.
 HEADERS_SRC = r"""
@@ -104,7 +104,7 @@ def test_single_arch_compiles_need_no_driver():
         options = ProgramOptions(arch="sm_90", link_time_optimization=target == "ltoir")
         obj = Program(FP16_SRC, "c++", options).compile(target)
         kind, size = obj.code_type, len(bytes(obj.code))  # plain values in asserts: an ObjectCode's repr asks the
-        del obj  # driver, and without one a failing assert's message waited forever (a mutant, thirteenth session)
+        del obj  # driver, and without one a failing assert's message can wait for ever (docs/known-issues.md)
         assert kind == target and size > 0
     ptx = Program(KERNEL_SRC, "c++", ProgramOptions(arch="sm_90")).compile("ptx", ["scale<float>"])
     code, mapping = bytes(ptx.code), dict(ptx.symbol_mapping or {})
@@ -124,7 +124,8 @@ def test_bytes_sources_are_accepted_as_documented():
     ptx = bytes(Program(KERNEL_SRC, "c++", ProgramOptions(arch="sm_80")).compile("ptx").code)
     for code, kind in ((KERNEL_SRC.encode(), "c++"), (ptx, "ptx"), (bytearray(ptx), "ptx")):
         obj = Program(code, kind).compile("fatbin", archs="80")
-        assert [e.kind for e in read_fatbin(bytes(obj.code)).iter_entries()] == ["elf", "ptx"]
+        obj_plain = plain(obj)
+        assert [e.kind for e in read_fatbin(obj_plain.code).iter_entries()] == ["elf", "ptx"]
     with pytest.raises(ValueError, match="must be UTF-8"):
         Program(b"\xff\xfe not text", "c++")
 
@@ -177,7 +178,8 @@ def test_an_unknown_target_is_named():
         Program(KERNEL_SRC, "c++").compile(3)  # type: ignore[arg-type]
     assert str(info.value) == "unknown target_type 3; choose 'ptx', 'cubin', 'ltoir' or 'fatbin'"
     # the target is read without regard to case, as upstream's compile reads it
-    assert read_fatbin(bytes(Program(KERNEL_SRC, "c++").compile("FatBin", archs="80", ptx_for=()).code)).entries
+    code = bytes(Program(KERNEL_SRC, "c++").compile("FatBin", archs="80", ptx_for=()).code)
+    assert read_fatbin(code).entries
 
 
 def test_command_typos_get_a_suggestion_and_help_texts_exist():

@@ -1,6 +1,6 @@
 # SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
 # SPDX-License-Identifier: Apache-2.0
-"""Files from strangers: every item of docs/security.md, tried as an attacker would.
+"""Untrusted files: every item of docs/security.md, tried as an attacker would.
 
 Hostile containers are made with the library's own builder and then edited with ``struct``, or
 written from scratch with the helpers below.
@@ -41,7 +41,7 @@ from cuda_fatbin import (
 )
 from cuda_fatbin._bundle import _record_digest
 
-from fatbin_testing import KERNEL_SRC, once_per_process, process_tmp
+from fatbin_testing import KERNEL_SRC, once_per_process, plain, process_tmp
 
 CLI = [sys.executable, "-m", "cuda_fatbin"]
 
@@ -600,7 +600,9 @@ def test_cache_entry_replaced_by_a_directory_counts_as_corrupt(tmp_path):
     with FileStreamProgramCache(root) as cache:
         program = Program(KERNEL_SRC, "c++")
         again = program.compile("fatbin", archs=["sm_80"], cache=cache)
-    assert bytes(again.code) == bytes(cold.code) and len(program.last_cache_report.corrupt) == 1
+    again_plain = plain(again)
+    cold_plain = plain(cold)
+    assert again_plain.code == cold_plain.code and len(program.last_cache_report.corrupt) == 1
 
 
 # -- 6. fuzz: only documented exceptions, bounded time, nothing written outside -----------------------

@@ -1,10 +1,10 @@
 # SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
 # SPDX-License-Identifier: Apache-2.0
-"""The reader's bounds on hostile input, round two: each test pins one row of docs/security.md's "Bounds" table.
+"""The reader's bounds on hostile input: each test pins one row of docs/security.md's "Bounds" table.
 
 Bounds are checked by the work done (header reads, bytes decoded, resident memory in a child process)
 where the library exposes it, and by wall time only with wide margins (each case took 10-100x longer
-before the fix it guards, on the 2-core machine the figures in docs/security.md come from).
+before the fix it guards, on the 2-core x86-64 host the figures in docs/security.md come from).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 # SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
 # SPDX-License-Identifier: Apache-2.0
-"""scan, which and inspect on what a stranger hands them (issue #23): each input of the issue reproduced here.
+"""scan, which and inspect on untrusted input (issue #23): each input of the issue reproduced here.
 
 Every unreadable input is a row with its error, counted as not covered (exit 1); archives are read in
 bounded linear work (_archive); output from input strings is escaped; scan and which agree.
@@ -315,7 +315,7 @@ def test_8000_member_wheel_is_linear(fatbin, tmp_path):
     report = scan([path], gpus="80", max_workers=2)
     took = time.perf_counter() - start
     assert report.files_read == 8001 and len(report.unreadable) == 8000  # tiny non-ELFs: format errors
-    assert took < 30, took  # measured ~2 s on the 2-core machine; the issue's target is 3 s (docs/security.md)
+    assert took < 30, took  # measured ~2 s on a 2-core x86-64 host; the issue's target is 3 s (docs/security.md)
 
 
 def test_zip64_and_prepended_data(fatbin, tmp_path):
@@ -621,7 +621,7 @@ def test_scan_which_agree_script(fatbin, tmp_path):
 def test_bombs_stay_within_memory_and_time(fatbin, tmp_path):
     """No archive of the issue takes more than 256 MB resident or 5 s of CPU (measured in a child process).
 
-    CPU time, not wall time: the machine is shared; each takes well under 1 s alone.
+    CPU time, not wall time: CI runners may be loaded; each takes well under 1 s alone.
     """
     paths = [bz2_bomb(tmp_path / "a-1.0-py3-none-any.whl"), deflate_liar(tmp_path / "b-1.0-py3-none-any.whl", 1 << 30),
              deflate_liar(tmp_path / "c-1.0-py3-none-any.whl", 1 << 20),

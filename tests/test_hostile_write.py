@@ -48,6 +48,8 @@ from cuda_fatbin import (
 )
 from cuda_fatbin._multiarch import Job, plan_fatbin
 
+from fatbin_testing import plain
+
 SRC = 'extern "C" __global__ void k(int* p) {{ p[threadIdx.x] = {}; }}'
 BAD = 'extern "C" __global__ void k(int* p) { p[0] = ; }'
 
@@ -163,7 +165,8 @@ def test_bundles_read_through_a_zip_traversable_are_hash_checked(tmp_path, job_c
         for path in root.iterdir():
             z.write(path, f"pkg/kernels/{path.name}")
     bundle = KernelBundle.open(zipfile.Path(archive, "pkg/kernels/"))
-    assert bytes(bundle.load("k", gpu="8.0", driver="13.0").code) == expected["k"]
+    loaded = plain(bundle.load("k", gpu="8.0", driver="13.0"))
+    assert loaded.code == expected["k"]
     name = file_of(root)
     tampered = tmp_path / "tampered.zip"
     with zipfile.ZipFile(archive) as z, zipfile.ZipFile(tampered, "w") as out:
@@ -343,7 +346,8 @@ def test_leftovers_are_cleaned_foreign_files_stay_and_old_readers_are_told(tmp_p
     assert sorted(n for n in os.listdir(root) if n.endswith(".fatbin") and n not in foreign) == sorted(
         [file_of(root, "k"), file_of(root, "m"), "linked.0123456789abcdef.fatbin"]
     )
-    assert bytes(loaded.code) == reader.fatbin("m")  # m did not change: same name, same bytes
+    loaded_plain = plain(loaded)
+    assert loaded_plain.code == reader.fatbin("m")  # m did not change: same name, same bytes
     with pytest.raises(BundleError, match="was rebuilt after it was opened: open it again"):
         reader.fatbin("k")
     (root / file_of(root, "m")).unlink()
@@ -472,7 +476,8 @@ def test_foreign_cache_entries_count_as_corrupt_and_are_recompiled(tmp_path, war
         with fifo_watchdog(entry) as fired:
             again = program.compile("fatbin", archs=["sm_80"], ptx_for=(), cache=cache)
         assert not fired
-    assert bytes(again.code) == cold
+    again_plain = plain(again)
+    assert again_plain.code == cold
     assert program.last_cache_report.corrupt == ("NVRTC sm_80 -> cubin",) and not program.last_cache_report.hits
     if plant == "directory":  # not ours to empty: it stays, and the job is compiled again each time
         assert (entry / "x").read_text() == "x"
@@ -511,7 +516,9 @@ def test_other_caches_are_held_to_the_same_size_and_parser(monkeypatch):
         program = Program(SRC.format(6), "c++")
         again = program.compile("fatbin", archs=["sm_80"], ptx_for=(), cache=cache)
         monkeypatch.undo()
-        assert bytes(again.code) == bytes(cold.code) and len(program.last_cache_report.corrupt) == 1
+        again_plain = plain(again)
+        cold_plain = plain(cold)
+        assert again_plain.code == cold_plain.code and len(program.last_cache_report.corrupt) == 1
 
 
 def _job() -> Job:
@@ -920,7 +927,8 @@ def test_a_bundle_in_a_namespace_package_is_read_as_files_on_disk(tmp_path, job_
     importlib.invalidate_caches()
     files = importlib.resources.files("nspkg.kernels")
     assert not isinstance(files, Path)
-    assert bytes(KernelBundle.open(files).load("k", gpu="8.0", driver="13.0").code) == expected["k"]
+    loaded = plain(KernelBundle.open(files).load("k", gpu="8.0", driver="13.0"))
+    assert loaded.code == expected["k"]
     name = file_of(root)
     outside = tmp_path / "outside.fatbin"
     os.replace(root / name, outside)

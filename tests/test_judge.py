@@ -181,7 +181,7 @@ def test_fatbin_status_without_a_cache_and_with_one(parts):
 def test_a_shared_status_cache_answers_as_no_cache_does(artifacts):
     """Fatbins that differ in one part of the cache's key each (an entry's kind, arch, PTX ISA, compression,
     concatenation), on two GPUs and three drivers: every answer through one shared cache is the answer
-    without a cache (a stranger's patches dropping the driver, the version, the concatenation or the kind
+    without a cache (bugs dropping the driver, the version, the concatenation or the kind
     from the key passed every other test)."""
     import re
     import struct

@@ -1,6 +1,7 @@
 # SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
 # SPDX-License-Identifier: Apache-2.0
-"""The mutation harness's own promises (tests/fatbin_testing.py), which every mutant's verdict rests on."""
+"""What a mutation run's verdicts rest on: the test cache of tests/fatbin_testing.py, and a suite that collects
+without starting NVRTC or the CUDA driver."""
 
 from __future__ import annotations
 
@@ -22,11 +23,8 @@ import fatbin_testing
     ],
 )
 def test_a_fixture_value_a_mutant_computed_never_reaches_the_disk_cache(tmp_path, monkeypatch, running, kept):
-    """A value a mutant made, kept for later mutants, would fail their tests whatever they changed.
-
-    Seen: with the cache empty at the start of a run, every mutant of `_reader._open_path` was counted as
-    killed on the GPU machine, known equivalents included (docs/testing.md, sixth session).
-    """
+    """A value a mutant made, kept for later mutants, would fail their tests whatever they changed: every mutant
+    those tests reach, equivalent ones included, would count as killed."""
     monkeypatch.setattr(fatbin_testing, "_DISK", str(tmp_path))
     monkeypatch.setattr(fatbin_testing, "_ONCE", {})
     if running is None:
@@ -52,9 +50,9 @@ def test_a_fixture_value_a_mutant_computed_never_reaches_the_disk_cache(tmp_path
 
 
 def test_collecting_the_suite_calls_neither_nvrtc_nor_the_driver():
-    """mutmut collects the tests in its main process and forks each mutant's test process from it. On the GPU
-    machine a driver or NVRTC started there left the forks crashing (SIGSEGV) or failing, equivalents included
-    (docs/testing.md, eighth session): collection must not call them; tests ask when they run."""
+    """mutmut collects the tests in its main process and forks each mutant's test process from it; NVRTC or a
+    driver started before a fork crash (SIGSEGV) or fail in the child, and every mutant reaching them would count
+    as killed. Collection must not call them; tests ask when they run."""
     import subprocess
     import sys
     from pathlib import Path
@@ -73,40 +71,3 @@ print("RESULT", code, called, _driver._probe.cache_info().currsize)
     root = Path(__file__).resolve().parents[1]
     out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300).stdout
     assert out.splitlines()[-1] == "RESULT 0 [] 0", out[-2000:]
-
-
-def test_recorded_kills_come_back_only_for_functions_whose_source_is_unchanged(tmp_path):
-    """A session's kills, recorded in the repository (``mutation_merge.py --save``), are merged by a later
-    session's clone for the functions whose source hash is the same, and for no other."""
-    import json
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    script = Path(__file__).resolve().parent.parent / "scripts" / "mutation_merge.py"
-    (tmp_path / "tests" / "mutation").mkdir(parents=True)
-    (tmp_path / "tests" / "mutation" / "equivalent.toml").write_text("equivalent = []\n")
-    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "x"], cwd=tmp_path, check=True)
-    meta = tmp_path / "mutants" / "src" / "cuda_fatbin" / "_m.py.meta"
-    meta.parent.mkdir(parents=True)
-    key = "cuda_fatbin._m.{}__mutmut_{}".format
-    codes = {key("x_f", n): c for n, c in [(1, 1), (2, 1), (3, 0), (4, -11), (5, 1), (7, 1)]}
-    codes |= {key("x_g", 1): 1, key("x_g", 2): None, key("xǁCǁm", 1): 3}
-    hashes = {"x_f": "aa", "x_g": "bb", "xǁCǁm": "cc"}
-    meta.write_text(json.dumps({"exit_code_by_key": codes, "hash_by_function_name": hashes}))
-    run = [sys.executable, str(script)]
-    subprocess.run([*run, "--save", "kills"], cwd=tmp_path, check=True, capture_output=True)
-    record = json.loads((tmp_path / "kills" / "_m.json").read_text())
-    assert {fn: e["killed"] for fn, e in record["functions"].items()} == {"x_f": "1-2,4-5,7", "x_g": "1", "xǁCǁm": "1"}
-    # a new clone: every verdict unchecked, and x_g's source changed since the record
-    fresh = {k: None for k in codes}
-    meta.write_text(json.dumps({"exit_code_by_key": fresh, "hash_by_function_name": hashes | {"x_g": "b2"}}))
-    subprocess.run([*run, "kills"], cwd=tmp_path, check=True, capture_output=True)
-    merged = json.loads(meta.read_text())["exit_code_by_key"]
-    assert sorted(k for k, c in merged.items() if c) == sorted(
-        [key("x_f", n) for n in (1, 2, 4, 5, 7)] + [key("xǁCǁm", 1)]
-    )
-    left = (tmp_path / "mutants" / "left.txt").read_text().split()
-    assert sorted(left) == sorted([key("x_f", 3), key("x_g", 1), key("x_g", 2)])

@@ -138,7 +138,7 @@ def no_seek_data(monkeypatch):
 
 @pytest.mark.parametrize("name", LAYOUTS)
 def test_find_without_holes_support_is_bytes_find(tmp_path, small_windows, no_seek_data, name):
-    """Found by a stranger's attack: without SEEK_DATA a window cut short by an earlier call's end was taken
+    """A past bug: without SEEK_DATA a window cut short by an earlier call's end was taken
     for data followed by a hole, and a magic straddling its end was missed."""
     runs, size = LAYOUTS[name]()
     path = tmp_path / "f.bin"
@@ -154,7 +154,7 @@ def test_find_without_holes_support_is_bytes_find(tmp_path, small_windows, no_se
 
 def test_a_magic_straddling_the_end_of_a_data_run_on_a_block_boundary(tmp_path, small_windows):
     """A data run that ends at a block boundary (a hole follows), a magic in its last two bytes, searched first
-    up to one byte short of the run's end, then further (a stranger's attack found this untested)."""
+    up to one byte short of the run's end, then further (once untested)."""
     path = tmp_path / "f.bin"
     content = _layout(path, [(0, _run(W, {W - 2: SUB[:2]}))], 2 * MiB)
     data = _reader._open(str(path))

@@ -481,7 +481,7 @@ def test_a_folder_swapped_while_the_tree_is_walked_is_a_row_and_nothing_outside_
 
 @pytest.mark.parametrize("what", ["archive", "file"])
 def test_a_folder_swapped_after_it_was_listed_leads_no_read_outside(fatbin, tmp_path, monkeypatch, what):
-    """Found by a stranger's attack: ``sub`` is listed and opened, then swapped for a symlink to a folder
+    """A past bug: ``sub`` is listed and opened, then swapped for a symlink to a folder
     outside the tree before its entries are read. A file is opened by name in the folder opened (its content
     is the tree's); an archive, which is listed again by path, must be the file opened, else it is a row."""
     root, outside = tmp_path / "root", tmp_path / "outside"

@@ -67,7 +67,8 @@ def _ask_driver() -> tuple[tuple[DeviceInfo, ...], str | None]:
     try:
         lib = ctypes.CDLL(_LIBRARY)
     except OSError as e:
-        return (), f"no CUDA driver library ({_LIBRARY}: {e})"
+        reason = str(e)  # the loader's message usually starts with the library's name: not twice
+        return (), f"no CUDA driver library ({reason if reason.startswith(_LIBRARY) else f'{_LIBRARY}: {reason}'})"
     try:
         rc = lib.cuInit(0)
         if rc != 0:
@@ -94,7 +95,7 @@ def _ask_driver() -> tuple[tuple[DeviceInfo, ...], str | None]:
     return tuple(found), None
 
 
-# cached by wrapping rather than decorating: mutation testing (scripts/mutation.sh) skips decorated functions
+# cached by wrapping rather than decorating: mutation testing (scripts/mutation.py) skips decorated functions
 _probe = functools.cache(_ask_driver)
 
 

@@ -491,7 +491,7 @@ def run_plan(
     pool: cf.Executor = executor
     try:
         # longest first (jobs that link several archs, then newer archs, whose ptxas runs longer): the last
-        # round of a small pool then holds short jobs. Results are assembled in canonical order regardless.
+        # wave of a small pool then holds short jobs. Results are assembled in canonical order regardless.
         order = sorted(jobs, key=lambda j: (-len(j.link), -j.arch.sm))
         futures = {pool.submit(run_job, job, *submit_args(job)): job for job in order}
 

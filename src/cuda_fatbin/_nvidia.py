@@ -43,7 +43,7 @@ def _load() -> dict[str, Any]:
     return doc
 
 
-# cached by wrapping rather than decorating: mutation testing (scripts/mutation.sh) skips decorated functions
+# cached by wrapping rather than decorating: mutation testing (scripts/mutation.py) skips decorated functions
 tables = functools.cache(_load)
 
 

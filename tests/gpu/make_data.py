@@ -1,9 +1,10 @@
 # SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
 # SPDX-License-Identifier: Apache-2.0
-"""Build the files the GPU tests carry (run on the CPU machine; not run by the tests).
+"""Build the files the GPU tests carry (run where NVRTC and libnvfatbin 13.5 are installed; not run by the tests).
 
-The GPU machine has libnvfatbin 13.0 (no ``-concat``) and NVRTC 13.0 (PTX ISA 9.0), so two cases need
-artifacts made here: concatenated fatbins (libnvfatbin >= 13.4) and PTX of ISA 9.5 (NVRTC 13.5).
+The GPU host they were validated on (H200, driver 580) has libnvfatbin 13.0 (no ``-concat``) and NVRTC 13.0
+(PTX ISA 9.0), so two cases need artifacts made with 13.5: concatenated fatbins (libnvfatbin >= 13.4) and
+PTX of ISA 9.5 (NVRTC 13.5).
 Cubins and ISA-9.0 PTX come from nvcc 13.0 so that the 13.0 driver can load them.
 
     python tests/gpu/make_data.py

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """On a real GPU: fatbins load and the right code runs; select_entry agrees with the driver.
 
-Run on the GPU machine: ``PYTHONPATH=src python3 -m pytest -m gpu`` (skips cleanly without a device).
+Run where there is a GPU: ``PYTHONPATH=src python3 -m pytest -m gpu`` (skips cleanly without a device).
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def test_end_to_end_from_parts_and_path(device, tmp_path):
     from cuda.core import ObjectCode
 
     gpu = device_arch(device)
-    opts = FatbinOptions(compress=False)  # data() of uncompressed entries needs no lz4/zstandard on the GPU machine
+    opts = FatbinOptions(compress=False)  # data() of uncompressed entries needs no lz4/zstandard
     core = [
         Program(SAXPY, "c++").compile("fatbin", ["saxpy<float>"], archs=[str(gpu)], ptx_for=(), fatbin_options=opts)
     ]
@@ -161,7 +161,7 @@ def test_env_variables(device, driver_version, report, tmp_path, case, spec, env
 
 @pytest.mark.parametrize("name", ["concat_sass_ptx", "concat_ptx_only"])
 def test_concatenated_entries(device, driver_version, report, name):
-    """Built on the CPU machine (libnvfatbin 13.5 -concat): sm_80 tag 10, sm_90 tag 11, compute_80 tag 12."""
+    """Built ahead of time (libnvfatbin 13.5 -concat): sm_80 tag 10, sm_90 tag 11, compute_80 tag 12."""
     data = (DATA / f"{name}.fatbin").read_bytes()
     observed = run_fatbin(device, data)
     sel = select_entry(data, device_arch(device), driver=driver_version)
@@ -177,7 +177,7 @@ def test_concatenated_entries(device, driver_version, report, name):
 
 
 def test_ptx_newer_than_the_driver(device, driver_version, report):
-    """PTX ISA 9.5 (NVRTC 13.5, built on the CPU machine) on this driver, against select_entry."""
+    """PTX ISA 9.5 (NVRTC 13.5, built ahead of time) on this driver, against select_entry."""
     ptx = (DATA / "tag13_isa95_compute80.ptx").read_bytes()
     data = build_fatbin([Part(ptx, kind="ptx", identifier="t13")])
     observed = run_fatbin(device, data)

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Fallback: an entry the driver cannot use ties with or outranks a usable one; the JIT cache cold and warm.
 
-The fatbins are built on the CPU machine by ``tests/gpu/make_data.py`` (PTX of ISA 9.5 needs NVRTC 13.5,
+The fatbins are built ahead of time by ``tests/gpu/make_data.py`` (PTX of ISA 9.5 needs NVRTC 13.5,
 concatenated entries libnvfatbin 13.5) and listed in ``data/fallback/cases.json``. Each case runs in a
 fresh process twice: with the JIT cache disabled (``CUDA_CACHE_DISABLE=1``), and with a fresh cache
 (``CUDA_CACHE_PATH``) warmed by one run of the same fatbin without the case's variables. Every entry
