@@ -1,6 +1,6 @@
 # SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
 # SPDX-License-Identifier: Apache-2.0
-"""Work and output stay linear in the input, round three: each test pins one row of docs/security.md's "Bounds".
+"""Work and output stay linear in the input: each test pins one row of docs/security.md's "Bounds".
 
 Checked by counting the operations that grew (comparisons, bytes written or read) or by an input so large that
 the quadratic code could not finish under the test's timeout while the linear one takes well under a second.
