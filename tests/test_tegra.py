@@ -221,6 +221,36 @@ def test_names_as_nvidia_smi_and_users_write_them(smi, cap):
     assert gpu_arch(smi) == Arch.parse(cap)
 
 
+#: NVIDIA's "CUDA GPU Compute Capability" page (https://developer.nvidia.com/cuda-gpus), rows 8.6 to 12.1, each name
+#: as the page spells it: every one is a GPU users name with --gpu.
+NVIDIA_LIST = {
+    "12.1": ["NVIDIA GB10"],
+    "12.0": ["NVIDIA RTX PRO 6000 Blackwell Server Edition", "NVIDIA RTX PRO 4500 Blackwell Server Edition",
+             "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
+             "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", "NVIDIA RTX PRO 5000 Blackwell",
+             "NVIDIA RTX PRO 4500 Blackwell", "NVIDIA RTX PRO 4000 Blackwell", "NVIDIA RTX PRO 4000 Blackwell SFF Edition",
+             "NVIDIA RTX PRO 2000 Blackwell", "GeForce RTX 5090", "GeForce RTX 5080", "GeForce RTX 5070 Ti",
+             "GeForce RTX 5070", "GeForce RTX 5060 Ti", "GeForce RTX 5060", "GeForce RTX 5050"],
+    "11.0": ["Jetson T5000", "Jetson T4000"],
+    "10.3": ["NVIDIA GB300", "NVIDIA B300"],
+    "10.0": ["NVIDIA GB200", "NVIDIA B200"],
+    "9.0": ["NVIDIA GH200", "NVIDIA H200", "NVIDIA H100"],
+    "8.9": ["NVIDIA L4", "NVIDIA L40", "NVIDIA L40S", "NVIDIA RTX 6000 Ada", "NVIDIA RTX 5000 Ada", "NVIDIA RTX 4500 Ada",
+            "NVIDIA RTX 4000 Ada", "NVIDIA RTX 4000 SFF Ada", "NVIDIA RTX 2000 Ada", "GeForce RTX 4090",
+            "GeForce RTX 4080", "GeForce RTX 4070 Ti", "GeForce RTX 4070", "GeForce RTX 4060 Ti", "GeForce RTX 4060",
+            "GeForce RTX 4050"],
+    "8.7": ["Jetson AGX Orin", "Jetson Orin NX", "Jetson Orin Nano"],
+    "8.6": ["NVIDIA A40", "NVIDIA A10", "NVIDIA A16", "NVIDIA A2", "NVIDIA RTX A6000", "NVIDIA RTX A5000",
+            "NVIDIA RTX A4000", "NVIDIA RTX A3000", "NVIDIA RTX A2000", "GeForce RTX 3090"],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name, cap", [(n, c) for c, names in NVIDIA_LIST.items() for n in names])
+def test_every_name_on_nvidias_list_is_a_gpu_of_its_capability(name, cap):
+    assert gpu_arch(name) == Arch.parse(cap)
+    assert is_tegra(gpu_arch(name)) == name.startswith("Jetson")
+
+
 @pytest.mark.parametrize("typo, suggested", [
     ("Jetson Orn", "Jetson AGX Orin"), ("RTX 509", "GeForce RTX 5090"), ("H1000", "H100"), ("A100G", "A10G"),
     ("L40X", "L40S"), ("Jetsn Nano", "Jetson Nano"), ("RTX 4900", "GeForce RTX 4090"),
