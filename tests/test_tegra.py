@@ -317,6 +317,32 @@ def test_every_driver_older_than_the_tables_is_one_usage_error(make, spelling, t
             parse_driver(same)
 
 
+#: NVIDIA's table "CUDA Toolkit and Corresponding Driver Versions" (CUDA 11.x release notes), Linux x86_64 rows
+DOCUMENTED_DRIVERS = [("450.36.06", (11, 0)), ("450.51.05", (11, 0)), ("455.23", (11, 1)), ("455.32", (11, 1)),
+                      ("460.27.03", (11, 2)), ("465.19.01", (11, 3)), ("470.42.01", (11, 4)), ("470.57.02", (11, 4)),
+                      ("495.29.05", (11, 5)), ("510.39.01", (11, 6))]  # fmt: skip
+
+
+def test_every_driver_of_the_table_at_and_around_its_row():
+    """A driver at a row's version supports that CUDA, one patch below the previous; the newest row too (a table
+    change must not make its own last driver 'newer than the table')."""
+    for driver, cuda in DOCUMENTED_DRIVERS:
+        assert parse_driver(driver) == cuda, driver
+    rows = [(tuple(int(p) for p in r["driver"].split(".")), r["cuda"]) for r in tables()["driver_cuda"]]
+    for i, (parts, cuda) in enumerate(rows):
+        spelled = ".".join(f"{p:02d}" if k else str(p) for k, p in enumerate(parts))
+        assert parse_driver(spelled) == tuple(map(int, cuda.split("."))), spelled
+        assert parse_driver(f"{parts[0]}.999.99") >= tuple(map(int, cuda.split("."))), spelled
+        below = (*parts[:-1], parts[-1] - 1) if parts[-1] else (parts[0], parts[1] - 1, 99)
+        if i:
+            assert parse_driver(".".join(map(str, below))) == tuple(map(int, rows[i - 1][1].split("."))), below
+        else:
+            with pytest.raises(ValueError, match="older than CUDA 11.0"):
+                parse_driver(".".join(map(str, below)))
+    with pytest.raises(ValueError, match="newer than this package's driver table"):
+        parse_driver(f"{rows[-1][0][0] + 1}.10.01")
+
+
 def test_driver_installed_without_a_driver_is_a_usage_error(make, monkeypatch, tmp_path):
     from cuda_fatbin import _driver
 
