@@ -371,13 +371,14 @@ def test_driver_installed_is_the_drivers_cuda_version(make, monkeypatch, tmp_pat
 
 @pytest.mark.parametrize("version, installed", [(10020, None), (11000, "11.0"), (13020, "13.2"), (99990, "99.99")])
 def test_driver_installed_has_the_one_floor_of_every_driver_spelling(make, monkeypatch, tmp_path, version, installed):
-    """A machine's driver older than CUDA 11.0 is refused as `--driver 10.2` is: a usage error, no traceback."""
+    """A machine's driver older than CUDA 11.0 is refused as `--driver 10.2` is: a usage error, no traceback;
+    'installed' is a word in any case, for --gpu as for --driver."""
     from cuda_fatbin import _driver
 
     device = _driver.DeviceInfo(index=0, name="Fake", capability=(8, 0), driver=version)
     monkeypatch.setattr(_driver, "_probe", lambda: ((device,), None))
     (tmp_path / "f.fatbin").write_bytes(make("sm_80"))
-    for argv in (("which", tmp_path / "f.fatbin", "--gpu", "80"), ("scan", tmp_path, "--gpu", "80")):
+    for argv in (("which", tmp_path / "f.fatbin", "--gpu", "INSTALLED"), ("scan", tmp_path, "--gpu", "80; installed ")):
         res = cli_main(*argv, "--driver", " Installed ", "--json")
         assert "Traceback" not in res.stderr, res.stderr
         if installed is None:
