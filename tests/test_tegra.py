@@ -221,6 +221,38 @@ def test_names_as_nvidia_smi_and_users_write_them(smi, cap):
     assert gpu_arch(smi) == Arch.parse(cap)
 
 
+#: NVIDIA's "CUDA GPU Compute Capability" page (https://developer.nvidia.com/cuda-gpus), rows 8.6 to 12.1, each name
+#: as the page spells it: every one is a GPU users name with --gpu.
+NVIDIA_LIST = {
+    "12.1": ["NVIDIA GB10"],
+    "12.0": ["NVIDIA RTX PRO 6000 Blackwell Server Edition", "NVIDIA RTX PRO 4500 Blackwell Server Edition",
+             "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
+             "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", "NVIDIA RTX PRO 5000 Blackwell",
+             "NVIDIA RTX PRO 4500 Blackwell", "NVIDIA RTX PRO 4000 Blackwell",
+             "NVIDIA RTX PRO 4000 Blackwell SFF Edition",
+             "NVIDIA RTX PRO 2000 Blackwell", "GeForce RTX 5090", "GeForce RTX 5080", "GeForce RTX 5070 Ti",
+             "GeForce RTX 5070", "GeForce RTX 5060 Ti", "GeForce RTX 5060", "GeForce RTX 5050"],
+    "11.0": ["Jetson T5000", "Jetson T4000"],
+    "10.3": ["NVIDIA GB300", "NVIDIA B300"],
+    "10.0": ["NVIDIA GB200", "NVIDIA B200"],
+    "9.0": ["NVIDIA GH200", "NVIDIA H200", "NVIDIA H100"],
+    "8.9": ["NVIDIA L4", "NVIDIA L40", "NVIDIA L40S", "NVIDIA RTX 6000 Ada", "NVIDIA RTX 5000 Ada",
+            "NVIDIA RTX 4500 Ada", "NVIDIA RTX 4000 Ada", "NVIDIA RTX 4000 SFF Ada", "NVIDIA RTX 2000 Ada",
+            "GeForce RTX 4090",
+            "GeForce RTX 4080", "GeForce RTX 4070 Ti", "GeForce RTX 4070", "GeForce RTX 4060 Ti", "GeForce RTX 4060",
+            "GeForce RTX 4050"],
+    "8.7": ["Jetson AGX Orin", "Jetson Orin NX", "Jetson Orin Nano"],
+    "8.6": ["NVIDIA A40", "NVIDIA A10", "NVIDIA A16", "NVIDIA A2", "NVIDIA RTX A6000", "NVIDIA RTX A5000",
+            "NVIDIA RTX A4000", "NVIDIA RTX A3000", "NVIDIA RTX A2000", "GeForce RTX 3090"],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name, cap", [(n, c) for c, names in NVIDIA_LIST.items() for n in names])
+def test_every_name_on_nvidias_list_is_a_gpu_of_its_capability(name, cap):
+    assert gpu_arch(name) == Arch.parse(cap)
+    assert is_tegra(gpu_arch(name)) == name.startswith("Jetson")
+
+
 @pytest.mark.parametrize("typo, suggested", [
     ("Jetson Orn", "Jetson AGX Orin"), ("RTX 509", "GeForce RTX 5090"), ("H1000", "H100"), ("A100G", "A10G"),
     ("L40X", "L40S"), ("Jetsn Nano", "Jetson Nano"), ("RTX 4900", "GeForce RTX 4090"),
@@ -287,6 +319,32 @@ def test_every_driver_older_than_the_tables_is_one_usage_error(make, spelling, t
             parse_driver(same)
 
 
+#: NVIDIA's table "CUDA Toolkit and Corresponding Driver Versions" (CUDA 11.x release notes), Linux x86_64 rows
+DOCUMENTED_DRIVERS = [("450.36.06", (11, 0)), ("450.51.05", (11, 0)), ("455.23", (11, 1)), ("455.32", (11, 1)),
+                      ("460.27.03", (11, 2)), ("465.19.01", (11, 3)), ("470.42.01", (11, 4)), ("470.57.02", (11, 4)),
+                      ("495.29.05", (11, 5)), ("510.39.01", (11, 6))]  # fmt: skip
+
+
+def test_every_driver_of_the_table_at_and_around_its_row():
+    """A driver at a row's version supports that CUDA, one patch below the previous; the newest row too (a table
+    change must not make its own last driver 'newer than the table')."""
+    for driver, cuda in DOCUMENTED_DRIVERS:
+        assert parse_driver(driver) == cuda, driver
+    rows = [(tuple(int(p) for p in r["driver"].split(".")), r["cuda"]) for r in tables()["driver_cuda"]]
+    for i, (parts, cuda) in enumerate(rows):
+        spelled = ".".join(f"{p:02d}" if k else str(p) for k, p in enumerate(parts))
+        assert parse_driver(spelled) == tuple(map(int, cuda.split("."))), spelled
+        assert parse_driver(f"{parts[0]}.999.99") >= tuple(map(int, cuda.split("."))), spelled
+        below = (*parts[:-1], parts[-1] - 1) if parts[-1] else (parts[0], parts[1] - 1, 99)
+        if i:
+            assert parse_driver(".".join(map(str, below))) == tuple(map(int, rows[i - 1][1].split("."))), below
+        else:
+            with pytest.raises(ValueError, match="older than CUDA 11.0"):
+                parse_driver(".".join(map(str, below)))
+    with pytest.raises(ValueError, match="newer than this package's driver table"):
+        parse_driver(f"{rows[-1][0][0] + 1}.10.01")
+
+
 def test_driver_installed_without_a_driver_is_a_usage_error(make, monkeypatch, tmp_path):
     from cuda_fatbin import _driver
 
@@ -311,6 +369,24 @@ def test_driver_installed_is_the_drivers_cuda_version(make, monkeypatch, tmp_pat
     res = cli_main("which", tmp_path / "f.fatbin", "--gpu", "installed", "--driver", "installed", "--json")
     doc = json.loads(res.stdout)
     assert (res.returncode, doc["driver"], doc["verdict"]["8.7"]["status"]) == (0, "12.6", "SASS exact")
+
+
+@pytest.mark.parametrize("version, installed", [(10020, None), (11000, "11.0"), (13020, "13.2"), (99990, "99.99")])
+def test_driver_installed_has_the_one_floor_of_every_driver_spelling(make, monkeypatch, tmp_path, version, installed):
+    """A machine's driver older than CUDA 11.0 is refused as `--driver 10.2` is: a usage error, no traceback;
+    'installed' is a word in any case, for --gpu as for --driver."""
+    from cuda_fatbin import _driver
+
+    device = _driver.DeviceInfo(index=0, name="Fake", capability=(8, 0), driver=version)
+    monkeypatch.setattr(_driver, "_probe", lambda: ((device,), None))
+    (tmp_path / "f.fatbin").write_bytes(make("sm_80"))
+    for argv in (("which", tmp_path / "f.fatbin", "--gpu", "INSTALLED"), ("scan", tmp_path, "--gpu", "80; installed ")):
+        res = cli_main(*argv, "--driver", " Installed ", "--json")
+        assert "Traceback" not in res.stderr, res.stderr
+        if installed is None:
+            assert res.returncode == 2 and "is older than CUDA 11.0 (450.36.06); not modelled" in res.stderr
+        else:
+            assert res.returncode == 0 and json.loads(res.stdout)["driver"] == installed, res.stderr
 
 
 def test_cuda_fatbin_gpus_lists_every_name():

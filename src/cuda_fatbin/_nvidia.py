@@ -29,8 +29,11 @@ DATA = os.path.join(os.path.dirname(__file__), "data", "nvidia.json")
 DRIVER_PREDATES_GPU = "driver predates GPU"
 DRIVER_DROPPED_GPU = "driver dropped GPU"
 
-# What nvidia-smi and vendors add to a product name: dropped from both sides before names are compared.
-_NOISE = re.compile(r"nvidia|geforce|tesla|quadro|pcie|nvl\d*|nvgpu|sxm\d*|hbm\d*e?|\d+gb", re.ASCII)
+# What nvidia-smi and vendors add to a product name: dropped from both sides before names are compared
+# ("NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition" is the RTX PRO 6000 Blackwell).
+_NOISE = re.compile(
+    r"nvidia|geforce|tesla|quadro|pcie|nvl\d*|nvgpu|sxm\d*|hbm\d*e?|\d+gb|server|workstation|edition|max|q", re.ASCII
+)
 _BRAND = re.compile(r"^(?:nvidia|geforce|tesla|quadro)+", re.ASCII)
 _TOKEN = re.compile(r"[a-z0-9]+", re.ASCII)
 _CAPABILITY = re.compile(r"(?:sm_|compute_|lto_)?[0-9.]+[af]?", re.ASCII)  # what is meant as a capability
