@@ -32,6 +32,7 @@ from ._archive import MAX_MEMBER, NESTED, SEPARATOR, SUFFIXES, Member
 from ._containers import CONTAINERS, Container, container_of, list_members, read_member
 from ._detect import file_kind
 from ._files import DIR_FD, describe, identity, is_regular, open_dir, open_input, read_exact, read_regular
+from ._jobs import process_pool, run_jobs
 from ._nvidia import gpu_arch, gpu_list
 from ._reader import iter_fatbins
 from ._select import _RANK, STATUSES, UNCOVERED, judge, parse_driver
@@ -717,13 +718,16 @@ def scan(
             done(_scan_item(item, *args))
     else:
         broken = []
-        with cf.ProcessPoolExecutor(max_workers=min(workers, len(items))) as pool:
-            futures = {pool.submit(_scan_item, item, *args): item for item in items}
-            for f in cf.as_completed(futures):
-                try:
-                    done(f.result())
-                except cf.process.BrokenProcessPool:
-                    broken.append(futures[f])
+
+        def finished(f: cf.Future[BinaryReport], item: _Item) -> None:
+            try:
+                done(f.result())
+            except cf.process.BrokenProcessPool:
+                broken.append(item)
+
+        # Ctrl-C or SIGTERM: the workers are killed and the queued files dropped (_jobs.stop_jobs)
+        with process_pool(min(workers, len(items))) as pool:
+            run_jobs(pool, _scan_item, items, lambda item: (item, *args), finished)
         for item in broken:  # a worker died (a file that shrank under a map: SIGBUS): each alone, to find it
             done(_isolated(item, args))
     reports = [r for r in reports if r.has_device_code or r.error]
@@ -738,9 +742,10 @@ def scan(
 
 def _isolated(item: _Item, args: tuple[list[Arch], DriverSpec, bool]) -> BinaryReport:
     """Read one item in a process of its own: the report, or an error row when that process dies too."""
-    with cf.ProcessPoolExecutor(max_workers=1) as pool:
+    with process_pool(1) as pool:
         try:
-            return pool.submit(_scan_item, item, *args).result()
+            report: BinaryReport = run_jobs(pool, _scan_item, [item], lambda i: (i, *args)).popitem()[0].result()
+            return report
         except cf.process.BrokenProcessPool:
             return BinaryReport(item.shown, archive=item.path if item.member else None,
                                 member=item.member.name if item.member else None,
