@@ -83,13 +83,17 @@ def stop_jobs(pool: cf.Executor, futures: Iterable[cf.Future[Any]], why: BaseExc
     cannot be stopped, so :data:`awaiting` is told how many still run.
     """
     futures = list(futures)
+    if isinstance(pool, cf.ProcessPoolExecutor) and isinstance(why, KeyboardInterrupt):
+        # the pool cancels its queue itself (shutdown's cancel_futures): a future cancelled here could
+        # still be in its books, and Python 3.11 then fails on it once the killed workers break the pool
+        # (InvalidStateError in the pool's thread, printed)
+        kill_workers(pool)
+        return
     for f in futures:
         f.cancel()
     if not isinstance(why, KeyboardInterrupt):
         return
-    if isinstance(pool, cf.ProcessPoolExecutor):
-        kill_workers(pool)
-    elif awaiting is not None:
+    if awaiting is not None:
         awaiting(sum(1 for f in futures if f.running()))
 
 
@@ -126,9 +130,10 @@ def run_jobs(
                 other.cancel()
 
     try:
-        for item in items:
-            f = pool.submit(fn, *args(item))
-            futures[f] = item
+        with _deferred_signals():
+            for item in items:
+                f = pool.submit(fn, *args(item))
+                futures[f] = item
         if cancel_on_error:  # after every submit: a job that failed already cancels the others at once
             for f in list(futures):
                 f.add_done_callback(cancel_rest)
@@ -139,6 +144,28 @@ def run_jobs(
         stop_jobs(pool, futures, e)
         raise
     return futures
+
+
+_STOPPING = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def _deferred_signals() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM back in this (the main) thread while jobs are submitted; they come right after.
+
+    A process pool forks its workers in ``submit``, and an exception raised by a signal handler while the
+    fork handlers run (``logging``'s, ...) is printed and dropped: that Ctrl-C was lost and the command
+    went on to the end. Threads the pool starts meanwhile inherit the mask, so the signal waits for this one.
+    """
+    block = getattr(signal, "pthread_sigmask", None)
+    if block is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = block(signal.SIG_BLOCK, _STOPPING)
+    try:
+        yield
+    finally:
+        block(signal.SIG_SETMASK, previous)
 
 
 def _alive(pid: int) -> bool:
@@ -156,6 +183,8 @@ def _worker_init(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops us; no traceback of our own
     if os.name != "posix":
         return
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the command line's handler, inherited by a fork
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPPING)  # held back while the parent forked us
     ppid = os.getppid()  # ``parent``, or a fork server that exits with it
     if sys.platform.startswith("linux"):
         import ctypes
