@@ -20,7 +20,6 @@ elsewhere a watchdog thread in each worker exits when the worker's parent change
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import contextlib
 import os
 import signal
@@ -29,6 +28,7 @@ import threading
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import concurrent.futures as cf
     from collections.abc import Callable, Iterable, Iterator
     from typing import Any, TypeVar
 
@@ -82,6 +82,8 @@ def stop_jobs(pool: cf.Executor, futures: Iterable[cf.Future[Any]], why: BaseExc
     A process pool's workers are killed (:func:`kill_workers`; the pool is then broken); a thread's job
     cannot be stopped, so :data:`awaiting` is told how many still run.
     """
+    import concurrent.futures as cf
+
     futures = list(futures)
     if isinstance(pool, cf.ProcessPoolExecutor) and isinstance(why, KeyboardInterrupt):
         # the pool cancels its queue itself (shutdown's cancel_futures): a future cancelled here could
@@ -122,6 +124,8 @@ def run_jobs(
     >>> [f.result() for f in futures]
     [4, 9]
     """
+    import concurrent.futures as cf
+
     futures: dict[cf.Future[Any], T] = {}
 
     def cancel_rest(f: cf.Future[Any]) -> None:
@@ -178,14 +182,17 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _worker_init(parent: int) -> None:
-    """Initializer of :func:`process_pool`'s workers: ignore Ctrl-C, die with ``parent`` (this process)."""
+def _worker_init(parent: int, direct: bool) -> None:
+    """Initializer of :func:`process_pool`'s workers: ignore Ctrl-C, die with ``parent`` (this process).
+
+    ``direct``: ``parent`` started this worker (fork, spawn); otherwise a fork server did, which exits with it.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops us; no traceback of our own
     if os.name != "posix":
         return
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the command line's handler, inherited by a fork
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPPING)  # held back while the parent forked us
-    ppid = os.getppid()  # ``parent``, or a fork server that exits with it
+    ppid = parent if direct else os.getppid()
     if sys.platform.startswith("linux"):
         import ctypes
 
@@ -193,7 +200,7 @@ def _worker_init(parent: int) -> None:
             ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
     else:
         threading.Thread(target=_watch_parent, args=(ppid, parent), daemon=True, name="cuda-fatbin-watchdog").start()
-    if os.getppid() != ppid or not _alive(parent):  # it died before the lines above
+    if os.getppid() != ppid or not _alive(parent):  # it died before the lines above (an orphan has another parent)
         os._exit(1)
 
 
@@ -215,7 +222,12 @@ def process_pool(max_workers: int) -> cf.ProcessPoolExecutor:
     ...     pool.submit(abs, -3).result()
     3
     """
-    return cf.ProcessPoolExecutor(max_workers, initializer=_worker_init, initargs=(os.getpid(),))
+    import concurrent.futures as cf
+    import multiprocessing
+
+    context = multiprocessing.get_context()
+    direct = context.get_start_method() in ("fork", "spawn")
+    return cf.ProcessPoolExecutor(max_workers, context, _worker_init, (os.getpid(), direct))
 
 
 @contextlib.contextmanager
