@@ -66,10 +66,10 @@ def kill_workers(pool: cf.ProcessPoolExecutor) -> None:
     """
     processes = list((getattr(pool, "_processes", None) or {}).values())
     results = getattr(pool, "_result_queue", None)  # shutdown() drops the reference: take it first
-    pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         with contextlib.suppress(OSError, AttributeError, ValueError):  # already gone, or closed
             process.kill()
+    pool.shutdown(wait=False, cancel_futures=True)
     writer = getattr(results, "_writer", None)
     if writer is not None:
         with contextlib.suppress(OSError):
