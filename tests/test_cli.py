@@ -920,7 +920,7 @@ def test_ctrl_c_handler_while_compiling_and_restored_after(monkeypatch, capsys):
     import signal
     import threading
 
-    from cuda_fatbin import _multiarch
+    from cuda_fatbin import _jobs
     from cuda_fatbin._cli._interrupt import interruptible
 
     before = signal.getsignal(signal.SIGINT)
@@ -928,16 +928,15 @@ def test_ctrl_c_handler_while_compiling_and_restored_after(monkeypatch, capsys):
     monkeypatch.setattr(os, "_exit", exits.append)
     with interruptible("compile"):
         handler = signal.getsignal(signal.SIGINT)
-        assert handler is not before and _multiarch._on_interrupt is not None
+        assert handler is not before and _jobs.awaiting is not None
         with pytest.raises(KeyboardInterrupt):
             handler(signal.SIGINT, None)
         assert exits == []
         for running in (1, 2, 0):
-            _multiarch._on_interrupt(running)
-        with pytest.raises(KeyboardInterrupt):  # os._exit, replaced here, returned
-            handler(signal.SIGINT, None)
+            _jobs.awaiting(running)
+        handler(signal.SIGINT, None)  # os._exit, replaced here, returned
         assert exits == [130]
-    assert signal.getsignal(signal.SIGINT) is before and _multiarch._on_interrupt is None
+    assert signal.getsignal(signal.SIGINT) is before and _jobs.awaiting is None
     assert capsys.readouterr().err == (
         "cuda-fatbin compile: interrupted; waiting for 1 running compile; Ctrl-C again to quit now\n"
         "cuda-fatbin compile: interrupted; waiting for 2 running compiles; Ctrl-C again to quit now\n"

@@ -73,11 +73,11 @@ def test_debug_before_or_after_the_command_shows_the_traceback_of_the_error(tmp_
 def test_ctrl_c_during_a_compile_exits_130_and_says_what_it_waits_for(tmp_path, monkeypatch):
     """The first Ctrl-C in a compile: the running compiles are awaited, said so, named after the command; exit 130
     (the shell's code for SIGINT) and no output written."""
-    from cuda_fatbin import _multiarch, _program
+    from cuda_fatbin import _jobs, _program
 
     def interrupted(self, *args, **kwargs):
-        assert _multiarch._on_interrupt is not None
-        _multiarch._on_interrupt(1)
+        assert _jobs.awaiting is not None
+        _jobs.awaiting(1)
         raise KeyboardInterrupt
 
     monkeypatch.setattr(_program.Program, "compile", interrupted)

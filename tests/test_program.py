@@ -765,68 +765,27 @@ def _sleep_then(seconds: float) -> float:
     return seconds
 
 
-def test_terminate_workers_kills_running_compiles_and_returns_at_once():
+def test_kill_workers_kills_running_compiles_and_returns_at_once():
     """Ctrl-C stops a process pool's running compiles (docs/cli.md): its workers are killed, not waited for."""
     import concurrent.futures as cf
     import multiprocessing
     import time
 
-    from cuda_fatbin._multiarch import _terminate_workers
+    from cuda_fatbin._jobs import kill_workers
 
-    for native in (True, False):  # Python 3.14's terminate_workers, and the fallback that kills each process
-        pool = cf.ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"))
-        running = [pool.submit(_sleep_then, 60) for _ in range(2)]
-        queued = pool.submit(_sleep_then, 60)
-        while len(pool._processes or {}) < 2:
-            time.sleep(0.05)
-        time.sleep(0.5)  # both jobs started
-        if not native and hasattr(pool, "terminate_workers"):
-            pool.terminate_workers = None  # not callable: the fallback path
-        t0 = time.monotonic()
-        _terminate_workers(pool)
-        # a killed worker breaks the pool: its jobs end now, with an error, not after their 60 s
-        # (is_alive() is no witness: the pool's own thread reaps the workers, racing a join here)
-        done, _ = cf.wait([*running, queued], timeout=30)
-        assert len(done) == 3 and time.monotonic() - t0 < 30
-        assert all(f.cancelled() or isinstance(f.exception(), Exception) for f in done)
-
-    # What a real pool cannot show on this Python: with Python 3.14's terminate_workers
-    # (https://docs.python.org/3.14/library/concurrent.futures.html) nothing else is done; without it, a
-    # worker already gone (OSError, or a handle without terminate) does not stop the others from being
-    # killed, and the shutdown neither waits nor leaves queued jobs to start.
-    class Model:
-        def __init__(self, native: bool, processes: dict[int, object] | None) -> None:
-            self.calls: list[str] = []
-            if native:
-                self.terminate_workers = lambda: self.calls.append("terminate_workers")
-            if processes is not None:
-                self._processes = processes
-
-        def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-            self.calls.append(f"shutdown: {'waits' if wait else 'returns'}, {'cancels' if cancel_futures else 'keeps'}")
-
-    class Gone:
-        def terminate(self) -> None:
-            raise ProcessLookupError("no such process")  # an OSError
-
-    class Alive:
-        def __init__(self, calls: list[str]) -> None:
-            self.calls = calls
-
-        def terminate(self) -> None:
-            self.calls.append("terminate")
-
-    native = Model(True, {1: Gone()})
-    _terminate_workers(native)  # type: ignore[arg-type]
-    assert native.calls == ["terminate_workers"]
-    for processes in (None, {}):  # a pool of another make, one with no worker
-        bare = Model(False, processes)
-        _terminate_workers(bare)  # type: ignore[arg-type]
-        assert bare.calls == ["shutdown: returns, cancels"]
-    killed = Model(False, None)
-    killed._processes = {1: Gone(), 2: object(), 3: Alive(killed.calls), 4: Alive(killed.calls)}
-    _terminate_workers(killed)  # type: ignore[arg-type]
-    assert killed.calls == ["terminate", "terminate", "shutdown: returns, cancels"]
+    pool = cf.ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"))
+    running = [pool.submit(_sleep_then, 60) for _ in range(2)]
+    queued = pool.submit(_sleep_then, 60)
+    while len(pool._processes or {}) < 2:
+        time.sleep(0.05)
+    t0 = time.monotonic()
+    kill_workers(pool)
+    # a killed worker breaks the pool: its jobs end now, with an error, not after their 60 s
+    # (is_alive() is no witness: the pool's own thread reaps the workers, racing a join here)
+    done, _ = cf.wait([*running, queued], timeout=30)
+    assert len(done) == 3 and time.monotonic() - t0 < 30
+    assert all(f.cancelled() or isinstance(f.exception(), Exception) for f in done)
+    pool.shutdown(wait=True)
 
 
 def test_compile_error_text_lists_each_job_and_its_log():

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from cuda_fatbin import FatbinCompileError, _multiarch, plan_fatbin
+from cuda_fatbin import FatbinCompileError, _jobs, _multiarch, plan_fatbin
 from cuda_fatbin._multiarch import JobResult, _JobFailed, run_plan
 
 # four jobs: compute_80 -> sm_80, sm_86 (two links), then one each for sm_90, sm_100, sm_120
@@ -174,9 +174,9 @@ def test_ctrl_c_while_waiting_cancels_the_queue_and_stops_or_names_the_running_j
         raise KeyboardInterrupt
 
     said: list[int] = []
-    monkeypatch.setattr(_multiarch, "_on_interrupt", said.append)
+    monkeypatch.setattr(_jobs, "awaiting", said.append)
     terminated: list[object] = []
-    monkeypatch.setattr(_multiarch, "_terminate_workers", terminated.append)
+    monkeypatch.setattr(_jobs, "kill_workers", terminated.append)
     plan = plan_fatbin(["sm_80", "sm_86", "sm_90", "sm_100", "sm_120"], ptx_for="none", supported=range(200))
     assert len(plan.jobs) == 5
     with cf.ThreadPoolExecutor(max_workers=2) as threads:

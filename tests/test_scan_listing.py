@@ -371,9 +371,9 @@ class Pools:
     def __init__(self) -> None:
         self.made: list[int | None] = []
 
-    def __call__(self, max_workers: int | None = None) -> cf.ProcessPoolExecutor:
+    def __call__(self, max_workers: int | None = None, *args: object, **kwargs: object) -> cf.ProcessPoolExecutor:
         self.made.append(max_workers)
-        return REAL_POOL(max_workers=max_workers)
+        return REAL_POOL(max_workers, *args, **kwargs)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

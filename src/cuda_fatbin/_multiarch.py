@@ -13,13 +13,13 @@ needs the CUDA driver.
 from __future__ import annotations
 
 import concurrent.futures as cf
-import contextlib
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ._arch import Arch, ArchList, nvrtc_supported_sms, parse_archs
 from ._errors import Error
+from ._jobs import run_jobs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -438,23 +438,6 @@ def _nvjitlink(ptx: bytes, options: Iterable[bytes | str]) -> tuple[bytes, str]:
         nvjitlink.destroy(handle)
 
 
-def _terminate_workers(pool: cf.ProcessPoolExecutor) -> None:
-    """Kill a process pool's workers (their running compiles) and shut it down without waiting."""
-    terminate = getattr(pool, "terminate_workers", None)  # Python >= 3.14
-    if callable(terminate):
-        terminate()
-        return
-    for process in list((getattr(pool, "_processes", None) or {}).values()):
-        with contextlib.suppress(OSError, AttributeError):  # already gone
-            process.terminate()
-    pool.shutdown(wait=False, cancel_futures=True)
-
-
-# Called (in the waiting thread) with the number of jobs still running when Ctrl-C stops run_plan; the
-# command line sets it to say what it waits for. None: nothing said.
-_on_interrupt: Callable[[int], None] | None = None
-
-
 def run_plan(
     plan: Plan,
     submit_args: Callable[[Job], tuple[Any, ...]],
@@ -492,36 +475,22 @@ def run_plan(
     try:
         # longest first (jobs that link several archs, then newer archs, whose ptxas runs longer): the last
         # wave of a small pool then holds short jobs. Results are assembled in canonical order regardless.
+        # Ctrl-C (or SIGTERM) while submitting or waiting: the queued jobs are dropped, a process pool's
+        # running ones killed, a thread pool's awaited (_jobs.stop_jobs).
         order = sorted(jobs, key=lambda j: (-len(j.link), -j.arch.sm))
-        futures = {pool.submit(run_job, job, *submit_args(job)): job for job in order}
-
-        def cancel_rest(
-            done: cf.Future[JobResult],
-        ) -> None:  # runs as soon as a job fails, before its worker takes another
-            if not done.cancelled() and done.exception() is not None:
-                for f in futures:
-                    f.cancel()
-
-        for f in futures:
-            f.add_done_callback(cancel_rest)
         finished = 0
-        try:
-            for f in cf.as_completed(futures):
-                if progress is not None and not f.cancelled() and f.exception() is None:
-                    finished += 1
-                    progress(finished, len(jobs), futures[f])
-        except KeyboardInterrupt:  # Ctrl-C: drop the queued jobs now; end or await the running ones
-            for f in futures:
-                f.cancel()
-            if isinstance(pool, cf.ProcessPoolExecutor):  # a process's compile can be stopped: stop it
-                _terminate_workers(pool)
-            elif _on_interrupt is not None:  # a thread's cannot: say what is awaited
-                _on_interrupt(sum(1 for f in futures if f.running()))
-            raise
-        done = {f for f in futures if not f.cancelled()}
+
+        def done(f: cf.Future[JobResult], job: Job) -> None:
+            nonlocal finished
+            if progress is not None and not f.cancelled() and f.exception() is None:
+                finished += 1
+                progress(finished, len(jobs), job)
+
+        futures = run_jobs(pool, run_job, order, lambda job: (job, *submit_args(job)), done, cancel_on_error=True)
+        ended = {f for f in futures if not f.cancelled()}
         failures = []
         for f in futures:
-            e = f.exception() if f in done else None
+            e = f.exception() if f in ended else None
             if e is not None:
                 if not isinstance(e, Exception):  # Ctrl-C, SystemExit, GeneratorExit in a job: unchanged
                     raise e

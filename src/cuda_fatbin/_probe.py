@@ -694,11 +694,22 @@ print("TAG", out.value, flush=True)
 """
 
 
+# First lines of every child: it dies with the probe (Linux: PR_SET_PDEATHSIG; the probe's pid is argv[2]).
+_DIE_WITH_PARENT = r"""
+import sys
+if sys.platform.startswith("linux"):
+    import ctypes, os, signal
+    ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0)
+    if os.getppid() != int(sys.argv[2]):
+        sys.exit(0)
+"""
+
+
 def run_child(path: Path, env: dict[str, str], timeout: float = _CASE_TIMEOUT) -> tuple[str, str]:
     """Load and launch the fatbin at ``path`` in a fresh process: ``(outcome, detail)``."""
     try:
-        res = subprocess.run([sys.executable, "-I", "-c", _CHILD, str(path)], capture_output=True, text=True,
-                             env=env, timeout=timeout)  # fmt: skip
+        res = subprocess.run([sys.executable, "-I", "-c", _DIE_WITH_PARENT + _CHILD, str(path), str(os.getpid())],
+                             capture_output=True, text=True, env=env, timeout=timeout)  # fmt: skip
     except subprocess.TimeoutExpired:
         return "TIMEOUT", f"no answer in {timeout:.0f} s"
     if res.returncode < 0:
@@ -815,10 +826,11 @@ def probe(
     >>> report.ok, len(report.run)  # doctest: +SKIP
     (True, 2)
     """
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import Future, ThreadPoolExecutor
 
     from ._arch import nvrtc_supported_sms
     from ._driver import devices
+    from ._jobs import run_jobs
     from ._select import parse_driver
 
     info = devices("cuda-fatbin probe", "run it on a machine with a GPU")[0]
@@ -862,10 +874,15 @@ def probe(
             r.detail = "; ".join(x for x in (r.detail, more) if x)
             return r
 
+        def finished(f: Future[CaseResult], item: object) -> None:
+            nonlocal done
+            r = f.result()
+            done += 1
+            if progress is not None:
+                progress(done, len(built), r.case.name)
+
+        # Ctrl-C or SIGTERM: the queued cases are dropped, the running ones awaited (_jobs.stop_jobs)
         with ThreadPoolExecutor(workers) as pool:
-            for r in pool.map(one, enumerate(built)):
-                done += 1
-                if progress is not None:
-                    progress(done, len(built), r.case.name)
+            run_jobs(pool, one, enumerate(built), lambda item: (item,), finished)
     return ProbeReport(info.name, f"{gpu.major}.{gpu.minor}", info.driver, _versions(), started,
                        time.monotonic() - t0, workers, results, tuple(sms))  # fmt: skip

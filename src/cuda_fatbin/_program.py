@@ -269,7 +269,7 @@ class Program(_CoreProgram):
             Threads for the default pool. Default: None (``min(jobs, os.cpu_count())``).
         executor : concurrent.futures.Executor, optional
             Run the jobs here instead (a process pool, ``dask.distributed.Client.get_executor()``...).
-            On Ctrl-C the queued jobs are cancelled; a ``ProcessPoolExecutor``'s workers are terminated
+            On Ctrl-C the queued jobs are cancelled; a ``ProcessPoolExecutor``'s workers are killed
             (that pool is then broken); threads finish their running job. Default: None.
         group : bool, optional
             One front-end compile per virtual arch, nvJitLink per real arch (see :func:`plan_fatbin`).

@@ -42,6 +42,7 @@ from ._files import (
     read_regular,
     stat_path,
 )
+from ._jobs import process_pool, run_jobs
 from ._nvidia import gpu_arch, gpu_list
 from ._packages import package_kind, read_package
 from ._reader import iter_fatbins
@@ -838,13 +839,16 @@ def scan(
             done(item, _scan_job(item, *args))
     else:
         broken = []
-        with cf.ProcessPoolExecutor(max_workers=min(workers, len(items))) as pool:
-            futures = {pool.submit(_scan_job, item, *args): item for item in items}
-            for f in cf.as_completed(futures):
-                try:
-                    done(futures[f], f.result())
-                except cf.process.BrokenProcessPool:
-                    broken.append(futures[f])
+
+        def finished_job(f: cf.Future[tuple[list[BinaryReport], int]], item: _Item) -> None:
+            try:
+                done(item, f.result())
+            except cf.process.BrokenProcessPool:
+                broken.append(item)
+
+        # Ctrl-C or SIGTERM: the workers are killed and the queued files dropped (_jobs.stop_jobs)
+        with process_pool(min(workers, len(items))) as pool:
+            run_jobs(pool, _scan_job, items, lambda item: (item, *args), finished_job)
         for item in broken:  # a worker died (a file that shrank under a map: SIGBUS): each alone, to find it
             done(item, _isolated(item, args))
     reports = [r for r in reports if r.has_device_code or r.error]
@@ -859,9 +863,11 @@ def scan(
 
 def _isolated(item: _Item, args: tuple[list[Arch], DriverSpec, bool]) -> tuple[list[BinaryReport], int]:
     """Read one item in a process of its own: the reports, or an error row when that process dies too."""
-    with cf.ProcessPoolExecutor(max_workers=1) as pool:
+    with process_pool(1) as pool:
         try:
-            return pool.submit(_scan_job, item, *args).result()
+            result: tuple[list[BinaryReport], int]
+            result = run_jobs(pool, _scan_job, [item], lambda i: (i, *args)).popitem()[0].result()
+            return result
         except cf.process.BrokenProcessPool:
             return [BinaryReport(item.shown, archive=item.path if item.member else None,
                                  member=item.member.name if item.member else None,

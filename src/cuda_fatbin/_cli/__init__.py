@@ -137,7 +137,10 @@ def _main(argv: Sequence[str] | None) -> int:
     except BrokenPipeError:
         return _quiet_pipe()
     try:
-        code: int = args.func(args)
+        from ._interrupt import interruptible
+
+        with interruptible(args.command):
+            code: int = args.func(args)
         return code
     except UsageError as e:
         _error(args, e, f"error: {e}")
@@ -150,8 +153,10 @@ def _main(argv: Sequence[str] | None) -> int:
 
         _error(args, e, f"{type(e).__name__}: {e}")
         return 1 if isinstance(e, FatbinFormatError) else 2
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM (_jobs.Terminated): the shells' codes for them
+        from .._jobs import Terminated
+
+        return 143 if isinstance(e, Terminated) else 130
     except BrokenPipeError:  # output piped into head & co.: stop quietly
         return _quiet_pipe()
     except Exception as e:  # a library failure: one readable line

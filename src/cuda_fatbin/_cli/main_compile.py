@@ -166,17 +166,15 @@ def _compile(args: argparse.Namespace, program: Program, cache_dir: str | None, 
         outputs = [p for p in (args.output, args.symbols) if p and p != "-"]  # no header, whatever their suffix
         cache_options = {"cache_exclude": [*args.cache_exclude, *outputs], "cache_max_files": args.cache_max_files}
     from .._program import DriverCompatibilityError
-    from ._interrupt import interruptible
 
     try:
-        with interruptible("compile"):
-            obj = program.compile(
-                "fatbin", args.name_expression, logs, **plan,
-                fatbin_options=_fatbin_options(args), max_workers=args.jobs, group=args.group,
-                extra_options=args.nvrtc_option, progress=progress, cache=cache,
-                min_driver=_installed_driver(args.min_driver, "--min-driver"),
-                min_driver_action="warn" if args.min_driver_warn else "error", **(cache_options or {}),
-            )  # fmt: skip
+        obj = program.compile(
+            "fatbin", args.name_expression, logs, **plan,
+            fatbin_options=_fatbin_options(args), max_workers=args.jobs, group=args.group,
+            extra_options=args.nvrtc_option, progress=progress, cache=cache,
+            min_driver=_installed_driver(args.min_driver, "--min-driver"),
+            min_driver_action="warn" if args.min_driver_warn else "error", **(cache_options or {}),
+        )  # fmt: skip
     except DriverCompatibilityError as e:  # the build worked but does not meet --min-driver: the work failed
         raise Failure(str(e)) from None
     finally:

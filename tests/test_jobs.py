@@ -1,0 +1,225 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
+"""Running jobs and stopping them on a signal (``_jobs``, docs/cli.md "Signals"), in process.
+
+The process-pool hang of a Ctrl-C after the first job of a compile: a worker killed while it sent its
+result left part of a message in the pool's result pipe, and the pool's manager thread waited for the
+rest for ever (``shutdown`` and the interpreter's exit with it). Here the half-sent message is made on
+purpose (deterministic), and the scenario itself is repeated with results big enough that a worker is
+often caught sending one.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import concurrent.futures.process  # noqa: F401  (cf.process below)
+import os
+import signal
+import struct
+import sys
+import threading
+import time
+
+import pytest
+
+from cuda_fatbin import _jobs
+from cuda_fatbin._jobs import Terminated, kill_workers, process_pool, run_jobs, signal_handlers, stop_jobs
+
+linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork, /proc and PR_SET_PDEATHSIG")
+
+
+def _managers() -> set[threading.Thread]:
+    """The process pools' manager threads alive now."""
+    return {t for t in threading.enumerate() if isinstance(t, cf.process._ExecutorManagerThread) and t.is_alive()}
+
+
+def _shut_down_within(
+    pool: cf.ProcessPoolExecutor, before: set[threading.Thread], results: object, seconds: float
+) -> bool:
+    """``pool.shutdown(wait=True)`` and its manager thread end within ``seconds``; if not, unblock them as the
+    fix does (or the interpreter's exit would wait on that thread for ever) and say so."""
+    ender = threading.Thread(target=pool.shutdown, daemon=True)
+    ender.start()
+    ender.join(seconds)
+    managers = _managers() - before
+    for manager in managers:
+        manager.join(seconds)
+    stuck = ender.is_alive() or any(m.is_alive() for m in managers)
+    if stuck:
+        results._writer.close()  # type: ignore[attr-defined]
+        for thread in (ender, *managers):
+            thread.join(30)
+    return not stuck
+
+
+def _half_sent(marker: str) -> None:
+    """In a pool worker: write the start of a result message (a length of 1000 bytes, then 10 of them), as
+    a worker killed while sending its result leaves it, and wait to be killed."""
+    results = sys._getframe(1).f_locals["result_queue"]  # concurrent.futures.process._process_worker's
+    with results._wlock:
+        os.write(results._writer.fileno(), struct.pack("!i", 1000) + b"x" * 10)
+        with open(marker, "w"):
+            pass
+        time.sleep(120)
+
+
+def _interrupt_when(path: str) -> threading.Thread:
+    main = threading.main_thread().ident
+    assert main is not None
+
+    def wait() -> None:
+        deadline = time.monotonic() + 60
+        while not os.path.exists(path) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        signal.pthread_kill(main, signal.SIGINT)  # a Ctrl-C: KeyboardInterrupt in the main thread
+
+    thread = threading.Thread(target=wait, daemon=True)
+    thread.start()
+    return thread
+
+
+@linux
+def test_ctrl_c_while_a_worker_sends_its_result_leaves_the_pool_able_to_shut_down(tmp_path):
+    marker = str(tmp_path / "sending")
+    before = _managers()
+    pool = cf.ProcessPoolExecutor(2)
+    results = pool._result_queue
+    waiter = _interrupt_when(marker)
+    with pytest.raises(KeyboardInterrupt):
+        run_jobs(pool, _half_sent, [marker], lambda m: (m,))
+    waiter.join()
+    assert _shut_down_within(pool, before, results, 30), "the pool's manager thread waits for the rest of the message"
+
+
+def _result_of(size: int, wait: float) -> bytes:
+    time.sleep(wait)
+    return b"r" * size
+
+
+TRIES = int(os.environ.get("CUDA_FATBIN_STRESS_TRIES", "30"))
+
+
+@linux
+def test_ctrl_c_after_the_first_job_stops_a_process_pool_every_time():
+    """Issue #52's scenario, in process and repeated: a user's process pool of 2, jobs that send big results,
+    Ctrl-C right after the first one ended (while its sibling often sends its own). Every try: the jobs
+    stop and the pool shuts down at once. Without closing the result pipe's write end (kill_workers), a try
+    among the first ten hung on a 2-core machine."""
+    hung = 0
+    for _ in range(TRIES):
+        before = _managers()
+        pool = cf.ProcessPoolExecutor(2)
+        results = pool._result_queue
+
+        def interrupt(f: cf.Future[bytes], item: float) -> None:
+            raise KeyboardInterrupt
+
+        t0 = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            # both first jobs end together; 8 MiB takes a while through a pipe
+            run_jobs(pool, _result_of, [0.02, 0.02, 5, 5], lambda w: (8 << 20, w), interrupt)
+        hung += not _shut_down_within(pool, before, results, 30)
+        assert time.monotonic() - t0 < 30
+    assert hung == 0, f"{hung} of {TRIES} tries hung"
+
+
+def test_stop_jobs_cancels_the_queue_and_names_the_running_thread_jobs(monkeypatch):
+    """A thread's job cannot be stopped: the count still running goes to ``awaiting``; an error that is not
+    an interrupt only cancels the queue."""
+    release = threading.Event()
+    said: list[int] = []
+    monkeypatch.setattr(_jobs, "awaiting", said.append)
+    with cf.ThreadPoolExecutor(1) as pool:
+        running = pool.submit(release.wait, 30)
+        queued = pool.submit(release.wait, 30)
+        while not running.running():
+            time.sleep(0.01)
+        stop_jobs(pool, [running, queued], ValueError("from a callback"))
+        assert queued.cancelled() and said == []
+        stop_jobs(pool, [running, queued], KeyboardInterrupt())
+        assert said == [1]
+        release.set()
+
+
+def test_kill_workers_of_a_pool_without_processes_or_results():
+    """A pool of another make (no ``_processes``, no ``_result_queue``): shut down without waiting, nothing more."""
+    calls: list[tuple[bool, bool]] = []
+
+    class Other(cf.ProcessPoolExecutor):
+        def __init__(self) -> None:
+            pass
+
+        def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+            calls.append((wait, cancel_futures))
+
+    kill_workers(Other())
+    assert calls == [(False, True)]
+
+
+def test_run_jobs_on_error_cancels_the_rest():
+    """``cancel_on_error``: a failed job cancels those not started, even one that failed before the last submit."""
+    with cf.ThreadPoolExecutor(1) as pool:
+        futures = run_jobs(pool, lambda x: 1 // x, [0, 1, 2], lambda x: (x,), cancel_on_error=True)
+    states = [("cancelled" if f.cancelled() else type(f.exception()).__name__) for f in futures]
+    assert states == ["ZeroDivisionError", "cancelled", "cancelled"], states
+
+
+def _worker_state() -> tuple[object, int]:
+    return signal.getsignal(signal.SIGINT), os.getppid()
+
+
+@linux
+def test_our_workers_ignore_ctrl_c_and_die_with_this_process():
+    """A terminal's Ctrl-C reaches every process of the group: our workers ignore it (this process stops them).
+    PR_SET_PDEATHSIG: the worker's parent-death signal is SIGKILL (read back with PR_GET_PDEATHSIG)."""
+    with process_pool(1) as pool:
+        handler, parent = pool.submit(_worker_state).result()
+        assert handler == signal.SIG_IGN and parent == os.getpid()
+        assert pool.submit(_pdeathsig).result() == signal.SIGKILL
+
+
+def _pdeathsig() -> int:
+    import ctypes
+
+    value = ctypes.c_int()
+    ctypes.CDLL(None).prctl(2, ctypes.byref(value), 0, 0, 0)  # PR_GET_PDEATHSIG
+    return value.value
+
+
+def test_signal_handlers_first_signal_raises_then_exits_while_awaiting(monkeypatch, capsys):
+    """SIGINT: KeyboardInterrupt; SIGTERM: Terminated. Once running thread jobs are awaited, another signal
+    exits at once (130, or 143 for SIGTERM); SIGTERM itself does not wait for them. Handlers restored after."""
+    exits: list[int] = []
+
+    def fake_exit(code: int) -> None:
+        exits.append(code)
+        raise SystemExit(code)
+
+    monkeypatch.setattr(os, "_exit", fake_exit)
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    for first, raised in ((signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, Terminated)):
+        with signal_handlers("scan"):
+            handler = signal.getsignal(first)
+            assert callable(handler) and _jobs.awaiting is not None
+            with pytest.raises(raised) as info:
+                handler(first, None)
+            assert type(info.value) is raised
+            handler(signal.SIGINT, None)  # unwinding: a second signal waits for the clean-up
+            assert exits == []
+            if first == signal.SIGTERM:
+                with pytest.raises(SystemExit):
+                    _jobs.awaiting(2)
+                assert exits == [143]
+            else:
+                _jobs.awaiting(0)
+                _jobs.awaiting(2)
+                with pytest.raises(SystemExit):
+                    handler(signal.SIGINT, None)
+                assert exits == [130]
+        exits.clear()
+    assert {s: signal.getsignal(s) for s in before} == before and _jobs.awaiting is None
+    assert capsys.readouterr().err == (
+        "cuda-fatbin scan: interrupted; waiting for 2 running jobs; Ctrl-C again to quit now\n"
+        "cuda-fatbin scan: interrupted\n"
+        "cuda-fatbin scan: interrupted\n"
+    )
