@@ -9,6 +9,7 @@ import importlib
 import io
 import json
 import multiprocessing
+import os
 import sys
 from pathlib import Path
 
@@ -421,3 +422,40 @@ def test_a_header_saved_during_a_compile_is_never_served_under_the_old_key(inclu
     assert again.code == original
     _, report, _ = compile_(cache, include_dir, ["sm_80", "sm_90"])
     assert len(report.hits) == 2  # a quiet build is stored as before
+
+
+class _EditUndoExecutor(cf.ThreadPoolExecutor):
+    """One job at a time; the first compiles ``path`` saved with ``text``, which is put back as it was after it."""
+
+    def __init__(self, path, text):
+        super().__init__(max_workers=1)
+        self.path, self.text = path, text
+
+    def submit(self, fn, /, *args, **kwargs):
+        if self.text is None:
+            return super().submit(fn, *args, **kwargs)
+        before, st = self.path.read_text(), self.path.stat()
+        self.path.write_text(self.text)
+        self.text = None
+
+        def edited_then_undone(*a, **k):
+            try:
+                return fn(*a, **k)
+            finally:  # the same bytes and modification time as before: only the status change time tells
+                self.path.write_text(before)
+                os.utime(self.path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+        return super().submit(edited_then_undone, *args, **kwargs)
+
+
+def test_a_header_edited_and_undone_during_a_compile_is_not_stored(include_dir):
+    """The second fingerprint hashes the same bytes as the first, but a job compiled the edit: not stored."""
+    cache = InMemoryProgramCache()
+    header = include_dir / "consts.cuh"
+    original = _fresh(include_dir, ["sm_80", "sm_90"])
+    with _EditUndoExecutor(header, "#define FACTOR 5\n") as pool:
+        mixed, report, _ = compile_(cache, include_dir, ["sm_80", "sm_90"], executor=pool)
+    assert bytes(mixed.code) != original  # one job did compile the edited header
+    assert len(report.misses) == 2 and report.not_stored == report.misses
+    again, report, _ = compile_(cache, include_dir, ["sm_80", "sm_90"])
+    assert len(report.misses) == 2 and bytes(again.code) == original
