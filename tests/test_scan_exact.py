@@ -289,6 +289,17 @@ def test_a_binary_belongs_to_the_distribution_whose_record_owns_it_not_the_last_
     assert owners(report, site_dir) == {rel: "owner 1.0"}
 
 
+def test_a_record_line_whose_hash_matches_but_whose_size_does_not_is_no_match(fatbin, tmp_path):
+    """Hash and size both: a line with the right hash and another size is not that file's (a claim as weak as
+    a wrong hash), so the owner's line wins even where the other distribution is first in name order."""
+    site_dir = tmp_path / "site"
+    rel = "owner/k.fatbin"
+    installed(site_dir, "owner", "1.0", {rel: fatbin}, record=_record_line(rel, fatbin))
+    wrong_size = _record_line(rel, fatbin).replace(f",{len(fatbin)}\n", f",{len(fatbin) + 1}\n")
+    installed(site_dir, "aaa", "1.0", {}, record=wrong_size)
+    assert owners(scan([site_dir], gpus="80", max_workers=1), site_dir) == {rel: "owner 1.0"}
+
+
 def test_two_versions_left_installed_attribute_the_file_to_the_one_whose_bytes_it_holds(fatbin, tmp_path):
     """foo-10.0 and foo-9.0 both listing foo/k.fatbin (a stale dist-info): the one whose RECORD hash matches."""
     site_dir = tmp_path / "site"
