@@ -1079,3 +1079,23 @@ def test_fatbin_sections_listed_out_of_file_order_are_all_found_once(artifacts):
     listed = [(places[2][0], "sm_90", False), (places[0][0], "sm_80", False), (places[1][0], "sm_86", False)]
     stored = (image.rindex(blobs[0]), "sm_80", True)
     assert found == [*sorted(listed), stored]  # in file order, as iter_fatbins yields them
+
+
+def test_a_closed_standard_input_is_an_error_of_that_input_never_a_crash():
+    """`inspect -` started with standard input closed (`<&-`): AttributeError ('NoneType' has no 'buffer')."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    def closed():
+        os.close(0)
+
+    for extra in ([], ["--json"]):
+        res = subprocess.run([sys.executable, "-m", "cuda_fatbin", "inspect", *extra, "-"], capture_output=True,
+                             stdin=subprocess.DEVNULL, preexec_fn=closed, timeout=120, text=True)  # fmt: skip
+        assert res.returncode == 1 and "Error" not in res.stderr, res.stderr
+        if extra:
+            assert json.loads(res.stdout)["files"][0]["error"] == "-: standard input is closed"
+        else:
+            assert res.stderr == "cuda-fatbin inspect: -: standard input is closed\n"
