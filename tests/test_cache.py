@@ -11,6 +11,7 @@ import json
 import multiprocessing
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -459,3 +460,44 @@ def test_a_header_edited_and_undone_during_a_compile_is_not_stored(include_dir):
     assert len(report.misses) == 2 and report.not_stored == report.misses
     again, report, _ = compile_(cache, include_dir, ["sm_80", "sm_90"])
     assert len(report.misses) == 2 and bytes(again.code) == original
+
+
+@pytest.mark.parametrize("sub", ["tmp", "entries"])
+def test_headers_of_an_include_folder_in_the_cache_s_own_subfolder_names_stay_in_the_key(include_dir, sub):
+    """`-I build --cache build` where build/tmp/ (or build/entries/) holds headers: an edit there gave a stale hit."""
+    SRC_SUB = SRC.replace('"consts.cuh"', f'"{sub}/consts.cuh"')
+    (include_dir / sub).mkdir()
+    header = include_dir / sub / "consts.cuh"
+    header.write_text("#define FACTOR 2\n")
+
+    def build(cache):
+        program = Program(SRC_SUB, "c++", ProgramOptions(include_path=[str(include_dir)]))
+        obj = program.compile("fatbin", NAMES, archs=["sm_80"], ptx_for=(), cache=cache)
+        return bytes(obj.code), program.last_cache_report
+
+    with FileStreamProgramCache(include_dir) as cache:
+        build(cache)
+        # tmp/ is empty between stores: a hit; entries/ is then hashed with the cache's own entries: never a hit
+        assert len(build(cache)[1].hits) == (1 if sub == "tmp" else 0)
+        header.write_text("#define FACTOR 3\n")
+        code, report = build(cache)
+        assert len(report.misses) == 1
+        assert code == build(None)[0]
+
+
+def test_compile_refuses_a_cache_folder_whose_tmp_or_entries_hold_files_not_its_own(tmp_path, include_dir):
+    """`--cache .` where ./tmp/ holds a file of the user's: the cache deleted it (files there over an hour old)."""
+    from cli_testing import cli_main
+
+    (include_dir / "k.cu").write_text(SRC)
+    (include_dir / "tmp").mkdir()
+    notes = include_dir / "tmp" / "notes.txt"
+    notes.write_text("mine")
+    os.utime(notes, (time.time() - 7200, time.time() - 7200))
+    args = ["compile", "k.cu", "--arch", "80", "-o", str(tmp_path / "k.fatbin"), "--cache", "."]
+    res = cli_main(*args, cwd=include_dir, check=2)
+    assert "--cache .: its tmp/ holds files that are not the cache's (tmp/notes.txt)" in res.stderr
+    assert notes.read_text() == "mine" and not (tmp_path / "k.fatbin").exists()
+    notes.unlink()
+    cli_main(*args, cwd=include_dir, check=0)  # the cache's own tmp/ and entries/ are no obstacle
+    assert "2 hit(s)" in cli_main(*args, cwd=include_dir, check=0).stderr
