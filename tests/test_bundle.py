@@ -851,6 +851,8 @@ def test_build_refuses_a_name_expression_that_open_would_refuse(tmp_path, expr):
     src = "template <typename T> __global__ void f(T* p) { p[0] = 1; }"
     with pytest.raises(ValueError, match=r"suite 'k': name expression .* is not printable UTF-8 text \(no tab"):
         KernelBundle.build(tmp_path / "b", {"k": KernelSuite(src, ["f<int>", expr])}, archs=["sm_80"])
+    with pytest.raises(ValueError, match=r"suite 'k': name expression .* is not printable UTF-8 text \(no tab"):
+        KernelBundle.build(tmp_path / "b", {"k": KernelSuite(src, expr)}, archs=["sm_80"])  # one, as a str
     assert not (tmp_path / "b").exists()  # refused before anything was compiled or written
     built = KernelBundle.build(tmp_path / "b", {"k": KernelSuite(src, ["f<int>", "f< float >"])}, archs=["sm_80"])
     reopened = KernelBundle.open(tmp_path / "b")  # what build accepts, open reads

@@ -9,7 +9,9 @@ import importlib
 import io
 import json
 import multiprocessing
+import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -421,3 +423,81 @@ def test_a_header_saved_during_a_compile_is_never_served_under_the_old_key(inclu
     assert again.code == original
     _, report, _ = compile_(cache, include_dir, ["sm_80", "sm_90"])
     assert len(report.hits) == 2  # a quiet build is stored as before
+
+
+class _EditUndoExecutor(cf.ThreadPoolExecutor):
+    """One job at a time; the first compiles ``path`` saved with ``text``, which is put back as it was after it."""
+
+    def __init__(self, path, text):
+        super().__init__(max_workers=1)
+        self.path, self.text = path, text
+
+    def submit(self, fn, /, *args, **kwargs):
+        if self.text is None:
+            return super().submit(fn, *args, **kwargs)
+        before, st = self.path.read_text(), self.path.stat()
+        self.path.write_text(self.text)
+        self.text = None
+
+        def edited_then_undone(*a, **k):
+            try:
+                return fn(*a, **k)
+            finally:  # the same bytes and modification time as before: only the status change time tells
+                self.path.write_text(before)
+                os.utime(self.path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+        return super().submit(edited_then_undone, *args, **kwargs)
+
+
+def test_a_header_edited_and_undone_during_a_compile_is_not_stored(include_dir):
+    """The second fingerprint hashes the same bytes as the first, but a job compiled the edit: not stored."""
+    cache = InMemoryProgramCache()
+    header = include_dir / "consts.cuh"
+    original = _fresh(include_dir, ["sm_80", "sm_90"])
+    with _EditUndoExecutor(header, "#define FACTOR 5\n") as pool:
+        mixed, report, _ = compile_(cache, include_dir, ["sm_80", "sm_90"], executor=pool)
+    assert bytes(mixed.code) != original  # one job did compile the edited header
+    assert len(report.misses) == 2 and report.not_stored == report.misses
+    again, report, _ = compile_(cache, include_dir, ["sm_80", "sm_90"])
+    assert len(report.misses) == 2 and bytes(again.code) == original
+
+
+@pytest.mark.parametrize("sub", ["tmp", "entries"])
+def test_headers_of_an_include_folder_in_the_cache_s_own_subfolder_names_stay_in_the_key(include_dir, sub):
+    """`-I build --cache build` where build/tmp/ (or build/entries/) holds headers: an edit there gave a stale hit."""
+    SRC_SUB = SRC.replace('"consts.cuh"', f'"{sub}/consts.cuh"')
+    (include_dir / sub).mkdir()
+    header = include_dir / sub / "consts.cuh"
+    header.write_text("#define FACTOR 2\n")
+
+    def build(cache):
+        program = Program(SRC_SUB, "c++", ProgramOptions(include_path=[str(include_dir)]))
+        obj = program.compile("fatbin", NAMES, archs=["sm_80"], ptx_for=(), cache=cache)
+        return bytes(obj.code), program.last_cache_report
+
+    with FileStreamProgramCache(include_dir) as cache:
+        build(cache)
+        # tmp/ is empty between stores: a hit; entries/ is then hashed with the cache's own entries: never a hit
+        assert len(build(cache)[1].hits) == (1 if sub == "tmp" else 0)
+        header.write_text("#define FACTOR 3\n")
+        code, report = build(cache)
+        assert len(report.misses) == 1
+        assert code == build(None)[0]
+
+
+def test_compile_refuses_a_cache_folder_whose_tmp_or_entries_hold_files_not_its_own(tmp_path, include_dir):
+    """`--cache .` where ./tmp/ holds a file of the user's: the cache deleted it (files there over an hour old)."""
+    from cli_testing import cli_main
+
+    (include_dir / "k.cu").write_text(SRC)
+    (include_dir / "tmp").mkdir()
+    notes = include_dir / "tmp" / "notes.txt"
+    notes.write_text("mine")
+    os.utime(notes, (time.time() - 7200, time.time() - 7200))
+    args = ["compile", "k.cu", "--arch", "80", "-o", str(tmp_path / "k.fatbin"), "--cache", "."]
+    res = cli_main(*args, cwd=include_dir, check=2)
+    assert "--cache .: its tmp/ holds files that are not the cache's (tmp/notes.txt)" in res.stderr
+    assert notes.read_text() == "mine" and not (tmp_path / "k.fatbin").exists()
+    notes.unlink()
+    cli_main(*args, cwd=include_dir, check=0)  # the cache's own tmp/ and entries/ are no obstacle
+    assert "2 hit(s)" in cli_main(*args, cwd=include_dir, check=0).stderr

@@ -1197,6 +1197,26 @@ def test_compile_outputs_are_all_or_nothing_when_the_symbols_file_cannot_be_writ
     assert json.loads((tmp_path / "s.json").read_text()) == {"s<int>": "_Z1sIiEvPT_"}
 
 
+def test_compile_outputs_are_all_or_nothing_when_the_second_rename_fails(source, tmp_path, monkeypatch):
+    """Two outputs (`-o X --symbols M`, the usual pair): M's rename fails after X's, and X gets its old bytes back."""
+    (tmp_path / "k.fatbin").write_bytes(b"old fatbin")
+    (tmp_path / "s.json").write_bytes(b"old mapping")
+    real = os.replace
+
+    def replace(src, dst):
+        if os.path.basename(os.fspath(dst)) == "s.json":
+            raise OSError(errno.EIO, "Input/output error")
+        return real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    res = cli_main("compile", source, "--arch", "80", "-o", "k.fatbin", "--symbols", "s.json",
+                   "--name-expression", "s<int>", cwd=tmp_path, check=1)  # fmt: skip
+    assert "nothing was written: k.fatbin, s.json are left as they were" in res.stderr
+    assert (tmp_path / "k.fatbin").read_bytes() == b"old fatbin"
+    assert (tmp_path / "s.json").read_bytes() == b"old mapping"
+    assert sorted(os.listdir(tmp_path)) == ["k.fatbin", "s.json"]  # no temporary or kept file left
+
+
 @pytest.mark.parametrize("failure", ["second rename", "Ctrl-C in the block", "staging"])
 def test_written_together_leaves_every_old_file_when_any_step_fails(tmp_path, monkeypatch, failure):
     a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"  # c does not exist before

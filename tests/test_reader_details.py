@@ -181,6 +181,25 @@ def test_a_stream_is_read_to_its_bound_and_no_further(monkeypatch):
     assert bytes(_reader._read_stream(Pipe(bytes(64)), "a pipe").view) == bytes(64)
 
 
+@pytest.mark.parametrize("piece", [1, 7, 16, 64, 65, 4096])
+def test_a_stream_that_comes_in_pieces_is_refused_over_its_bound_never_cut_short(monkeypatch, piece):
+    """A pipe gives what was written so far: over the bound in pieces of any size is refused, not read truncated."""
+    import io
+
+    from cuda_fatbin import _reader
+
+    class Pipe(io.BytesIO):
+        def read1(self, n=-1):
+            return super().read1(min(n, piece) if n >= 0 else piece)
+
+    monkeypatch.setattr(_reader, "MAX_STREAM", 64)
+    for size in (65, 1000):
+        with pytest.raises(FatbinFormatError, match="standard input holds over 64 bytes"):
+            _reader._read_stream(Pipe(bytes(size)), "standard input")
+    for size in (0, 1, 63, 64):
+        assert bytes(_reader._read_stream(Pipe(bytes(size)), "a pipe").view) == bytes(size)
+
+
 def test_standard_input_is_read_as_it_comes_never_into_a_buffer_of_the_bound():
     """`inspect -` allocated MAX_STREAM (1 GiB) before reading: a MemoryError under a 512 MiB limit for 3.5 KB."""
     import resource
@@ -1060,3 +1079,23 @@ def test_fatbin_sections_listed_out_of_file_order_are_all_found_once(artifacts):
     listed = [(places[2][0], "sm_90", False), (places[0][0], "sm_80", False), (places[1][0], "sm_86", False)]
     stored = (image.rindex(blobs[0]), "sm_80", True)
     assert found == [*sorted(listed), stored]  # in file order, as iter_fatbins yields them
+
+
+def test_a_closed_standard_input_is_an_error_of_that_input_never_a_crash():
+    """`inspect -` started with standard input closed (`<&-`): AttributeError ('NoneType' has no 'buffer')."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    def closed():
+        os.close(0)
+
+    for extra in ([], ["--json"]):
+        res = subprocess.run([sys.executable, "-m", "cuda_fatbin", "inspect", *extra, "-"], capture_output=True,
+                             stdin=subprocess.DEVNULL, preexec_fn=closed, timeout=120, text=True)  # fmt: skip
+        assert res.returncode == 1 and "Error" not in res.stderr, res.stderr
+        if extra:
+            assert json.loads(res.stdout)["files"][0]["error"] == "-: standard input is closed"
+        else:
+            assert res.stderr == "cuda-fatbin inspect: -: standard input is closed\n"

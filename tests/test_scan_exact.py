@@ -289,6 +289,35 @@ def test_a_binary_belongs_to_the_distribution_whose_record_owns_it_not_the_last_
     assert owners(report, site_dir) == {rel: "owner 1.0"}
 
 
+def test_a_record_line_whose_hash_matches_but_whose_size_does_not_is_no_match(fatbin, tmp_path):
+    """Hash and size both: a line with the right hash and another size is not that file's (a claim as weak as
+    a wrong hash), so the owner's line wins even where the other distribution is first in name order."""
+    site_dir = tmp_path / "site"
+    rel = "owner/k.fatbin"
+    installed(site_dir, "owner", "1.0", {rel: fatbin}, record=_record_line(rel, fatbin))
+    wrong_size = _record_line(rel, fatbin).replace(f",{len(fatbin)}\n", f",{len(fatbin) + 1}\n")
+    installed(site_dir, "aaa", "1.0", {}, record=wrong_size)
+    assert owners(scan([site_dir], gpus="80", max_workers=1), site_dir) == {rel: "owner 1.0"}
+
+
+def test_a_line_naming_the_file_itself_outweighs_being_inside_the_site_folder(fatbin, tmp_path):
+    """Rule 2's order: the file itself (even reached with ``..``) over a symlink to it (even inside)."""
+    site_dir = tmp_path / "site"
+    rel = "pkg/k.fatbin"
+    (site_dir / "pkg").mkdir(parents=True)
+    (site_dir / rel).write_bytes(fatbin)
+    (site_dir / "alt").mkdir()
+    (site_dir / "alt" / "k.fatbin").symlink_to("../pkg/k.fatbin")
+    for info, name, line in (
+        ("a-1.0.dist-info", "alpha", "alt/k.fatbin,,\n"),  # a link, inside
+        ("z-1.0.dist-info", "zeta", f"../site/{rel},,\n"),  # the file, reaching out
+    ):
+        (site_dir / info).mkdir()
+        (site_dir / info / "METADATA").write_text(f"Name: {name}\nVersion: 1.0\n")
+        (site_dir / info / "RECORD").write_text(line)
+    assert owners(scan([site_dir], gpus="80", max_workers=1), site_dir) == {rel: "zeta 1.0"}
+
+
 def test_two_versions_left_installed_attribute_the_file_to_the_one_whose_bytes_it_holds(fatbin, tmp_path):
     """foo-10.0 and foo-9.0 both listing foo/k.fatbin (a stale dist-info): the one whose RECORD hash matches."""
     site_dir = tmp_path / "site"

@@ -147,3 +147,19 @@ def test_escaping_streams_puts_the_old_setting_back():
     finally:
         sys.stdout = saved
     assert out.buffer.getvalue() == b"\\u4e2d\n"
+
+
+def test_json_names_marks_each_list_item_that_is_not_unicode_and_only_those():
+    """A list of names, some plain and some not (`extract`'s `written`): `X_bytes` is null where plain."""
+    import json
+    from urllib.parse import unquote_to_bytes
+
+    from cuda_fatbin._term import json_names
+
+    doc = json_names({"written": ["a.cubin", "b\udcff%.cubin", "c.ptx"], "files": [{"path": "d\udce9"}, {"path": "e"}]})
+    text = json.dumps(doc, ensure_ascii=False).encode("utf-8")  # strict UTF-8: no lone surrogate left
+    assert json.loads(text) == doc
+    assert doc["written"] == ["a.cubin", "b\ufffd%.cubin", "c.ptx"]
+    assert doc["written_bytes"] == [None, "b%FF%25.cubin", None]
+    assert unquote_to_bytes(doc["written_bytes"][1]) == b"b\xff%.cubin"
+    assert doc["files"] == [{"path": "d\ufffd", "path_bytes": "d%E9"}, {"path": "e"}]

@@ -155,12 +155,53 @@ def cache_dirs(cache: Any) -> tuple[str, ...]:
 
     Its ``entries/`` and ``tmp/`` subfolders, not the cache folder itself: that folder may be an include
     folder too (``-I build --cache build``, ``--cache .`` beside the source), and every header in it must
-    stay in the key. A cache whose layout is not known (not a ``FileStreamProgramCache``, or a cuda.core
-    without these attributes) excludes nothing: its files then change the key, which costs hits, never
-    serves a stale entry.
+    stay in the key. A subfolder that holds anything but the cache's own files (``build/tmp/gen.cuh``:
+    :func:`foreign_cache_files`) is not left out either, nor is any folder of a cache whose layout is not
+    known (not a ``FileStreamProgramCache``, or a cuda.core without these attributes): their files then
+    change the key, which costs hits, never serves a stale entry.
     """
     dirs = [getattr(cache, a, None) for a in ("_entries", "_tmp")]  # cuda.core >= 1.2.0; private, feature-detected
-    return tuple(os.fspath(d) for d in dirs if isinstance(d, (str, os.PathLike)))
+    found = [os.fspath(d) for d in dirs if isinstance(d, (str, os.PathLike))]
+    return tuple(d for d in found if not _foreign(d, os.path.basename(d)))
+
+
+def _is_own(kind: str, name: str) -> bool:
+    """A name a ``FileStreamProgramCache`` gives what it writes: ``entries/<2 hex>/<62 hex>``, ``tmp/entry-*``."""
+    if kind == "entries":
+        return len(name) == 2 and all(c in "0123456789abcdef" for c in name)
+    return kind == "tmp" and name.startswith("entry-")
+
+
+def _foreign(folder: str, kind: str) -> list[str]:
+    """The names in ``folder`` (a cache's ``entries/`` or ``tmp/``) that the cache did not write ([] if no folder)."""
+    try:
+        with os.scandir(folder) as listing:
+            return sorted(e.name for e in listing if not _is_own(kind, e.name))
+    except FileNotFoundError:
+        return []
+    except OSError:  # not a folder, unreadable: not known to be the cache's
+        return [""]
+
+
+def foreign_cache_files(root: str | os.PathLike[str]) -> list[str]:
+    """What a ``FileStreamProgramCache`` folder ``root`` holds in its ``entries/`` and ``tmp/`` that it did not write.
+
+    The cache deletes files over an hour old in ``tmp/`` when it opens (and prunes ``entries/``), so a
+    folder whose ``tmp/`` or ``entries/`` holds files of its own (``--cache .`` in a project with a
+    ``tmp/`` folder) must not be opened as a cache: ``cuda-fatbin compile --cache`` refuses it. Paths
+    relative to ``root``, at most the first 5.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> (root / "tmp").mkdir()
+    >>> _ = (root / "tmp" / "notes.txt").write_text("mine")
+    >>> foreign_cache_files(root)
+    ['tmp/notes.txt']
+    """
+    found = [(kind, _foreign(os.path.join(root, kind), kind)) for kind in ("entries", "tmp")]
+    return [f"{kind}/{name}".rstrip("/") for kind, names in found for name in names][:5]
 
 
 class _Budget:

@@ -689,7 +689,10 @@ def _open(source: Source) -> _Data:
 
 def _open_path(path: str | bytes) -> _Data:
     if path == "-" or path == b"-":
-        return _read_stream(sys.stdin.buffer, "standard input")
+        stream = getattr(sys.stdin, "buffer", None)  # None: started with standard input closed (`<&-`)
+        if stream is None:
+            raise OSError(errno.EBADF, "standard input is closed", "-")
+        return _read_stream(stream, "standard input")
     from ._files import open_input
 
     shown = os.fsdecode(path)

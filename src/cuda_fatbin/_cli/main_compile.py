@@ -230,6 +230,13 @@ def _cache_options(args: argparse.Namespace) -> str | None:
     if os.path.lexists(args.cache) and not os.path.isdir(args.cache):  # a file, device, FIFO or broken link
         raise UsageError(f"--cache {_shown(args.cache)}: that is a file, not a cache folder; write --cache=DIR, or "
                          "put a bare --cache after the source file")  # fmt: skip
+    from .._cache import foreign_cache_files
+
+    foreign = foreign_cache_files(args.cache)  # the cache deletes old files in its tmp/ as it opens
+    if foreign:
+        raise UsageError(f"--cache {_shown(args.cache)}: its {foreign[0].partition('/')[0]}/ holds files that are not "
+                         f"the cache's ({', '.join(map(_shown, foreign))}), which the cache would delete or prune; "
+                         "name a folder of its own, e.g. --cache .cuda-fatbin-cache")  # fmt: skip
     cache_dir: str = args.cache
     return cache_dir
 
