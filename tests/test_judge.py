@@ -225,3 +225,46 @@ def test_a_fatbin_whose_cubin_cannot_be_read_counts_as_code(parts):
     bad = read_fatbin(struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(entry)) + entry)
     got = judge([Fatbin(bad.entries, 0, bad.size, bad.version)], ["8.0"])
     assert got == {"8.0": {"status": "no entry", "reason": select_entry(bad, "8.0").reason}}
+
+
+def _raw_fatbin(kind: int, sm: int, payload: bytes, *, relocatable: bool = False) -> Fatbin:
+    """A fatbin of one uncompressed entry whose header says ``sm`` whatever its payload holds."""
+    import struct
+
+    payload += bytes(-len(payload) % 8)
+    version = (8, 0) if kind == 1 else (1, 8)
+    entry = struct.pack("<HHIQIIHHIIIQQQ", kind, 0x0101, 64, len(payload), 0, 0, version[1], version[0], sm, 0, 0,
+                        0x15, 0, 0) + payload  # fmt: skip
+    fb = read_fatbin(struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(entry)) + entry)
+    return Fatbin(fb.entries, 0, fb.size, fb.version, relocatable=relocatable)
+
+
+def test_a_cached_answer_is_shared_only_by_fatbins_whose_payloads_agree_with_their_headers():
+    """Two fatbins with the same headers, one of them with a PTX payload whose .target is newer than the GPU: the
+    first one's answer does not stand for the second (its payload decides, rule header_mismatch), in either order."""
+    good = _raw_fatbin(1, 80, b".version 8.0\n.target sm_80\n.address_size 64\n\0")
+    bad = _raw_fatbin(1, 80, b".version 8.0\n.target sm_90\n.address_size 64\n\0")
+    gpu = Arch.parse("sm_86")
+    alone = {name: fatbin_status(fb, gpu, None) for name, fb in (("good", good), ("bad", bad))}
+    assert alone["good"][0] == "PTX JIT" and alone["bad"][0] == "no entry"
+    for order in (("good", "bad"), ("bad", "good")):
+        cache: dict[object, object] = {}
+        fbs = {"good": good, "bad": bad}
+        assert {name: fatbin_status(fbs[name], gpu, None, cache) for name in order} == alone
+    again = _raw_fatbin(1, 80, b".version 8.0\n.target sm_80\n.address_size 64\n\0")
+    cache = {}
+    fatbin_status(good, gpu, None, cache)
+    fatbin_status(again, gpu, None, cache)
+    assert len(cache) == 1  # fatbins whose payloads agree still share one answer
+
+
+def test_a_cached_answer_is_not_shared_by_a_relocatable_fatbin_and_a_registered_one():
+    """The reason of a relocatable fatbin says it is linked at load time; a registered one with the same entries
+    does not get that reason, nor the other way round."""
+    ptx = b".version 8.0\n.target sm_80\n.address_size 64\n\0"
+    registered, relocatable = _raw_fatbin(1, 80, ptx), _raw_fatbin(1, 80, ptx, relocatable=True)
+    gpu = Arch.parse("sm_86")
+    alone = [fatbin_status(fb, gpu, None) for fb in (registered, relocatable)]
+    assert alone[0] != alone[1]
+    cache: dict[object, object] = {}
+    assert [fatbin_status(fb, gpu, None, cache) for fb in (registered, relocatable)] == alone

@@ -594,30 +594,42 @@ _DRIVER_SUPPORT = (DRIVER_PREDATES_GPU, DRIVER_DROPPED_GPU)
 _RANK = {s: i for i, s in enumerate(STATUSES)}
 
 
-def _signature(fb: Fatbin) -> tuple[tuple[object, ...], ...]:
-    return tuple((e.kind, e.arch, e.version, e.compression, e.concatenated) for e in fb.iter_entries())
+def _signature(fb: Fatbin) -> tuple[object, ...]:
+    """What :func:`select_entry` reads of a fatbin's headers (the payloads it reads are checked apart)."""
+    return (fb.relocatable, *((e.kind, e.arch, e.sm, e.version, e.compression, e.concatenated)
+                              for e in fb.iter_entries()))  # fmt: skip
+
+
+def _payloads_read(fb: Fatbin) -> tuple[tuple[int, object], ...]:
+    """``(index, payload_mismatch)`` of the entries whose payload was read (the one selected, mostly)."""
+    return tuple((i, e.__dict__["payload_mismatch"]) for i, e in enumerate(fb.iter_entries())
+                 if "payload_mismatch" in e.__dict__)  # fmt: skip
 
 
 def fatbin_status(fb: Fatbin, gpu: Arch, driver: DriverSpec, cache: dict[object, Any] | None = None) -> tuple[str, str]:
     """``(status, reason)`` of one fatbin on one GPU in the words of :data:`STATUSES`.
 
     A selection that fails only because of ``driver`` is ``"needs newer driver"``, one that fails on
-    any driver ``"no entry"``. Fatbins with the same entries share one answer in ``cache``.
+    any driver ``"no entry"``. Fatbins with the same entries share one answer in ``cache``, when the
+    payloads the answer read (:attr:`~cuda_fatbin.FatbinEntry.payload_mismatch`) agree too.
     """
     key = (_signature(fb), gpu, driver)
-    if cache is None or key not in cache:
-        sel = select_entry(fb, gpu, driver=driver)
-        if sel or sel.status in _DRIVER_SUPPORT:
-            found = (sel.status, sel.reason)
-        elif driver is not None and select_entry(fb, gpu):
-            found = ("needs newer driver", sel.reason)
-        else:
-            found = ("no entry", sel.reason)
-        if cache is None:
-            return found
-        cache[key] = found
-    answer: tuple[str, str] = cache[key]
-    return answer
+    if cache is not None and key in cache:
+        answer: tuple[str, str]
+        answer, read = cache[key]
+        entries = tuple(fb.iter_entries()) if read else ()
+        if all(entries[i].payload_mismatch == seen for i, seen in read):  # else another payload: its own answer
+            return answer
+    sel = select_entry(fb, gpu, driver=driver)
+    if sel or sel.status in _DRIVER_SUPPORT:
+        found = (sel.status, sel.reason)
+    elif driver is not None and select_entry(fb, gpu):
+        found = ("needs newer driver", sel.reason)
+    else:
+        found = ("no entry", sel.reason)
+    if cache is not None and key not in cache:
+        cache[key] = (found, _payloads_read(fb))
+    return found
 
 
 def _specialised(fb: Fatbin) -> bool:
