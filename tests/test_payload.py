@@ -121,3 +121,49 @@ def test_a_zstd_prefix_stops_before_the_end_of_a_large_payload(monkeypatch):
     monkeypatch.setattr(zstandard.ZstdDecompressor, "stream_reader", spy)
     assert entry.payload_mismatch is None
     assert 0 < sum(asked) <= 64
+
+
+def _one_entry_fatbin(kind: int, sm: int, payload: bytes, compression: str, *, size: int | None = None) -> bytes:
+    """A fatbin of one entry whose header says ``sm``, its payload stored as given or compressed here."""
+    if compression == "lz4":
+        raw, flags = lz4.block.compress(payload, store_size=False), 0x2000
+    elif compression == "zstd":
+        raw, flags = zstandard.ZstdCompressor().compress(payload), 0x8000
+    else:
+        raw, flags = payload, 0
+    stored = raw + bytes(-len(raw) % 8)
+    csize = len(raw) if flags else 0
+    version = (8, 0) if kind == 1 else (1, 8)
+    header = struct.pack("<HHIQIIHHIIIQQQ", kind, 0x0101, 64, len(stored), csize, 0, version[1], version[0], sm, 0, 0,
+                         0x15 | flags, 0, len(payload) if size is None else size)  # fmt: skip
+    return struct.pack("<IHHQ", 0xBA55ED50, 1, 16, 64 + len(stored)) + header + stored
+
+
+def _whole_elf_verdict(entry) -> str | None:
+    """payload_mismatch of an ELF entry from its whole decompressed payload (cubin_arch)."""
+    from cuda_fatbin._detect import cubin_arch
+
+    try:
+        image, _ = cubin_arch(entry.data())
+    except ValueError:
+        return None
+    return None if image.sm == entry.arch.sm else f"the header says {entry.arch}, the ELF image is for {image}"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(0, 0xFFFFFF),
+    st.sampled_from([(0, 0), (0x33, 7), (0x41, 8), (0, 8)]),
+    st.sampled_from(["none", "lz4", "zstd"]),
+    st.sampled_from([75, 80, 90, 100]),
+    st.sampled_from([0, 100, 5000]),
+)
+def test_an_elf_verdict_from_the_header_is_the_one_of_the_whole_image(flags, abi, compression, sm, pad):
+    """For a well-formed cubin (any e_flags, either layout), the header's verdict is the one cubin_arch gives on
+    the whole decompressed image: e_flags that name no arch (an 'a' below sm_90, SM 0) give none, as before."""
+    from elf_testing import make_elf
+
+    image = make_elf([(".text.k", 1, b"code" * 8 + bytes(pad))], machine=190, osabi=abi[0], abi_version=abi[1],
+                     flags=flags)  # fmt: skip
+    entry = read_fatbin(_one_entry_fatbin(2, sm, image, compression)).entries[0]
+    assert entry.payload_mismatch == _whole_elf_verdict(entry)

@@ -228,9 +228,9 @@ def _verdict(entry: FatbinEntry, arch: Arch, head: bytes, whole: bool) -> object
         return None
     from ._detect import flags_sm
 
-    sm = flags_sm(header)[0]
-    try:
-        image = Arch(sm // 10, sm % 10)
+    sm, a_flag, _ = flags_sm(header)
+    try:  # e_flags that name no arch (an "a" below sm_90) give no verdict, as cubin_arch gives none
+        image = Arch(sm // 10, sm % 10, "a" if a_flag else "")
     except ValueError:
         return None
     if image.sm != arch.sm:
