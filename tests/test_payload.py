@@ -167,3 +167,56 @@ def test_an_elf_verdict_from_the_header_is_the_one_of_the_whole_image(flags, abi
                      flags=flags)  # fmt: skip
     entry = read_fatbin(_one_entry_fatbin(2, sm, image, compression)).entries[0]
     assert entry.payload_mismatch == _whole_elf_verdict(entry)
+
+
+@pytest.mark.parametrize("compression", ["none", "lz4", "zstd"])
+@pytest.mark.parametrize("cut", range(-3, 4))
+def test_a_target_line_cut_by_the_prefix_boundary_is_read_whole(compression, cut):
+    """A .target line that a 64- or 1024-byte prefix cuts (``sm_100`` as ``sm_10``) is read from a longer prefix."""
+    for boundary in (64, 1024):
+        head = b".version 8.0\n// " + b"x" * (boundary - 17 - 13 + cut) + b"\n"
+        text = head + b".target sm_100\n.address_size 64\n" + b"// tail\n" * 300 + b"\0"
+        entry = read_fatbin(_one_entry_fatbin(1, 100, text, compression)).entries[0]
+        assert entry.payload_mismatch is None, (boundary, cut)
+        assert str(ptx_target_of(entry)) == "sm_100"
+
+
+@pytest.mark.parametrize("compression", ["none", "lz4", "zstd"])
+def test_an_elf_header_around_data_that_is_not_elf_is_told_from_the_whole_payload(compression):
+    """Data without PTX directives is 'not ELF' only once all of it is read, whatever its size (no line in it)."""
+    for size in (40, 5000, 20_000):  # the last over three prefixes (64, 1024, 16384)
+        data = bytes((i * i) % 251 + 1 for i in range(size))  # no PTX directives, not too compressible
+        entry = read_fatbin(_one_entry_fatbin(2, 80, data, compression)).entries[0]
+        assert entry.payload_mismatch == "an ELF header (sm_80) around data that is not ELF", size
+
+
+def test_an_lz4_match_offset_of_zero_is_a_value_error():
+    with pytest.raises(ValueError, match="offset 0 is outside"):
+        lz4_prefix(bytes([0x10]) + b"A" + b"\x00\x00" + bytes([0x10]) + b"B", 64)
+    with pytest.raises(ValueError, match="offset 0 is outside"):
+        lz4_prefix(bytes([0x1F]) + b"A" + b"\x00\x00" + b"\x05" + bytes([0x10]) + b"B", 64)
+
+
+def test_a_payload_read_whole_is_held_once_in_memory():
+    """A payload whose verdict needs all of it (here 32 MiB with no line) is decompressed once, as data() would: the
+    Python memory it takes at its peak is about its size, not the prefixes gathered and copied besides."""
+    import tracemalloc
+
+    size = 32 << 20
+    frame = zstandard.ZstdCompressor().compress(b"\x01" * size)
+    pad = (size // 1024) - len(frame)
+    skippable = struct.pack("<II", 0x184D2A50, pad) + bytes(pad)  # the header may claim 1024x what is stored
+    data = bytearray(_one_entry_fatbin(2, 80, b"", "zstd"))
+    entry_header = bytearray(data[16:80])
+    payload = frame + skippable + bytes(-(len(frame) + len(skippable)) % 8)
+    struct.pack_into("<QI", entry_header, 8, len(payload), len(frame) + len(skippable))
+    struct.pack_into("<Q", entry_header, 56, size)
+    data = struct.pack("<IHHQ", 0xBA55ED50, 1, 16, 64 + len(payload)) + bytes(entry_header) + payload
+    entry = read_fatbin(data).entries[0]
+    tracemalloc.start()
+    try:
+        assert entry.payload_mismatch == "an ELF header (sm_80) around data that is not ELF"
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1.5 * size, peak / size

@@ -5,7 +5,7 @@
 :attr:`FatbinEntry.payload_mismatch <cuda_fatbin.FatbinEntry.payload_mismatch>` compares an entry's
 header with its payload: an ELF image's ``e_flags``, which lie in its first 64 bytes, or a PTX text's
 ``.version`` and ``.target`` directives, which a fatbin's minified PTX has in its first lines. Listing a
-library checks every entry, so the payload is read as a growing prefix (256 bytes, then 16 times more
+library checks every entry, so the payload is read as a growing prefix (64 bytes, then 16 times more
 each step) until the answer is known: zstd through its streaming decoder, which stops once it has given
 the bytes asked for (it decodes at most one more 128 KiB block); an LZ4 block by a small decoder of its
 first sequences here (the ``lz4`` package decodes whole blocks only), and whole by ``lz4.block`` past
@@ -164,8 +164,7 @@ def _zstd_prefixes(entry: FatbinEntry, src: _Data, start: int, end: int, size: i
         reader = zstandard.ZstdDecompressor().stream_reader(span, read_size=1 << 14)  # type: ignore[arg-type]
         got = bytearray()
         want = _FIRST
-        while True:
-            want = min(want, size)
+        while want < size:
             while len(got) < want:
                 chunk = reader.read(want - len(got))
                 if not chunk:
@@ -173,14 +172,16 @@ def _zstd_prefixes(entry: FatbinEntry, src: _Data, start: int, end: int, size: i
                 got += chunk
             if len(got) < want:
                 raise FatbinFormatError(f"zstd payload decompressed to {len(got)} bytes; header says {size}", 0)
-            yield bytes(got), want == size
-            if want == size:
-                return
+            yield bytes(got), False
             want *= _GROWTH
     except FatbinFormatError as e:
         raise FatbinFormatError(e.message, entry.offset) from None
     except zstandard.ZstdError as e:
         raise FatbinFormatError(f"zstd payload does not decompress: {e}", entry.offset) from None
+    del got
+    # the whole payload as data() reads it (held once, checked to end at the header's size): gathering it here
+    # beside the prefix and copying it took three times its size
+    yield entry._decompressed(), True
 
 
 _UNDECIDED = object()
