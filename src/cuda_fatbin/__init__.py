@@ -25,6 +25,7 @@ _LAZY: dict[str, str] = {
     "KernelBundle": "._bundle",
     "KernelSuite": "._bundle",
     "CacheReport": "._cache",
+    "FatbinCompileOptions": "._compile_options",
     "Detected": "._detect",
     "detect": "._detect",
     "NoDriverError": "._driver",
@@ -70,6 +71,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names come from
     from ._bundle import KernelBundle as KernelBundle
     from ._bundle import KernelSuite as KernelSuite
     from ._cache import CacheReport as CacheReport
+    from ._compile_options import FatbinCompileOptions as FatbinCompileOptions
     from ._detect import Detected as Detected
     from ._detect import detect as detect
     from ._driver import NoDriverError as NoDriverError
@@ -119,6 +121,7 @@ __all__ = [
     "Fatbin",
     "FatbinBuilder",
     "FatbinCompileError",
+    "FatbinCompileOptions",
     "FatbinEntry",
     "FatbinError",
     "FatbinFormatError",

@@ -34,6 +34,7 @@ from ._cache import (
     job_key,
     read_entry,
 )
+from ._compile_options import FatbinCompileOptions, check_single_target
 from ._detect import ptx_target
 from ._errors import Error
 from ._fatbin import FatbinBuilder, FatbinOptions, merge_symbol_mappings
@@ -244,6 +245,7 @@ class Program(_CoreProgram):
         cache_max_files: int = MAX_INCLUDE_FILES,
         min_driver: DriverSpec = None,
         min_driver_action: str = "error",
+        options: FatbinCompileOptions | None = None,
         **kwargs: Any,
     ) -> ObjectCode:
         """Compile to ``"ptx"``, ``"cubin"``, ``"ltoir"`` (as cuda.core does) or ``"fatbin"`` (many archs).
@@ -302,6 +304,9 @@ class Program(_CoreProgram):
             driver it needs and the fixes. Default: None (no check).
         min_driver_action : {"error", "warn"}, optional
             Raise, or warn (``UserWarning``) and return the fatbin. Default: "error".
+        options : FatbinCompileOptions, optional
+            For ``"fatbin"``: every argument above from ``archs`` on, built ahead, instead of keywords (not
+            both). Default: None (built from the keywords).
         **kwargs
             Passed to cuda.core's ``compile`` for single-arch targets (e.g. ``cache=``).
 
@@ -328,77 +333,88 @@ class Program(_CoreProgram):
             close = closest(str(target), ["ptx", "cubin", "ltoir", "fatbin"])
             raise ValueError(f"unknown target_type {target_type!r}" + (f"; did you mean {close!r}?" if close else "")
                              + "; choose 'ptx', 'cubin', 'ltoir' or 'fatbin'")  # fmt: skip
-        # the settings of the fatbin's per-job cache that were given
-        knobs = [name for name, value in (("cache_extra_digest", cache_extra_digest is not None),
-                 ("cache_exclude", bool(cache_exclude)), ("cache_max_files", cache_max_files != MAX_INCLUDE_FILES))
-                 if value]  # fmt: skip
+        fields = dict(
+            archs=archs, ptx_for=ptx_for, ltoir_for=ltoir_for, fatbin_options=fatbin_options,
+            max_workers=max_workers, executor=executor, group=group, extra_options=extra_options,
+            progress=progress, cache=cache, cache_extra_digest=cache_extra_digest, cache_exclude=cache_exclude,
+            cache_max_files=cache_max_files, min_driver=min_driver, min_driver_action=min_driver_action,
+        )  # fmt: skip
+        if options is not None and not isinstance(options, FatbinCompileOptions):
+            raise TypeError(f"options must be a FatbinCompileOptions; got {type(options).__name__}")
         if target != "fatbin":
-            if (archs is not None or ptx_for is not None or ltoir_for or fatbin_options is not None or group
-                    or min_driver is not None):  # fmt: skip
-                raise ValueError(
-                    f"archs, ptx_for, ltoir_for, fatbin_options, group and min_driver apply to 'fatbin', not {target!r}"
-                )
-            if knobs:  # upstream's cache= keys a single target itself: these would be ignored
-                raise ValueError(
-                    f"{' and '.join(knobs)} appl{'ies' if len(knobs) == 1 else 'y'} to 'fatbin' (its per-job cache), "
-                    f"not {target!r}: a single target's cache= is cuda.core's, which keys the compile itself"
-                )
-            if cache is not None:  # a parameter here (the fatbin's cache): upstream's own for one target
-                kwargs["cache"] = cache
-            accepted = _upstream_compile_keywords()
-            unknown = [] if accepted is None else sorted(set(kwargs) - accepted)
-            if unknown:  # before the device is asked for an arch: misuse is a TypeError, not a missing driver
-                hint = ("; the arch of a single-target compile is ProgramOptions(arch='sm_XX'), and many archs are "
-                        "compile('fatbin', archs=[...])") if {"arch", "archs"} & set(unknown) else ""  # fmt: skip
-                raise TypeError(f"compile({target!r}) got unexpected arguments: {', '.join(unknown)}{hint}")
-            names = _name_tuple(name_expressions)
-            base = self._fb_options if "cache" in kwargs else self._fb_effective  # upstream's cache refuses -I
-            if self._fb_options.arch is not None and base is self._fb_effective:
-                if target == "ptx" and self._fb_code_type in ("c++", "nvvm") and not kwargs and not _driver_loads():
-                    return self._compile_ptx_here(names, logs)  # upstream asks the driver's version after NVRTC
-                return self._with_hint(lambda: super(Program, self).compile(target_type, names, logs, **kwargs))
-            arch = self._fb_options.arch if self._fb_options.arch is not None else _device_arch()
-            resolved = dataclasses.replace(base, arch=arch)
-            program = _CoreProgram(self._upstream_code(), self._fb_code_type, _CoreProgramOptions(**_fields(resolved)))
-            try:
-                return self._with_hint(lambda: program.compile(target_type, names, logs, **kwargs))
-            finally:
-                program.close()
+            if options is not None:
+                raise ValueError(f"options= (FatbinCompileOptions) applies to 'fatbin', not {target!r}")
+            check_single_target(target, fields)
+            return self._compile_single(target_type, target, name_expressions, logs, cache, kwargs)
         if kwargs:
             raise TypeError(f"compile('fatbin') got unexpected arguments: {', '.join(kwargs)}")
-        if cache is None and knobs:
-            raise ValueError(f"{' and '.join(knobs)} need{'s' if len(knobs) == 1 else ''} cache=")
-        if min_driver_action not in ("error", "warn"):
-            raise ValueError(f"min_driver_action must be 'error' or 'warn'; got {min_driver_action!r}")
-        if min_driver is not None:
-            from ._select import parse_driver
+        if options is None:
+            options = FatbinCompileOptions(**fields)
+        else:
+            given = [f.name for f in dataclasses.fields(options) if fields[f.name] is not f.default]
+            if given:
+                raise TypeError(
+                    f"compile('fatbin') got options= and {', '.join(given)}: give each setting in options only"
+                )
+        return self._compile_fatbin(options, name_expressions, logs)
 
-            parse_driver(min_driver)  # a bad spelling fails before any compile
-        plan = self.plan(archs, ptx_for=ptx_for, ltoir_for=ltoir_for, group=group)
+    def _compile_single(
+        self,
+        target_type: str,
+        target: str,
+        name_expressions: str | Sequence[str | bytes],
+        logs: LogSink | None,
+        cache: Any,
+        kwargs: dict[str, Any],
+    ) -> ObjectCode:
+        """``"ptx"``, ``"cubin"`` or ``"ltoir"`` for one arch, as cuda.core compiles them."""
+        if cache is not None:  # a parameter here (the fatbin's cache): upstream's own for one target
+            kwargs["cache"] = cache
+        accepted = _upstream_compile_keywords()
+        unknown = [] if accepted is None else sorted(set(kwargs) - accepted)
+        if unknown:  # before the device is asked for an arch: misuse is a TypeError, not a missing driver
+            hint = ("; the arch of a single-target compile is ProgramOptions(arch='sm_XX'), and many archs are "
+                    "compile('fatbin', archs=[...])") if {"arch", "archs"} & set(unknown) else ""  # fmt: skip
+            raise TypeError(f"compile({target!r}) got unexpected arguments: {', '.join(unknown)}{hint}")
+        names = _name_tuple(name_expressions)
+        base = self._fb_options if "cache" in kwargs else self._fb_effective  # upstream's cache refuses -I
+        if self._fb_options.arch is not None and base is self._fb_effective:
+            if target == "ptx" and self._fb_code_type in ("c++", "nvvm") and not kwargs and not _driver_loads():
+                return self._compile_ptx_here(names, logs)  # upstream asks the driver's version after NVRTC
+            return self._with_hint(lambda: super(Program, self).compile(target_type, names, logs, **kwargs))
+        arch = self._fb_options.arch if self._fb_options.arch is not None else _device_arch()
+        resolved = dataclasses.replace(base, arch=arch)
+        program = _CoreProgram(self._upstream_code(), self._fb_code_type, _CoreProgramOptions(**_fields(resolved)))
+        try:
+            return self._with_hint(lambda: program.compile(target_type, names, logs, **kwargs))
+        finally:
+            program.close()
+
+    def _compile_fatbin(
+        self, options: FatbinCompileOptions, name_expressions: str | Sequence[str | bytes], logs: LogSink | None
+    ) -> ObjectCode:
+        """Plan, run (through ``options.cache`` when given), assemble and check against ``min_driver``."""
+        plan = self.plan(options.archs, ptx_for=options.ptx_for, ltoir_for=options.ltoir_for, group=options.group)
         names = _name_tuple(name_expressions)
         if names and self._fb_code_type != "c++":
             raise ValueError(f"name_expressions need C++ source; this program is {self._fb_code_type!r}")
-        extra = tuple(extra_options)
-        for opt in extra:
-            if not isinstance(opt, str):
-                raise TypeError(f"extra_options must be strings; got {opt!r}")
-            if opt.lstrip("-").startswith(("arch", "gpu-architecture")):
-                raise ValueError(f"extra_options {opt!r}: the archs come from archs=, not from an -arch option")
+        extra = tuple(options.extra_options)
         job_args = self._job_args(names, extra)
         split = self._fb_options.split_compile  # opt-in: it changes the SASS (docs/performance.md)
         threads = (os.cpu_count() or 1) if split == 0 else (split or 1)
         run: dict[str, Any] = dict(
-            max_workers=max_workers, executor=executor, logs=logs, progress=progress, threads_per_job=threads
-        )
+            max_workers=options.max_workers, executor=options.executor, logs=logs, progress=options.progress,
+            threads_per_job=threads,
+        )  # fmt: skip
+        cache = options.cache
         if cache is None:
             results = self._with_hint(lambda: run_plan(plan, job_args, **run))
         else:
-            excluded = (cache_exclude,) if isinstance(cache_exclude, (str, os.PathLike)) else tuple(cache_exclude)
-            digest = (cache_extra_digest, excluded, cache_max_files)
+            digest = (options.cache_extra_digest, tuple(options.cache_exclude), options.cache_max_files)
             results = self._with_hint(lambda: self._run_cached(plan, job_args, names, extra, cache, digest, run))
-        data, mapping = _assemble(results, fatbin_options, self._fb_options.name)
-        if min_driver is not None:
-            check_min_driver(data, plan, min_driver, min_driver_action)
+        data, mapping = _assemble(results, options.fatbin_options, self._fb_options.name)
+        if options.min_driver is not None:
+            check_min_driver(data, plan, options.min_driver, options.min_driver_action)
         return ObjectCode.from_fatbin(data, name=self._fb_options.name or "", symbol_mapping=mapping)
 
     def _upstream_code(self) -> str | bytes:
@@ -700,6 +716,6 @@ def check_min_driver(data: bytes, plan: Plan, min_driver: DriverSpec, action: st
     if action == "warn":
         import warnings
 
-        warnings.warn(message, UserWarning, stacklevel=3)
+        warnings.warn(message, UserWarning, stacklevel=4)  # compile -> _compile_fatbin -> here
         return
     raise DriverCompatibilityError(message, gaps)
