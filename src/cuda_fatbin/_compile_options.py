@@ -44,10 +44,10 @@ class FatbinCompileOptions:
     archs : arch spec
         Any spelling :func:`parse_archs` takes: ``["sm_80", "sm_90"]``, ``"80;90;100+PTX"`` (torch),
         ``"80-real;90"`` (CMake), ``"arch=compute_80,code=[sm_80,sm_86]"`` (nvcc), ``"all-major"``.
-        Required by ``compile``. Default: None.
+        Required by ``compile("fatbin")``. Default: None (refused there).
     ptx_for : arch spec, optional
         Archs of ``archs`` to embed PTX for. Default: None (what the spec says, else the newest arch);
-        ``()`` or ``"none"`` for none.
+        ``()`` or ``"none"`` for none, even where the spec names PTX.
     ltoir_for : arch spec, optional
         Archs of ``archs`` to embed LTO-IR for. Default: ().
     fatbin_options : FatbinOptions, optional
@@ -55,27 +55,40 @@ class FatbinCompileOptions:
     max_workers : int, optional
         Threads for the default pool. Default: None (``min(jobs, os.cpu_count())``).
     executor : concurrent.futures.Executor, optional
-        Run the jobs here instead of a thread pool. Default: None.
+        Run the jobs here instead (a process pool, ``dask.distributed.Client.get_executor()``...).
+        On Ctrl-C the queued jobs are cancelled; a ``ProcessPoolExecutor``'s workers are killed
+        (that pool is then broken); threads finish their running job. Default: None.
     group : bool, optional
-        One front-end compile per virtual arch, nvJitLink per real arch. Default: False.
+        One front-end compile per virtual arch, nvJitLink per real arch (see :func:`plan_fatbin`).
+        Default: False.
     extra_options : sequence of str, optional
-        Raw NVRTC (or libNVVM) options appended to every front-end compile; ``-arch`` is refused.
-        Kept as a tuple. Default: ().
+        Raw NVRTC (or libNVVM) options appended to every front-end compile, for options
+        ``ProgramOptions`` has no field for. ``-arch`` is refused: use ``archs``. Default: ().
     progress : callable, optional
         Called as ``progress(done, total, job)`` each time a job succeeds. Default: None.
     cache : cuda.core.utils.ProgramCacheResource, optional
-        Look each per-arch job up in this cache and store it there. Default: None.
+        Look each per-arch job up in this cache and store it there
+        (``InMemoryProgramCache``, ``FileStreamProgramCache``...). Adding an arch compiles that arch
+        only; an unchanged build compiles nothing; name expressions survive hits. What happened is in
+        :attr:`Program.last_cache_report` and, per job, in ``logs``. Default: None.
     cache_extra_digest : bytes, optional
-        With ``cache``: extra bytes for the cache keys. Default: None.
+        With ``cache``: extra bytes for the cache keys, for inputs the keys cannot see
+        (generated headers outside ``include_path``...). The content of ``include_path`` and ``pre_include``
+        is hashed for you. Default: None.
     cache_exclude : iterable of paths, optional
-        With ``cache``: files and folders under ``include_path`` left out of the include fingerprint.
-        Kept as a tuple (one path is one item). Default: ().
+        With ``cache``: files and folders under ``include_path`` that are not headers
+        (build outputs): left out of the include fingerprint. Hidden folders, ``__pycache__`` and a
+        ``FileStreamProgramCache``'s own folder are left out anyway. Default: ().
     cache_max_files : int, optional
-        With ``cache``: the most header-like files the include fingerprint reads. Default: 20000.
+        With ``cache``: the most header-like files the include fingerprint reads (and
+        26 KiB per file on average); more is a ``ValueError`` that says how to exclude or raise. Default: 20000.
     min_driver : str, int or tuple, optional
-        The oldest driver you support (``"13.0"``, ``"550.54.14"``, ``12040``). Default: None.
+        The oldest driver you support (``"13.0"``, ``"550.54.14"``, ``12040``). For every
+        GPU of the plan's archs, the entry it would load must load on that driver (PTX ISA, zstd,
+        concatenated entries); otherwise :class:`DriverCompatibilityError` names the GPU, the entry, the
+        driver it needs and the fixes. Default: None (no check).
     min_driver_action : {"error", "warn"}, optional
-        Raise, or warn and return the fatbin, when ``min_driver`` cannot load it. Default: "error".
+        Raise, or warn (``UserWarning``) and return the fatbin. Default: "error".
 
     Raises
     ------

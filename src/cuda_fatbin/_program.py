@@ -257,53 +257,11 @@ class Program(_CoreProgram):
             Name expressions (template instantiations) to make available to ``get_kernel``. Default: ().
         logs : object with ``write``, optional
             Receives the compiler logs; for ``"fatbin"`` each job's log is prefixed with its archs.
-        archs : arch spec, required for ``"fatbin"``
-            Any spelling :func:`parse_archs` takes: ``["sm_80", "sm_90"]``, ``"80;90;100+PTX"`` (torch),
-            ``"80-real;90"`` (CMake), ``"arch=compute_80,code=[sm_80,sm_86]"`` (nvcc), ``"all-major"``.
-        ptx_for : arch spec, optional
-            Archs of ``archs`` to embed PTX for. Default: None (what the spec says, else the newest arch);
-            ``()`` or ``"none"`` for none, even where the spec names PTX.
-        ltoir_for : arch spec, optional
-            Archs of ``archs`` to embed LTO-IR for. Default: ().
-        fatbin_options : FatbinOptions, optional
-            Options for assembling the fatbin (compression...). Default: None.
-        max_workers : int, optional
-            Threads for the default pool. Default: None (``min(jobs, os.cpu_count())``).
-        executor : concurrent.futures.Executor, optional
-            Run the jobs here instead (a process pool, ``dask.distributed.Client.get_executor()``...).
-            On Ctrl-C the queued jobs are cancelled; a ``ProcessPoolExecutor``'s workers are killed
-            (that pool is then broken); threads finish their running job. Default: None.
-        group : bool, optional
-            One front-end compile per virtual arch, nvJitLink per real arch (see :func:`plan_fatbin`).
-            Default: False.
-        extra_options : sequence of str, optional
-            Raw NVRTC (or libNVVM) options appended to every front-end compile, for options
-            ``ProgramOptions`` has no field for. ``-arch`` is refused: use ``archs``. Default: ().
-        progress : callable, optional
-            Called as ``progress(done, total, job)`` each time a job succeeds. Default: None.
-        cache : cuda.core.utils.ProgramCacheResource, optional
-            For ``"fatbin"``: look each per-arch job up in this cache and store it there
-            (``InMemoryProgramCache``, ``FileStreamProgramCache``...). Adding an arch compiles that arch
-            only; an unchanged build compiles nothing; name expressions survive hits. What happened is in
-            :attr:`last_cache_report` and, per job, in ``logs``. Default: None.
-        cache_extra_digest : bytes, optional
-            ``"fatbin"`` only, with ``cache``. Extra bytes for the cache keys, for inputs the keys cannot see
-            (generated headers outside ``include_path``...). The content of ``include_path`` and ``pre_include``
-            is hashed for you. Default: None.
-        cache_exclude : iterable of paths, optional
-            ``"fatbin"`` only, with ``cache``. Files and folders under ``include_path`` that are not headers
-            (build outputs): left out of the include fingerprint. Hidden folders, ``__pycache__`` and a
-            ``FileStreamProgramCache``'s own folder are left out anyway. Default: ().
-        cache_max_files : int, optional
-            ``"fatbin"`` only, with ``cache``. The most header-like files the include fingerprint reads (and
-            26 KiB per file on average); more is a ``ValueError`` that says how to exclude or raise. Default: 20000.
-        min_driver : str, int or tuple, optional
-            The oldest driver you support (``"13.0"``, ``"550.54.14"``, ``12040``). For ``"fatbin"``: for every
-            GPU of the plan's archs, the entry it would load must load on that driver (PTX ISA, zstd,
-            concatenated entries); otherwise :class:`DriverCompatibilityError` names the GPU, the entry, the
-            driver it needs and the fixes. Default: None (no check).
-        min_driver_action : {"error", "warn"}, optional
-            Raise, or warn (``UserWarning``) and return the fatbin. Default: "error".
+        archs, ptx_for, ltoir_for, fatbin_options, max_workers, executor, group, extra_options, progress
+            For ``"fatbin"``: the fields of :class:`FatbinCompileOptions` (documented there), as keywords;
+            ``archs`` is required.
+        cache, cache_extra_digest, cache_exclude, cache_max_files, min_driver, min_driver_action
+            For ``"fatbin"``: as above. ``cache`` alone also goes to a single target (cuda.core's own cache).
         options : FatbinCompileOptions, optional
             For ``"fatbin"``: every argument above from ``archs`` on, built ahead, instead of keywords (not
             both). Default: None (built from the keywords).
