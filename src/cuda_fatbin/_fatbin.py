@@ -47,6 +47,7 @@ __all__ = [
 PART_KINDS = ("cubin", "ptx", "ltoir", "reloc", "tile_ir", "index")
 _KIND_SYNONYMS = {"elf": "cubin"}
 
+
 @dataclass(frozen=True)
 class Part:
     """One input of a fat binary with explicit values; ``None`` means detect it from the data.
@@ -395,8 +396,11 @@ class FatbinBuilder:
         """
         self._check_open()
         part = {"index": len(self._parts), "kind": kind, "arch": arch, "identifier": identifier}
-        binding, c_name = {"cubin": ("add_cubin", "nvFatbinAddCubin"), "ptx": ("add_ptx", "nvFatbinAddPTX"),
-                           "ltoir": ("add_ltoir", "nvFatbinAddLTOIR")}[kind]  # fmt: skip
+        binding, c_name = {
+            "cubin": ("add_cubin", "nvFatbinAddCubin"),
+            "ptx": ("add_ptx", "nvFatbinAddPTX"),
+            "ltoir": ("add_ltoir", "nvFatbinAddLTOIR"),
+        }[kind]
         extra = () if kind == "cubin" else ("",)
         self._add(part, binding, c_name, memoryview(data), arch.bare, identifier or "", *extra)
 

@@ -55,8 +55,14 @@ __all__ = [
 
 PROBE_SCHEMA = 1
 TAG_SOURCE = 'extern "C" __global__ void tag(int* out) { *out = TAG; }\n'
-_ENV_KEYS = ("CUDA_FORCE_PTX_JIT", "CUDA_DISABLE_PTX_JIT", "CUDA_CACHE_DISABLE", "CUDA_CACHE_PATH",
-             "CUDA_CACHE_MAXSIZE", "CUDA_MODULE_LOADING")  # fmt: skip
+_ENV_KEYS = (
+    "CUDA_FORCE_PTX_JIT",
+    "CUDA_DISABLE_PTX_JIT",
+    "CUDA_CACHE_DISABLE",
+    "CUDA_CACHE_PATH",
+    "CUDA_CACHE_MAXSIZE",
+    "CUDA_MODULE_LOADING",
+)
 _KIND_CODES = {"ptx": 0x01, "cubin": 0x02, "elf": 0x02}
 _FLAG_A, _FLAG_F = 0x100000, 0x200000
 _CASE_TIMEOUT = 120.0
@@ -82,10 +88,20 @@ class CaseResult:
 
     def to_dict(self) -> dict[str, Any]:
         c = self.case
-        return {"name": c.name, "rule": c.rule, "entries": [e.describe() for e in c.entries],
-                "env": dict(c.env), "cache": c.cache, "observed": self.observed, "predicted": self.predicted,
-                "agree": self.agree, "reason": self.reason, "rules": list(self.rules),
-                "not_observable": self.not_observable, "detail": self.detail}  # fmt: skip
+        return {
+            "name": c.name,
+            "rule": c.rule,
+            "entries": [e.describe() for e in c.entries],
+            "env": dict(c.env),
+            "cache": c.cache,
+            "observed": self.observed,
+            "predicted": self.predicted,
+            "agree": self.agree,
+            "reason": self.reason,
+            "rules": list(self.rules),
+            "not_observable": self.not_observable,
+            "detail": self.detail,
+        }
 
 
 @dataclass
@@ -143,13 +159,20 @@ class ProbeReport:
         return not self.disagreements
 
     def to_dict(self) -> dict[str, Any]:
-        return {"schema": PROBE_SCHEMA, "gpu": {"name": self.gpu_name, "capability": self.capability},
-                "driver": self.driver, "versions": self.versions, "started": self.started,
-                "seconds": round(self.seconds, 1), "jobs": self.jobs, "nvrtc_archs": list(self.archs),
-                "cases_run": len(self.run),
-                "disagreements": len(self.disagreements),
-                "not_observable": len(self.results) - len(self.run),
-                "cases": [r.to_dict() for r in self.results]}  # fmt: skip
+        return {
+            "schema": PROBE_SCHEMA,
+            "gpu": {"name": self.gpu_name, "capability": self.capability},
+            "driver": self.driver,
+            "versions": self.versions,
+            "started": self.started,
+            "seconds": round(self.seconds, 1),
+            "jobs": self.jobs,
+            "nvrtc_archs": list(self.archs),
+            "cases_run": len(self.run),
+            "disagreements": len(self.disagreements),
+            "not_observable": len(self.results) - len(self.run),
+            "cases": [r.to_dict() for r in self.results],
+        }
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -223,13 +246,18 @@ class Builder:
             ident = None if e.kind == "reloc" else f"t{e.tag}"  # add_reloc takes no identifier: found by position
             parts.append(Part(data, kind=kind, arch=arch, identifier=ident))
         if first.compression == "none" and not concat:
-            options = FatbinOptions(compress=False, debug=first.debug or None,
-                                    producer="opencl" if first.producer == "opencl" else None)  # fmt: skip
+            options = FatbinOptions(
+                compress=False, debug=first.debug or None, producer="opencl" if first.producer == "opencl" else None
+            )
         else:
-            options = FatbinOptions(compress=True, compress_all=True, concat=concat or None,
-                                    compress_mode="size" if first.compression == "zstd" else "speed",
-                                    debug=first.debug or None,
-                                    producer="opencl" if first.producer == "opencl" else None)  # fmt: skip
+            options = FatbinOptions(
+                compress=True,
+                compress_all=True,
+                concat=concat or None,
+                compress_mode="size" if first.compression == "zstd" else "speed",
+                debug=first.debug or None,
+                producer="opencl" if first.producer == "opencl" else None,
+            )
         try:
             whole = build_fatbin(parts, options=options)
         except (FatbinError, FatbinLibraryError, ValueError, AttributeError) as e:  # AttributeError: old bindings
@@ -240,8 +268,9 @@ class Builder:
         got = fb.entries[0]
         if first.compression != "none" and not concat and got.compression != first.compression:
             raise NotObservable(f"libnvfatbin wrote {got.compression}, not {first.compression}")
-        raw = bytearray(whole[got.offset : got.offset + struct.unpack_from("<I", whole, got.offset + 4)[0]
-                              + struct.unpack_from("<Q", whole, got.offset + 8)[0]])  # fmt: skip
+        header_size = struct.unpack_from("<I", whole, got.offset + 4)[0]
+        payload_size = struct.unpack_from("<Q", whole, got.offset + 8)[0]
+        raw = bytearray(whole[got.offset : got.offset + header_size + payload_size])
         if first.header_kind:
             struct.pack_into("<H", raw, 0, _KIND_CODES[first.header_kind])
         if first.header_arch:
@@ -300,9 +329,13 @@ def predict(case: Case, data: bytes, gpu: Arch | str, driver: int | None) -> tup
     try:
         fb = read_fatbin(data)
         sel = select_entry(
-            fb, gpu, driver=driver, force_ptx_jit=env.get("CUDA_FORCE_PTX_JIT") == "1",
-            disable_ptx_jit=env.get("CUDA_DISABLE_PTX_JIT") == "1", jit_cache=case.cache == "warm",
-        )  # fmt: skip
+            fb,
+            gpu,
+            driver=driver,
+            force_ptx_jit=env.get("CUDA_FORCE_PTX_JIT") == "1",
+            disable_ptx_jit=env.get("CUDA_DISABLE_PTX_JIT") == "1",
+            jit_cache=case.cache == "warm",
+        )
     except FatbinFormatError as e:
         return "ERROR", None, f"unreadable: {e}"
     if sel.entry is None:
@@ -368,8 +401,13 @@ if sys.platform.startswith("linux"):
 def run_child(path: Path, env: dict[str, str], timeout: float = _CASE_TIMEOUT) -> tuple[str, str]:
     """Load and launch the fatbin at ``path`` in a fresh process: ``(outcome, detail)``."""
     try:
-        res = subprocess.run([sys.executable, "-I", "-c", _DIE_WITH_PARENT + _CHILD, str(path), str(os.getpid())],
-                             capture_output=True, text=True, env=env, timeout=timeout)  # fmt: skip
+        res = subprocess.run(
+            [sys.executable, "-I", "-c", _DIE_WITH_PARENT + _CHILD, str(path), str(os.getpid())],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         return "TIMEOUT", f"no answer in {timeout:.0f} s"
     if res.returncode < 0:
@@ -544,5 +582,14 @@ def probe(
         # Ctrl-C or SIGTERM: the queued cases are dropped, the running ones awaited (_jobs.stop_jobs)
         with ThreadPoolExecutor(workers) as pool:
             run_jobs(pool, one, enumerate(built), lambda item: (item,), finished)
-    return ProbeReport(info.name, f"{gpu.major}.{gpu.minor}", info.driver, _versions(), started,
-                       time.monotonic() - t0, workers, results, tuple(sms))  # fmt: skip
+    return ProbeReport(
+        info.name,
+        f"{gpu.major}.{gpu.minor}",
+        info.driver,
+        _versions(),
+        started,
+        time.monotonic() - t0,
+        workers,
+        results,
+        tuple(sms),
+    )

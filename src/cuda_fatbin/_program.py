@@ -194,8 +194,11 @@ class Program(_CoreProgram):
 
             close = closest(kind, ["c++", "ptx", "nvvm", "cu", "cuda"])
             guess = {"cu": "c++", "cuda": "c++"}.get(close, close) if close else None
-            raise ValueError(f"unknown code_type {code_type!r}" + (f" (did you mean {guess!r}?)" if guess else "")
-                             + ": choose 'c++' (CUDA C++), 'ptx' or 'nvvm'")  # fmt: skip
+            raise ValueError(
+                f"unknown code_type {code_type!r}"
+                + (f" (did you mean {guess!r}?)" if guess else "")
+                + ": choose 'c++' (CUDA C++), 'ptx' or 'nvvm'"
+            )
         text: object = code
         if kind in ("c++", "ptx") and isinstance(code, (bytes, bytearray)):  # upstream takes str only for these
             try:
@@ -289,14 +292,28 @@ class Program(_CoreProgram):
             from ._suggest import closest
 
             close = closest(str(target), ["ptx", "cubin", "ltoir", "fatbin"])
-            raise ValueError(f"unknown target_type {target_type!r}" + (f"; did you mean {close!r}?" if close else "")
-                             + "; choose 'ptx', 'cubin', 'ltoir' or 'fatbin'")  # fmt: skip
+            raise ValueError(
+                f"unknown target_type {target_type!r}"
+                + (f"; did you mean {close!r}?" if close else "")
+                + "; choose 'ptx', 'cubin', 'ltoir' or 'fatbin'"
+            )
         fields = dict(
-            archs=archs, ptx_for=ptx_for, ltoir_for=ltoir_for, fatbin_options=fatbin_options,
-            max_workers=max_workers, executor=executor, group=group, extra_options=extra_options,
-            progress=progress, cache=cache, cache_extra_digest=cache_extra_digest, cache_exclude=cache_exclude,
-            cache_max_files=cache_max_files, min_driver=min_driver, min_driver_action=min_driver_action,
-        )  # fmt: skip
+            archs=archs,
+            ptx_for=ptx_for,
+            ltoir_for=ltoir_for,
+            fatbin_options=fatbin_options,
+            max_workers=max_workers,
+            executor=executor,
+            group=group,
+            extra_options=extra_options,
+            progress=progress,
+            cache=cache,
+            cache_extra_digest=cache_extra_digest,
+            cache_exclude=cache_exclude,
+            cache_max_files=cache_max_files,
+            min_driver=min_driver,
+            min_driver_action=min_driver_action,
+        )
         if options is not None and not isinstance(options, FatbinCompileOptions):
             raise TypeError(f"options must be a FatbinCompileOptions; got {type(options).__name__}")
         if target != "fatbin":
@@ -331,8 +348,12 @@ class Program(_CoreProgram):
         accepted = _upstream_compile_keywords()
         unknown = [] if accepted is None else sorted(set(kwargs) - accepted)
         if unknown:  # before the device is asked for an arch: misuse is a TypeError, not a missing driver
-            hint = ("; the arch of a single-target compile is ProgramOptions(arch='sm_XX'), and many archs are "
-                    "compile('fatbin', archs=[...])") if {"arch", "archs"} & set(unknown) else ""  # fmt: skip
+            hint = ""
+            if {"arch", "archs"} & set(unknown):
+                hint = (
+                    "; the arch of a single-target compile is ProgramOptions(arch='sm_XX'), and many archs are "
+                    "compile('fatbin', archs=[...])"
+                )
             raise TypeError(f"compile({target!r}) got unexpected arguments: {', '.join(unknown)}{hint}")
         names = _name_tuple(name_expressions)
         base = self._fb_options if "cache" in kwargs else self._fb_effective  # upstream's cache refuses -I
@@ -361,9 +382,12 @@ class Program(_CoreProgram):
         split = self._fb_options.split_compile  # opt-in: it changes the SASS (docs/performance.md)
         threads = (os.cpu_count() or 1) if split == 0 else (split or 1)
         run: dict[str, Any] = dict(
-            max_workers=options.max_workers, executor=options.executor, logs=logs, progress=options.progress,
+            max_workers=options.max_workers,
+            executor=options.executor,
+            logs=logs,
+            progress=options.progress,
             threads_per_job=threads,
-        )  # fmt: skip
+        )
         cache = options.cache
         if cache is None:
             results = self._with_hint(lambda: run_plan(plan, job_args, **run))
@@ -411,8 +435,9 @@ class Program(_CoreProgram):
                 data, log = _nvvm(self._fb_code, name, front, "ptx")
         except _JobFailed as e:
             hint = missing_header_hint(e.log, self._fb_cuda_headers) if backend == "nvrtc" else ""
-            raise FatbinCompileError([(f"{backend.upper()} {options.arch} -> ptx", f"{e.message}\n{e.log}")],
-                                     hint=hint) from None  # fmt: skip
+            raise FatbinCompileError(
+                [(f"{backend.upper()} {options.arch} -> ptx", f"{e.message}\n{e.log}")], hint=hint
+            ) from None
         if logs is not None and log.strip():
             logs.write(log)
         return ObjectCode.from_ptx(data, name=options.name or "", symbol_mapping=mapping or None)
@@ -448,8 +473,10 @@ class Program(_CoreProgram):
         headers_digest, _ = headers()
         digest = headers_digest + bytes(extra_digest or b"") + "\0".join(extra).encode()
         code = self._upstream_code()  # cuda.core's key takes C++ and PTX as str only
-        keys = {job: job_key(job, code, self._fb_code_type, self._job_options(job), names, job_args(job), digest)
-                for job in plan.jobs}  # fmt: skip
+        keys = {
+            job: job_key(job, code, self._fb_code_type, self._job_options(job), names, job_args(job), digest)
+            for job in plan.jobs
+        }
         found: dict[Job, JobResult] = {}
         corrupt: list[str] = []
         compiled_unstored: list[str] = []
@@ -472,8 +499,9 @@ class Program(_CoreProgram):
         for result in to_store:
             with contextlib.suppress(OSError):  # an unwritable entry costs a recompile next time, not this build
                 cache[keys[result.job]] = encode(result)
-        report = CacheReport(tuple(str(j) for j in found), tuple(str(j) for j in misses), tuple(corrupt),
-                             tuple(compiled_unstored))  # fmt: skip
+        report = CacheReport(
+            tuple(str(j) for j in found), tuple(str(j) for j in misses), tuple(corrupt), tuple(compiled_unstored)
+        )
         self._fb_cache_report = report
         logs = run.get("logs")
         if logs is not None:
@@ -515,9 +543,13 @@ class Program(_CoreProgram):
         if self._fb_code_type == "ptx":
             target = ptx_target(self._fb_code)
         return plan_fatbin(
-            archs, ptx_for=ptx_for, ltoir_for=ltoir_for, code_type=self._fb_code_type, group=group,
+            archs,
+            ptx_for=ptx_for,
+            ltoir_for=ltoir_for,
+            code_type=self._fb_code_type,
+            group=group,
             ptx_source_target=target,
-        )  # fmt: skip
+        )
 
     def _job_options(self, job: Job) -> _CoreProgramOptions:
         """The single-arch options of a job's front end (for PTX source: of the first arch it links)."""
@@ -658,16 +690,20 @@ def check_min_driver(data: bytes, plan: Plan, min_driver: DriverSpec, action: st
             what = f"PTX {e.arch.compute} (ISA {e.version[0]}.{e.version[1]})"
             fixes.append(f"add SASS for {gpu} (archs=[..., '{gpu}'])")
             if ptx_isa_needs(e.version) > cuda:
-                fixes.append(f"compile with an NVRTC no newer than the driver (pip install "
-                             f"'nvidia-cuda-nvrtc=={cuda[0]}.{cuda[1]}.*')")  # fmt: skip
+                fixes.append(
+                    f"compile with an NVRTC no newer than the driver (pip install "
+                    f"'nvidia-cuda-nvrtc=={cuda[0]}.{cuda[1]}.*')"
+                )
         compression = e._parent.compression if e._parent is not None else e.compression
         if compression == "zstd" and cuda < ZSTD_MIN_CUDA:
             fixes.append("compress with LZ4 (FatbinOptions(compress_mode='speed')) or not at all (compress=False)")
         if e.concatenated:
             fixes.append("drop FatbinOptions(concat=True)")
-        lines.append(f"compute capability {gpu.capability} would load {what}, {compression}"
-                     f"{', concatenated' if e.concatenated else ''}, which needs a CUDA {need[0]}.{need[1]} driver; "
-                     f"fix: {'; or '.join(fixes)}")  # fmt: skip
+        lines.append(
+            f"compute capability {gpu.capability} would load {what}, {compression}"
+            f"{', concatenated' if e.concatenated else ''}, which needs a CUDA {need[0]}.{need[1]} driver; "
+            f"fix: {'; or '.join(fixes)}"
+        )
     if not lines:
         return
     message = f"min_driver is CUDA {cuda[0]}.{cuda[1]}, but " + " | ".join(lines) + " (or raise min_driver)"

@@ -253,8 +253,11 @@ def _fit(a: Arch, gpu: Arch, sass: bool, label: str) -> tuple[str | None, tuple[
         if eff.minor > gpu.minor:
             return f"SASS {label} is newer than {gpu.capability}", ("sass_exact",)
         if crossing:
-            why = (f"{gpu.capability} is a Tegra GPU, which runs SASS for {gpu.capability} only" if is_tegra(gpu)
-                   else f"{a.capability} is a Tegra GPU: its SASS runs there only")  # fmt: skip
+            why = (
+                f"{gpu.capability} is a Tegra GPU, which runs SASS for {gpu.capability} only"
+                if is_tegra(gpu)
+                else f"{a.capability} is a Tegra GPU: its SASS runs there only"
+            )
             return f"SASS {label} does not run on {gpu.capability}: {why}", ("sass_tegra",)
         return None, ("sass_exact" if eff.sm == gpu.sm else "sass_lower_minor", *extra)
     if not fits:
@@ -782,8 +785,9 @@ def _judge_one(
     if stored:
         srows: list[_Row] = [(fatbin_status(fb, gpu, driver, cache), fb) for fb in stored]
         (best, why), _fb = min(srows, key=rank)
-        notes.append(f"{sum(rank(r) <= ok for r in srows)} of {len(srows)} fatbins stored as data load "
-                     f"({best} at best)")  # fmt: skip
+        notes.append(
+            f"{sum(rank(r) <= ok for r in srows)} of {len(srows)} fatbins stored as data load ({best} at best)"
+        )
         if status is None:
             status, reason = best, f"a fatbin stored as data: {why}"
     if status is None:
