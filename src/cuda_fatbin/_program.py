@@ -323,15 +323,7 @@ class Program(_CoreProgram):
             return self._compile_single(target_type, target, name_expressions, logs, cache, kwargs)
         if kwargs:
             raise TypeError(f"compile('fatbin') got unexpected arguments: {', '.join(kwargs)}")
-        if options is None:
-            options = FatbinCompileOptions(**fields)
-        else:
-            given = [f.name for f in dataclasses.fields(options) if fields[f.name] is not f.default]
-            if given:
-                raise TypeError(
-                    f"compile('fatbin') got options= and {', '.join(given)}: give each setting in options only"
-                )
-        return self._compile_fatbin(options, name_expressions, logs)
+        return self._compile_fatbin(_fatbin_compile_options(options, fields), name_expressions, logs)
 
     def _compile_single(
         self,
@@ -576,6 +568,16 @@ class Program(_CoreProgram):
             return (source, name, front, link, names if job.front == "nvrtc" else ())
 
         return args
+
+
+def _fatbin_compile_options(options: FatbinCompileOptions | None, fields: dict[str, Any]) -> FatbinCompileOptions:
+    """``options``, or one built from the keywords ``fields`` of ``compile("fatbin")``; not both."""
+    if options is None:
+        return FatbinCompileOptions(**fields)
+    given = [f.name for f in dataclasses.fields(options) if fields[f.name] is not f.default]
+    if given:
+        raise TypeError(f"compile('fatbin') got options= and {', '.join(given)}: give each setting in options only")
+    return options
 
 
 def _with_include_dirs(options: _OptionsT, dirs: Sequence[str]) -> _OptionsT:
