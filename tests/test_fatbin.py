@@ -27,6 +27,7 @@ from cuda_fatbin import (
     read_fatbin,
 )
 from cuda_fatbin import _fatbin as F
+from cuda_fatbin import _libnvfatbin as L
 
 from elf_testing import make_elf
 from fatbin_testing import KERNEL_SRC, all_records, listing, plain
@@ -69,7 +70,7 @@ def entry_flags(fatbin: bytes) -> list[tuple[int, int]]:
 )
 def test_options_to_strings(options, strings, monkeypatch):
     """The strings whatever libnvfatbin is here (gating: test_a_feature_is_available_from_exactly_its_version)."""
-    monkeypatch.setattr(F, "nvfatbin_version", lambda: max(F._FEATURE_SINCE.values()))
+    monkeypatch.setattr(L, "nvfatbin_version", lambda: max(L._FEATURE_SINCE.values()))
     assert options._prepare_nvfatbin_options() == strings
 
 
@@ -284,7 +285,7 @@ def test_address_bits_mismatch_is_a_fatbin_error(cubin80):
 
 def test_close_is_idempotent_and_closed_builder_refuses(cubin80, monkeypatch):
     destroyed = []
-    binding = F._nvfatbin()
+    binding = L._nvfatbin()
     real = binding.destroy
     monkeypatch.setattr(binding, "destroy", lambda h: (destroyed.append(h), real(h)))
     b = FatbinBuilder()
@@ -340,7 +341,7 @@ def test_many_build_close_cycles_do_not_grow_memory(cubin80):
 @pytest.fixture
 def old_library(monkeypatch):
     def set_version(v):
-        monkeypatch.setattr(F, "_version_cache", v)
+        monkeypatch.setattr(L, "_version_cache", v)
 
     return set_version
 
@@ -389,8 +390,8 @@ def test_binding_without_function(monkeypatch, cubin80):
                 raise AttributeError(name)
             return getattr(real, name)
 
-    real = F._nvfatbin()
-    monkeypatch.setattr(F, "_nvfatbin", lambda: OldBinding())
+    real = L._nvfatbin()
+    monkeypatch.setattr(L, "_nvfatbin", lambda: OldBinding())
     with (
         FatbinBuilder() as b,
         pytest.raises(FatbinLibraryError, match="cuda.bindings.nvfatbin.add_index.*pip install -U"),
@@ -403,8 +404,8 @@ def test_missing_library(monkeypatch):
         def version(self):
             raise RuntimeError("libnvfatbin.so.13: cannot open shared object file")
 
-    monkeypatch.setattr(F, "_version_cache", None)
-    monkeypatch.setattr(F, "_nvfatbin", lambda: NoLibrary())
+    monkeypatch.setattr(L, "_version_cache", None)
+    monkeypatch.setattr(L, "_nvfatbin", lambda: NoLibrary())
     with pytest.raises(FatbinLibraryError, match="libnvfatbin could not be loaded.*pip install nvidia-nvfatbin"):
         nvfatbin_version()
     with pytest.raises(FatbinLibraryError):
@@ -572,10 +573,10 @@ def test_a_binding_without_the_function_names_its_version_or_says_it_is_unknown(
     class Bare:  # a cuda.bindings.nvfatbin without add_tile_ir
         pass
 
-    monkeypatch.setattr(F, "nvfatbin_version", lambda: (13, 5))
-    monkeypatch.setattr(F, "_nvfatbin", lambda: Bare())
+    monkeypatch.setattr(L, "nvfatbin_version", lambda: (13, 5))
+    monkeypatch.setattr(L, "_nvfatbin", lambda: Bare())
     with pytest.raises(F.FatbinLibraryError) as info:
-        F._require("add_tile_ir")
+        L._require("add_tile_ir")
     version = importlib.metadata.version("cuda-bindings")
     assert str(info.value) == (
         f"add_tile_ir needs cuda.bindings.nvfatbin.add_tile_ir, which the installed cuda-bindings {version} lacks — "
@@ -588,7 +589,7 @@ def test_a_binding_without_the_function_names_its_version_or_says_it_is_unknown(
 
     monkeypatch.setattr(importlib.metadata, "version", missing)
     with pytest.raises(F.FatbinLibraryError, match="the installed cuda-bindings \\(unknown version\\) lacks"):
-        F._require("add_tile_ir")
+        L._require("add_tile_ir")
 
 
 def test_a_part_path_that_is_a_fifo_is_refused_not_waited_on(tmp_path):
@@ -706,12 +707,12 @@ ADDS = [  # (method, data or artifact key, the C function a failure names, the p
 
 @pytest.mark.parametrize("method, data, c_name, shown", ADDS, ids=[a[0] for a in ADDS])
 def test_a_refused_part_names_the_c_function_that_refused_it(artifacts, monkeypatch, method, data, c_name, shown):
-    real = F._nvfatbin()
+    real = L._nvfatbin()
     if not hasattr(real, method):
         pytest.skip(f"this cuda-bindings has no nvfatbin.{method} (FatbinLibraryError: test_binding_without_function)")
     if method == "add_tile_ir" and nvfatbin_version() < (13, 1):
         pytest.skip("Tile IR needs libnvfatbin 13.1")
-    monkeypatch.setattr(F, "_nvfatbin", lambda: _Refusing(real, {method}))
+    monkeypatch.setattr(L, "_nvfatbin", lambda: _Refusing(real, {method}))
     with FatbinBuilder() as b, pytest.raises(FatbinError) as info:
         getattr(b, method)(artifacts[data] if isinstance(data, tuple) else data)
     assert str(info.value).startswith(f"{c_name} failed for part #0 ({shown}): ERROR_INTERNAL (1): ")
@@ -721,8 +722,8 @@ def test_a_refused_part_names_the_c_function_that_refused_it(artifacts, monkeypa
 @pytest.mark.parametrize("kind, c_name", [("cubin", "nvFatbinAddCubin"), ("ptx", "nvFatbinAddPTX"),
                                           ("ltoir", "nvFatbinAddLTOIR")])  # fmt: skip
 def test_an_artifact_of_our_compile_refused_names_the_c_function(artifacts, monkeypatch, kind, c_name):
-    real = F._nvfatbin()
-    monkeypatch.setattr(F, "_nvfatbin", lambda: _Refusing(real, {f"add_{kind}"}))
+    real = L._nvfatbin()
+    monkeypatch.setattr(L, "_nvfatbin", lambda: _Refusing(real, {f"add_{kind}"}))
     spec = "sm_120" if kind == "ltoir" else "sm_80"
     with FatbinBuilder() as b, pytest.raises(FatbinError) as info:
         b._add_artifact(kind, Arch.parse(spec), artifacts[(kind, spec)], "k")
@@ -745,8 +746,8 @@ class _Recording:
 def test_what_each_add_passes_to_libnvfatbin(artifacts, monkeypatch):
     """libnvfatbin takes C strings: an identifier or options not given go as "", never None (cuobjdump then prints
     no identifier, test_tile_ir_parts_are_recorded_with_their_identifier_and_options)."""
-    fake = _Recording(F._nvfatbin())
-    monkeypatch.setattr(F, "_nvfatbin", lambda: fake)
+    fake = _Recording(L._nvfatbin())
+    monkeypatch.setattr(L, "_nvfatbin", lambda: fake)
     cubin, ptx, lt = artifacts[("cubin", "sm_80")], artifacts[("ptx", "sm_80")], artifacts[("ltoir", "sm_120")]
     with FatbinBuilder() as b:
         b.add_cubin(cubin)
@@ -843,9 +844,9 @@ def test_the_builds_messages_name_the_part_and_the_call(artifacts, tmp_path, mon
         build_fatbin([odd])
     with pytest.raises(ValueError, match=r"^part #0: cannot read '.*missing\.cubin': "):
         build_fatbin([Part(tmp_path / "missing.cubin")])
-    real = F._nvfatbin()
+    real = L._nvfatbin()
     for refused, c_name in (("size", "nvFatbinSize"), ("get", "nvFatbinGet")):
-        monkeypatch.setattr(F, "_nvfatbin", lambda refused=refused: _Refusing(real, {refused}))
+        monkeypatch.setattr(L, "_nvfatbin", lambda refused=refused: _Refusing(real, {refused}))
         with FatbinBuilder() as b, pytest.raises(FatbinError) as failure:
             b.add_cubin(cubin)
             b.build()
@@ -853,23 +854,23 @@ def test_the_builds_messages_name_the_part_and_the_call(artifacts, tmp_path, mon
 
 
 def test_an_index_part_reaches_add_index(monkeypatch):
-    fake = _Recording(F._nvfatbin())
-    monkeypatch.setattr(F, "_nvfatbin", lambda: fake)
+    fake = _Recording(L._nvfatbin())
+    monkeypatch.setattr(L, "_nvfatbin", lambda: fake)
     with FatbinBuilder() as b:
         b.add(Part(b"\1" * 16, kind="index", identifier="i"))
     assert fake.calls == [("add_index", 16, "i")]
 
 
-@pytest.mark.parametrize("feature", sorted(F._FEATURE_SINCE))
+@pytest.mark.parametrize("feature", sorted(L._FEATURE_SINCE))
 def test_a_feature_is_available_from_exactly_its_version(old_library, feature):
     """libnvfatbin 12.6 has -compress-mode, 13.4 -concat (docs/libnvfatbin-versions.md): the version itself passes,
     the minor before it is refused."""
-    major, minor = F._FEATURE_SINCE[feature]
+    major, minor = L._FEATURE_SINCE[feature]
     old_library((major, minor))
-    F._require(feature)
+    L._require(feature)
     old_library((major, minor - 1) if minor else (major - 1, 9))
     with pytest.raises(FatbinLibraryError):
-        F._require(feature)
+        L._require(feature)
 
 
 def test_parts_are_copies_and_an_unknown_result_code_is_named(cubin80, monkeypatch):
@@ -877,7 +878,7 @@ def test_parts_are_copies_and_an_unknown_result_code_is_named(cubin80, monkeypat
         b.add_cubin(cubin80)
         b.parts[0]["kind"] = "changed"
         assert b.parts[0]["kind"] == "cubin"
-    real = F._nvfatbin()
+    real = L._nvfatbin()
 
     class Unknown(_Refusing):
         def __getattr__(self, name):
@@ -891,7 +892,7 @@ def test_parts_are_copies_and_an_unknown_result_code_is_named(cubin80, monkeypat
                 return fail
             return getattr(self._real, name)
 
-    monkeypatch.setattr(F, "_nvfatbin", lambda: Unknown(real, set()))
+    monkeypatch.setattr(L, "_nvfatbin", lambda: Unknown(real, set()))
     with FatbinBuilder() as b, pytest.raises(FatbinError) as info:
         b.add_cubin(cubin80)
     assert (info.value.result, info.value.result_name) == (99, "RESULT_99")
@@ -915,7 +916,7 @@ def test_a_binding_without_nvfatbin_says_what_to_install(monkeypatch):
 
     monkeypatch.setattr(builtins, "__import__", no_nvfatbin)
     with pytest.raises(FatbinLibraryError) as info:
-        F._nvfatbin()
+        L._nvfatbin()
     assert str(info.value) == (
         "cuda.bindings.nvfatbin cannot be imported (cannot import name 'nvfatbin' from 'cuda.bindings') — install "
         "cuda-bindings with libnvfatbin: pip install 'cuda-core[cu13]' (or 'cuda-bindings[all]')"
@@ -957,8 +958,8 @@ def test_a_part_named_elf_is_a_cubin_and_a_bad_kind_lists_the_kinds(monkeypatch)
     """ "elf" is the reader's and cuobjdump's name for a cubin entry: such a part goes to nvFatbinAddCubin even when
     its bytes could not tell (here: no ELF header at all, so detection would refuse them)."""
     assert Part(b"\1" * 16, kind="elf").kind == "cubin"
-    fake = _Recording(F._nvfatbin())
-    monkeypatch.setattr(F, "_nvfatbin", lambda: fake)
+    fake = _Recording(L._nvfatbin())
+    monkeypatch.setattr(L, "_nvfatbin", lambda: fake)
     with FatbinBuilder() as b, pytest.raises(ValueError, match=r"^part #0 \(cubin\): "):
         b.add(Part(b"\1" * 16, kind="elf", arch="sm_80"))  # a cubin part: the cubin checks refuse the bytes
     with pytest.raises(ValueError) as info:
@@ -969,7 +970,7 @@ def test_a_part_named_elf_is_a_cubin_and_a_bad_kind_lists_the_kinds(monkeypatch)
 def test_a_libnvfatbin_error_without_a_status_or_an_error_string():
     """The binding's exception normally carries ``status``; one without it is reported as result 1
     (NVFATBIN_ERROR_INTERNAL), and when no error string can be had for the code the exception's own text is kept."""
-    real = F._nvfatbin()
+    real = L._nvfatbin()
 
     class Failed(Exception):
         pass
@@ -988,7 +989,7 @@ def test_a_libnvfatbin_error_without_a_status_or_an_error_string():
                               "get_error_string": staticmethod(get_error_string)})  # fmt: skip
 
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(F, "_nvfatbin", lambda: binding(lambda code: {1: "internal", 5: "bad"}[code]))
+        m.setattr(L, "_nvfatbin", lambda: binding(lambda code: {1: "internal", 5: "bad"}[code]))
         with pytest.raises(F.FatbinError) as info:
             FatbinBuilder._call(fail(), "nvFatbinAddCubin", None)
         assert (info.value.result, info.value.result_name, info.value.error_string) == (
@@ -1000,7 +1001,7 @@ def test_a_libnvfatbin_error_without_a_status_or_an_error_string():
         def no_string(code):
             raise RuntimeError("no string for that code")
 
-        m.setattr(F, "_nvfatbin", lambda: binding(no_string))
+        m.setattr(L, "_nvfatbin", lambda: binding(no_string))
         with pytest.raises(F.FatbinError) as info:
             FatbinBuilder._call(fail(5), "nvFatbinAddCubin", None)
         assert (info.value.result, info.value.error_string) == (5, "the library's own words")
@@ -1022,9 +1023,9 @@ def test_data_that_is_none_or_not_a_flat_buffer_names_the_part(cubin80):
 
 def test_our_own_artifacts_and_a_parts_options_reach_libnvfatbin_as_c_strings(artifacts, monkeypatch):
     """What Program's compile adds (no identifier: "") and a Tile IR Part's options, as libnvfatbin gets them."""
-    fake = _Recording(F._nvfatbin())
-    monkeypatch.setattr(F, "_nvfatbin", lambda: fake)
-    monkeypatch.setattr(F, "nvfatbin_version", lambda: (13, 5))
+    fake = _Recording(L._nvfatbin())
+    monkeypatch.setattr(L, "_nvfatbin", lambda: fake)
+    monkeypatch.setattr(L, "nvfatbin_version", lambda: (13, 5))
     cubin, ptx = artifacts[("cubin", "sm_80")], artifacts[("ptx", "sm_80")]
     sm80 = cuda_fatbin.Arch.parse("sm_80")
     with FatbinBuilder() as b:
@@ -1043,8 +1044,8 @@ def test_a_builder_says_what_it_was_given_and_names_nvfatbincreate_when_it_fails
     with pytest.raises(TypeError) as info:
         FatbinBuilder("-compress=false")  # type: ignore[arg-type]
     assert str(info.value) == "options must be a FatbinOptions; got str"
-    real = F._nvfatbin()
-    monkeypatch.setattr(F, "_nvfatbin", lambda: _Refusing(real, {"create"}))
+    real = L._nvfatbin()
+    monkeypatch.setattr(L, "_nvfatbin", lambda: _Refusing(real, {"create"}))
     with pytest.raises(F.FatbinError) as failed:
         FatbinBuilder()
     assert (failed.value.function, failed.value.result) == ("nvFatbinCreate", 1)
@@ -1056,8 +1057,8 @@ def test_a_libnvfatbin_that_cannot_be_loaded_says_what_to_install(monkeypatch):
         def version():
             raise OSError("libnvfatbin.so.13: cannot open shared object file")
 
-    monkeypatch.setattr(F, "_version_cache", None)
-    monkeypatch.setattr(F, "_nvfatbin", lambda: Unloadable)
+    monkeypatch.setattr(L, "_version_cache", None)
+    monkeypatch.setattr(L, "_nvfatbin", lambda: Unloadable)
     with pytest.raises(FatbinLibraryError) as info:
         nvfatbin_version()
     assert str(info.value) == (
@@ -1080,7 +1081,7 @@ def test_a_libnvfatbin_that_cannot_be_loaded_says_what_to_install(monkeypatch):
          "FatbinOptions: concat=True stores one compressed stream; it cannot go with compress_mode='none'"),
         ({"address_bits": 16}, "FatbinOptions.address_bits must be one of 32, 64 (or None); got 16"),
         ({"host": "macos"}, "FatbinOptions.host must be one of "
-         + ", ".join(repr(h) for h in F._HOSTS) + " (or None); got 'macos'"),
+         + ", ".join(repr(h) for h in L._HOSTS) + " (or None); got 'macos'"),
     ],
 )  # fmt: skip
 def test_options_that_contradict_or_are_out_of_range_say_which(kwargs, message):
@@ -1093,12 +1094,12 @@ def test_options_that_contradict_or_are_out_of_range_say_which(kwargs, message):
 @pytest.mark.parametrize("version, package", [((12, 3), "nvidia-nvfatbin-cu12"), ((13, 0), "nvidia-nvfatbin")])
 def test_a_refused_feature_carries_its_name_and_versions_and_the_package_of_its_major(old_library, version, package):
     """A CUDA 12 feature is fixed by the -cu12 wheel, a CUDA 13 one by nvidia-nvfatbin."""
-    feature = next(f for f, since in sorted(F._FEATURE_SINCE.items(), key=lambda kv: kv[1]) if since > version
+    feature = next(f for f, since in sorted(L._FEATURE_SINCE.items(), key=lambda kv: kv[1]) if since > version
                    and since[0] == version[0])  # fmt: skip
-    required = F._FEATURE_SINCE[feature]
+    required = L._FEATURE_SINCE[feature]
     old_library(version)
     with pytest.raises(FatbinLibraryError) as info:
-        F._require(feature)
+        L._require(feature)
     assert (info.value.feature, info.value.required, info.value.found) == (feature, required, version)
     assert str(info.value).endswith(f"pip install '{package}>={required[0]}.{required[1]}'")
 

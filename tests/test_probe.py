@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from cli_testing import Terminal
-from cuda_fatbin import RULES, Arch, _probe, read_fatbin
+from cuda_fatbin import RULES, Arch, _probe, _probe_matrix, read_fatbin
 from cuda_fatbin._probe import Builder, Case, Entry, NotObservable, build_case, matrix, predict
 from cuda_fatbin._reader import iter_fatbins
 
@@ -340,7 +340,7 @@ def test_the_archs_of_each_relation_to_the_gpu(gpu, sms, expected):
     higher: the lowest above it in another major, else the lowest above it."""
     from cuda_fatbin._arch import Arch
 
-    t = _probe._targets(Arch.parse(gpu), sms)
+    t = _probe_matrix._targets(Arch.parse(gpu), sms)
     assert t.exact == f"sm_{Arch.parse(gpu).sm}"
     assert (t.compatible, t.lower, t.lower2, t.higher) == expected
 

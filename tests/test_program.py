@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures as cf
+import dataclasses
 import gc
 import io
 import multiprocessing
@@ -1220,3 +1221,49 @@ def test_a_cuda_core_whose_compile_keywords_are_unknown_gets_every_keyword(monke
     assert "colour" in str(info.value) and "got unexpected arguments" not in str(info.value)
     del info, program
     gc.collect()
+
+
+def test_fatbin_compile_options_build_the_same_fatbin_as_the_keywords():
+    from cuda_fatbin import FatbinCompileOptions
+
+    keywords = {"archs": ["sm_80", "sm_90"], "ptx_for": ["sm_90"], "extra_options": ["-DX=1"]}
+    by_keywords = Program(KERNEL_SRC, "c++").compile("fatbin", **keywords)
+    options = FatbinCompileOptions(**keywords)
+    assert options.extra_options == ("-DX=1",)  # kept as a tuple: the frozen options cannot change later
+    by_options = Program(KERNEL_SRC, "c++").compile("fatbin", options=options)
+    assert bytes(by_options.code) == bytes(by_keywords.code)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"cache_max_files": 5}, ValueError, "cache_max_files needs cache="),
+        ({"min_driver_action": "raise"}, ValueError, "min_driver_action must be 'error' or 'warn'; got 'raise'"),
+        ({"extra_options": ["-DX", 3]}, TypeError, "extra_options must be strings; got 3"),
+        ({"min_driver": "twelve"}, ValueError, "not a driver or CUDA version: 'twelve'"),
+        ({"extra_options": ["--arch=sm_80"]}, ValueError, "extra_options '--arch=sm_80': the archs come from archs="),
+    ],
+)
+def test_fatbin_compile_options_refuse_what_the_keywords_refuse_when_built(kwargs, error, message):
+    from cuda_fatbin import FatbinCompileOptions
+
+    with pytest.raises(error) as info:
+        FatbinCompileOptions(archs=["sm_80"], **kwargs)
+    assert str(info.value).startswith(message), str(info.value)
+
+
+def test_fatbin_compile_options_and_keywords_are_not_mixed():
+    from cuda_fatbin import FatbinCompileOptions
+
+    program = Program(KERNEL_SRC, "c++")
+    options = FatbinCompileOptions(archs=["sm_80"])
+    with pytest.raises(TypeError, match=re.escape("got options= and archs, group: give each setting in options")):
+        program.compile("fatbin", archs=["sm_90"], group=True, options=options)
+    with pytest.raises(TypeError, match="options must be a FatbinCompileOptions; got dict"):
+        program.compile("fatbin", options={"archs": ["sm_80"]})
+    with pytest.raises(ValueError, match=re.escape("options= (FatbinCompileOptions) applies to 'fatbin', not 'ptx'")):
+        program.compile("ptx", options=options)
+    with pytest.raises(ValueError, match="compile\\('fatbin'\\) needs archs="):
+        program.compile("fatbin", options=FatbinCompileOptions())
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        options.archs = ["sm_90"]  # type: ignore[misc]

@@ -25,6 +25,7 @@ _LAZY: dict[str, str] = {
     "KernelBundle": "._bundle",
     "KernelSuite": "._bundle",
     "CacheReport": "._cache",
+    "FatbinCompileOptions": "._compile_options",
     "Detected": "._detect",
     "detect": "._detect",
     "NoDriverError": "._driver",
@@ -32,13 +33,13 @@ _LAZY: dict[str, str] = {
     "ExtractError": "._extract",
     "extract_entries": "._extract",
     "FatbinBuilder": "._fatbin",
-    "FatbinError": "._fatbin",
-    "FatbinLibraryError": "._fatbin",
-    "FatbinOptions": "._fatbin",
+    "FatbinError": "._libnvfatbin",
+    "FatbinLibraryError": "._libnvfatbin",
+    "FatbinOptions": "._libnvfatbin",
     "Part": "._fatbin",
     "build_fatbin": "._fatbin",
     "from_parts": "._fatbin",
-    "nvfatbin_version": "._fatbin",
+    "nvfatbin_version": "._libnvfatbin",
     "FatbinCompileError": "._multiarch",
     "Job": "._multiarch",
     "Plan": "._multiarch",
@@ -70,6 +71,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names come from
     from ._bundle import KernelBundle as KernelBundle
     from ._bundle import KernelSuite as KernelSuite
     from ._cache import CacheReport as CacheReport
+    from ._compile_options import FatbinCompileOptions as FatbinCompileOptions
     from ._detect import Detected as Detected
     from ._detect import detect as detect
     from ._driver import NoDriverError as NoDriverError
@@ -77,13 +79,13 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names come from
     from ._extract import ExtractError as ExtractError
     from ._extract import extract_entries as extract_entries
     from ._fatbin import FatbinBuilder as FatbinBuilder
-    from ._fatbin import FatbinError as FatbinError
-    from ._fatbin import FatbinLibraryError as FatbinLibraryError
-    from ._fatbin import FatbinOptions as FatbinOptions
     from ._fatbin import Part as Part
     from ._fatbin import build_fatbin as build_fatbin
     from ._fatbin import from_parts as from_parts
-    from ._fatbin import nvfatbin_version as nvfatbin_version
+    from ._libnvfatbin import FatbinError as FatbinError
+    from ._libnvfatbin import FatbinLibraryError as FatbinLibraryError
+    from ._libnvfatbin import FatbinOptions as FatbinOptions
+    from ._libnvfatbin import nvfatbin_version as nvfatbin_version
     from ._multiarch import FatbinCompileError as FatbinCompileError
     from ._multiarch import Job as Job
     from ._multiarch import Plan as Plan
@@ -119,6 +121,7 @@ __all__ = [
     "Fatbin",
     "FatbinBuilder",
     "FatbinCompileError",
+    "FatbinCompileOptions",
     "FatbinEntry",
     "FatbinError",
     "FatbinFormatError",

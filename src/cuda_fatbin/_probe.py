@@ -17,9 +17,7 @@ The compile side (cuda.bindings, NVRTC, libnvfatbin) is imported when a probe ru
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
-import itertools
 import os
 import re
 import shutil
@@ -29,11 +27,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._arch import Arch
+from ._probe_matrix import Case, Entry, matrix
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -56,8 +55,14 @@ __all__ = [
 
 PROBE_SCHEMA = 1
 TAG_SOURCE = 'extern "C" __global__ void tag(int* out) { *out = TAG; }\n'
-_ENV_KEYS = ("CUDA_FORCE_PTX_JIT", "CUDA_DISABLE_PTX_JIT", "CUDA_CACHE_DISABLE", "CUDA_CACHE_PATH",
-             "CUDA_CACHE_MAXSIZE", "CUDA_MODULE_LOADING")  # fmt: skip
+_ENV_KEYS = (
+    "CUDA_FORCE_PTX_JIT",
+    "CUDA_DISABLE_PTX_JIT",
+    "CUDA_CACHE_DISABLE",
+    "CUDA_CACHE_PATH",
+    "CUDA_CACHE_MAXSIZE",
+    "CUDA_MODULE_LOADING",
+)
 _KIND_CODES = {"ptx": 0x01, "cubin": 0x02, "elf": 0x02}
 _FLAG_A, _FLAG_F = 0x100000, 0x200000
 _CASE_TIMEOUT = 120.0
@@ -65,84 +70,6 @@ _CASE_TIMEOUT = 120.0
 
 class NotObservable(Exception):
     """A case that cannot be built or run on this machine; the message says why."""
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One entry of a probe case.
-
-    Attributes
-    ----------
-    kind : {"cubin", "ptx", "ltoir", "reloc", "tile_ir"}
-    arch : str
-        ``sm_90``, ``sm_90a``, ``sm_100f`` (for PTX too: the entry's SM and suffix).
-    tag : int
-        The value its kernel writes.
-    compression : {"none", "lz4", "zstd"}
-    debug : bool
-        The header's debug flag.
-    producer : {"cuda", "opencl"}
-    isa : str or None
-        PTX: the ``.version`` written into the text (None: as NVRTC wrote it).
-    header_arch, header_kind : str or None
-        The header says this arch / kind around the payload built for ``arch`` / ``kind`` (a mismatch).
-    concat : bool
-        A member of the case's concatenated entry (libnvfatbin ``-concat``).
-    container : int
-        Which of the spliced containers (fatbins back to back) holds it.
-    """
-
-    kind: str
-    arch: str
-    tag: int
-    compression: str = "none"
-    debug: bool = False
-    producer: str = "cuda"
-    isa: str | None = None
-    header_arch: str | None = None
-    header_kind: str | None = None
-    concat: bool = False
-    container: int = 0
-
-    def describe(self) -> str:
-        """``ptx compute_90 ISA 8.8 lz4 (tag 3)``: what the entry is, in the table's words."""
-        a = Arch.parse(self.arch)
-        name = a.compute if self.kind in ("ptx", "reloc") else str(a)
-        words = [self.kind, name]
-        if self.isa:
-            words.append(f"ISA {self.isa}")
-        if self.compression != "none":
-            words.append(self.compression)
-        if self.debug:
-            words.append("debug")
-        if self.producer != "cuda":
-            words.append(self.producer)
-        if self.header_arch or self.header_kind:
-            words.append(f"in a header saying {self.header_kind or self.kind} {self.header_arch or self.arch}")
-        if self.concat:
-            words.insert(0, "concat:")
-        if self.container:
-            words.append(f"[container {self.container + 1}]")
-        return " ".join(words) + f" (tag {self.tag})"
-
-
-@dataclass(frozen=True)
-class Case:
-    """One probe case: entries in container order, the environment and the JIT cache state.
-
-    ``cache``: ``"cold"`` (a fresh cache folder), ``"warm"`` (one run of the same fatbin without the
-    case's variables first) or ``"warm-other"`` (one run of a fatbin with other PTX of the same arch first).
-    """
-
-    name: str
-    rule: str
-    entries: tuple[Entry, ...]
-    env: tuple[tuple[str, str], ...] = ()
-    cache: str = "cold"
-
-    @property
-    def env_text(self) -> str:
-        return " ".join(f"{k}={v}" for k, v in self.env) or "-"
 
 
 @dataclass
@@ -161,10 +88,20 @@ class CaseResult:
 
     def to_dict(self) -> dict[str, Any]:
         c = self.case
-        return {"name": c.name, "rule": c.rule, "entries": [e.describe() for e in c.entries],
-                "env": dict(c.env), "cache": c.cache, "observed": self.observed, "predicted": self.predicted,
-                "agree": self.agree, "reason": self.reason, "rules": list(self.rules),
-                "not_observable": self.not_observable, "detail": self.detail}  # fmt: skip
+        return {
+            "name": c.name,
+            "rule": c.rule,
+            "entries": [e.describe() for e in c.entries],
+            "env": dict(c.env),
+            "cache": c.cache,
+            "observed": self.observed,
+            "predicted": self.predicted,
+            "agree": self.agree,
+            "reason": self.reason,
+            "rules": list(self.rules),
+            "not_observable": self.not_observable,
+            "detail": self.detail,
+        }
 
 
 @dataclass
@@ -222,274 +159,20 @@ class ProbeReport:
         return not self.disagreements
 
     def to_dict(self) -> dict[str, Any]:
-        return {"schema": PROBE_SCHEMA, "gpu": {"name": self.gpu_name, "capability": self.capability},
-                "driver": self.driver, "versions": self.versions, "started": self.started,
-                "seconds": round(self.seconds, 1), "jobs": self.jobs, "nvrtc_archs": list(self.archs),
-                "cases_run": len(self.run),
-                "disagreements": len(self.disagreements),
-                "not_observable": len(self.results) - len(self.run),
-                "cases": [r.to_dict() for r in self.results]}  # fmt: skip
-
-
-# ---------------------------------------------------------------------------------------------------
-# the matrix
-
-
-def _arch_or_none(text: str) -> str | None:
-    try:
-        return str(Arch.parse(text))
-    except ValueError:
-        return None
-
-
-@dataclass(frozen=True)
-class _Targets:
-    """Archs of each relation to the GPU, as far as they exist (None: no such arch)."""
-
-    exact: str
-    compatible: str | None
-    lower: str | None
-    lower2: str | None
-    higher: str | None
-
-
-def _targets(gpu: Arch, supported: Sequence[int]) -> _Targets:
-    from ._nvidia import is_tegra
-
-    sms = sorted(set(supported))
-    # a lower minor of the GPU's major, not a Tegra one (sm_87 on 8.9): the desktop rule's case; on a Tegra GPU
-    # that desktop SASS asks whether it runs there (docs/selection.md, "Tegra")
-    same_major_lower = [s for s in sms if s // 10 == gpu.major and s < gpu.sm and not is_tegra(Arch(s // 10, s % 10))]
-    lower_major = [s for s in sms if s // 10 < gpu.major]
-    higher = [s for s in sms if s > gpu.sm and s // 10 != gpu.major] or [s for s in sms if s > gpu.sm]
-    return _Targets(
-        exact=f"sm_{gpu.sm}",
-        compatible=f"sm_{same_major_lower[-1]}" if same_major_lower else None,
-        lower=f"sm_{lower_major[-1]}" if lower_major else None,
-        lower2=f"sm_{lower_major[-2]}" if len(lower_major) > 1 else None,
-        higher=f"sm_{higher[0]}" if higher else None,
-    )
-
-
-def _with_suffix(arch: str | None, suffix: str) -> str | None:
-    return None if arch is None else _arch_or_none(arch + suffix)
-
-
-_E = Entry
-_FORCE = (("CUDA_FORCE_PTX_JIT", "1"),)
-_DISABLE = (("CUDA_DISABLE_PTX_JIT", "1"),)
-
-
-def matrix(gpu: Arch | str, supported: Sequence[int], *, driver_cuda: tuple[int, int] | None = None) -> list[Case]:
-    """The probe's cases for a GPU of capability ``gpu`` and NVRTC archs ``supported`` (SM numbers).
-
-    Cases whose archs do not exist for this GPU (no lower minor on 9.0, no ``f`` arch for 9.0) are
-    still listed, with an entry arch ``"none"`` and rule ``"unobservable:<why>"``, so that the report
-    says what this GPU cannot show.
-
-    Examples
-    --------
-    >>> cases = matrix("9.0", [75, 80, 86, 89, 90, 100, 120])
-    >>> len(cases) > 300
-    True
-    >>> [e.describe() for e in cases[0].entries]
-    ['cubin sm_90 (tag 1)']
-    >>> sum(c.rule == "tie_ptx_exact" for c in cases) > 50
-    True
-    """
-    from ._nvidia import is_tegra
-
-    g = Arch.parse(gpu).base
-    t = _targets(g, supported)
-    cases: list[Case] = []
-    unobservable: list[tuple[str, str, str]] = []
-
-    def add(name: str, rule: str, entries: Sequence[Entry], env: tuple[tuple[str, str], ...] = (),
-            caches: Sequence[str] = ("cold", "warm")) -> None:  # fmt: skip
-        for cache in caches:
-            label = name + (f" [{cache}]" if len(caches) > 1 or cache != "cold" else "")
-            cases.append(Case(label, rule, tuple(entries), env, cache))
-
-    def orders(name: str, rule: str, entries: Sequence[Entry], env: tuple[tuple[str, str], ...] = (),
-               caches: Sequence[str] = ("cold", "warm"), spliced: bool = False) -> None:  # fmt: skip
-        """Every order of ``entries`` (2 or 3), in one container and, with ``spliced``, one per container."""
-        for perm in itertools.permutations(entries):
-            order = ",".join(str(e.tag) for e in perm)
-            add(f"{name} <{order}>", rule, perm, env, caches)
-            if spliced:
-                split = [dataclasses.replace(e, container=i) for i, e in enumerate(perm)]
-                add(f"{name} <{order}> spliced", rule, split, env, caches)
-
-    rel = {"exact": t.exact, "compatible": t.compatible, "lower": t.lower, "higher": t.higher}
-    # 1. one entry of each kind x arch relation x suffix
-    for kind in ("cubin", "ptx"):
-        for how, arch in rel.items():
-            for suffix in ("", "a", "f"):
-                full = _with_suffix(arch, suffix)
-                name = f"single {kind} {how}{' ' + suffix if suffix else ''}"
-                if full is None:
-                    why = f"no {how} arch for {g.capability}" if arch is None else f"no arch {arch}{suffix}"
-                    unobservable.append((name, _single_rule(kind, how, suffix), why))
-                    continue
-                add(f"{name}: {full}", _single_rule(kind, how, suffix), [_E(kind, full, 1)])
-    # 2. kinds the driver does not take, relocatable PTX, concatenated entries
-    add(f"ltoir {t.exact} alone", "ignored_kinds", [_E("ltoir", t.exact, 1)])
-    add("tile_ir alone", "ignored_kinds", [_E("tile_ir", t.exact, 1)])
-    if t.lower:
-        orders("ltoir exact + ptx lower", "ignored_kinds", [_E("ltoir", t.exact, 1), _E("ptx", t.lower, 2)])
-        orders("tile_ir + ptx lower", "ignored_kinds", [_E("tile_ir", t.exact, 1), _E("ptx", t.lower, 2)])
-    add(f"reloc {t.exact} alone", "reloc_ptx", [_E("reloc", t.exact, 1)])
-    orders("reloc exact + cubin exact", "sass_over_ptx", [_E("reloc", t.exact, 1), _E("cubin", t.exact, 2)])
-    orders("reloc exact + ptx exact", "ptx_over_reloc", [_E("reloc", t.exact, 1), _E("ptx", t.exact, 2)])
-    if t.lower:
-        orders("reloc lower + ptx exact", "ptx_nearest", [_E("reloc", t.lower, 1), _E("ptx", t.exact, 2)])
-    add("concat cubin exact", "concat_driver", [_E("cubin", t.exact, 1, concat=True, compression="lz4")])
-    add("concat ptx exact", "concat_driver", [_E("ptx", t.exact, 1, concat=True, compression="lz4")])
-    if t.lower:
-        orders("concat cubin exact + plain ptx lower", "concat_driver",
-               [_E("cubin", t.exact, 1, concat=True, compression="lz4"), _E("ptx", t.lower, 2)])  # fmt: skip
-    # 3. preference between ranks (both orders)
-    orders("cubin exact + ptx exact", "sass_over_ptx", [_E("cubin", t.exact, 1), _E("ptx", t.exact, 2)])
-    exact_a = _with_suffix(t.exact, "a")
-    if exact_a:
-        orders("cubin exact + ptx exact a", "sass_over_ptx", [_E("cubin", t.exact, 1), _E("ptx", exact_a, 2)])
-        orders("cubin exact a + cubin exact", "suffix_order", [_E("cubin", exact_a, 1), _E("cubin", t.exact, 2)])
-        orders("ptx exact a + ptx exact", "suffix_order", [_E("ptx", exact_a, 1), _E("ptx", t.exact, 2)])
-    else:
-        unobservable.append(("suffix a vs plain", "suffix_order", f"no arch {t.exact}a"))
-    exact_f = _with_suffix(t.exact, "f")
-    if exact_f is None:
-        unobservable.append(("suffix f vs a vs plain", "suffix_order_f", f"no arch {t.exact}f"))
-    else:
-        orders("cubin exact f + cubin exact", "suffix_order_f", [_E("cubin", exact_f, 1), _E("cubin", t.exact, 2)])
-        orders("ptx exact f + ptx exact", "suffix_order_f", [_E("ptx", exact_f, 1), _E("ptx", t.exact, 2)])
-    if t.compatible:
-        orders("cubin compatible + ptx exact", "sass_over_ptx",
-               [_E("cubin", t.compatible, 1), _E("ptx", t.exact, 2)])  # fmt: skip
-        # SASS of a lower minor beside PTX that surely runs: on a desktop GPU the SASS is taken, on a Tegra GPU
-        # (Orin, Thor) the PTX, as the Programming Guide says (docs/selection.md, "Tegra")
-        orders("cubin compatible + ptx lower", "sass_tegra" if is_tegra(g) else "sass_lower_minor",
-               [_E("cubin", t.compatible, 1), _E("ptx", t.lower or t.compatible, 2)])  # fmt: skip
-    else:
-        unobservable.append(("SASS compatible vs PTX", "sass_lower_minor", f"no lower minor of {g.major}.x"))
-    if t.lower and t.lower2:
-        orders("ptx lower + ptx lower2", "ptx_nearest", [_E("ptx", t.lower, 1), _E("ptx", t.lower2, 2)])
-        orders("ptx exact + ptx lower", "ptx_nearest", [_E("ptx", t.exact, 1), _E("ptx", t.lower, 2)])
-        orders("cubin lower + ptx lower2", "sass_other_major", [_E("cubin", t.lower, 1), _E("ptx", t.lower2, 2)])
-    if t.higher and t.lower:
-        orders("ptx higher + ptx lower", "ptx_lower", [_E("ptx", t.higher, 1), _E("ptx", t.lower, 2)])
-        higher_f = _with_suffix(t.higher, "f")
-        if higher_f:
-            orders("cubin higher f + ptx lower", "family_other_major",
-                   [_E("cubin", higher_f, 1), _E("ptx", t.lower, 2)])  # fmt: skip
-    # 4. ties: equally ranked entries with differing attributes, 2 and 3 in every order, one container
-    #    and spliced containers
-    old_isa = _older_isa(driver_cuda)
-    tie_groups: list[tuple[str, str, str, str]] = [("cubin", t.exact, "tie_sass", "exact")]
-    if exact_a:
-        tie_groups.append(("cubin", exact_a, "tie_sass", "exact a"))
-    tie_groups.append(("ptx", t.exact, "tie_ptx_exact", "exact"))
-    if exact_a:
-        tie_groups.append(("ptx", exact_a, "tie_ptx_other", "exact a"))
-    if t.lower:
-        tie_groups.append(("ptx", t.lower, "tie_ptx_other", "lower"))
-    for kind, arch, rule, how in tie_groups:
-        variants = [_E(kind, arch, 1), _E(kind, arch, 2, compression="lz4"), _E(kind, arch, 3, debug=True)]
-        if kind == "ptx":
-            variants[2] = _E(kind, arch, 3, isa=old_isa)
-        extra = [_E(kind, arch, 4, compression="zstd"), _E(kind, arch, 5, producer="opencl")]
-        for a, b in itertools.combinations(variants + extra, 2):
-            orders(f"tie {kind} {how} {_attrs(a)}/{_attrs(b)}", rule, [a, b], spliced=(a.tag, b.tag) == (1, 2))
-        orders(f"tie {kind} {how} x3", rule, variants, spliced=True)
-    # 5. CUDA_FORCE_PTX_JIT / CUDA_DISABLE_PTX_JIT, with the JIT cache cold, warm, and warm with other PTX
-    everything = ("cold", "warm", "warm-other")
-    add("force: cubin exact", "force_ptx_jit", [_E("cubin", t.exact, 1)], _FORCE)
-    if t.lower:
-        orders("force: cubin exact + ptx lower", "force_ptx_jit", [_E("cubin", t.exact, 1), _E("ptx", t.lower, 2)],
-               _FORCE)  # fmt: skip
-        orders("disable: cubin exact + ptx lower", "disable_ptx_jit",
-               [_E("cubin", t.exact, 1), _E("ptx", t.lower, 2)], _DISABLE)  # fmt: skip
-        add("disable: ptx lower", "jit_cache", [_E("ptx", t.lower, 1)], _DISABLE, everything)
-        orders("disable: ptx exact + ptx lower", "jit_cache", [_E("ptx", t.exact, 1), _E("ptx", t.lower, 2)],
-               _DISABLE, everything)  # fmt: skip
-    add("disable: ptx exact", "jit_cache", [_E("ptx", t.exact, 1)], _DISABLE, everything)
-    orders("force: tie ptx exact", "tie_ptx_exact", [_E("ptx", t.exact, 1), _E("ptx", t.exact, 2, compression="lz4")],
-           _FORCE)  # fmt: skip
-    orders("force: tie cubin exact + 2 ptx exact", "force_ptx_jit",
-           [_E("cubin", t.exact, 1), _E("ptx", t.exact, 2), _E("ptx", t.exact, 3, isa=old_isa)], _FORCE)  # fmt: skip
-    orders("disable: tie ptx exact", "jit_cache",
-           [_E("ptx", t.exact, 1), _E("ptx", t.exact, 2, compression="lz4")], _DISABLE, everything)  # fmt: skip
-    # 6. PTX ISA newer than the driver
-    new_isa = _newer_isa(driver_cuda)
-    if new_isa:
-        add(f"ptx exact ISA {new_isa} alone", "ptx_isa_driver", [_E("ptx", t.exact, 1, isa=new_isa)])
-        orders("ptx exact new ISA + ptx exact", "ptx_isa_driver",
-               [_E("ptx", t.exact, 1, isa=new_isa), _E("ptx", t.exact, 2)])  # fmt: skip
-        if t.lower:
-            orders("ptx exact new ISA + ptx lower", "ptx_isa_driver",
-                   [_E("ptx", t.exact, 1, isa=new_isa), _E("ptx", t.lower, 2)])  # fmt: skip
-        orders("ptx exact new ISA + cubin exact", "sass_over_ptx",
-               [_E("ptx", t.exact, 1, isa=new_isa), _E("cubin", t.exact, 2)])  # fmt: skip
-    else:
-        unobservable.append(("PTX ISA newer than the driver", "ptx_isa_driver", "driver version unknown"))
-    # 7. a header that contradicts its payload
-    if t.lower:
-        add("header exact around cubin lower", "header_mismatch", [_E("cubin", t.lower, 1, header_arch=t.exact)])
-        add("header lower around cubin exact", "header_mismatch", [_E("cubin", t.exact, 1, header_arch=t.lower)])
-        orders("header exact around cubin lower + ptx lower", "header_mismatch",
-               [_E("cubin", t.lower, 1, header_arch=t.exact), _E("ptx", t.lower, 2)])  # fmt: skip
-        orders("header exact around cubin lower + cubin exact", "header_mismatch",
-               [_E("cubin", t.lower, 1, header_arch=t.exact), _E("cubin", t.exact, 2)])  # fmt: skip
-        add("header exact around ptx lower", "header_mismatch", [_E("ptx", t.lower, 1, header_arch=t.exact)])
-        if t.higher:
-            add("header exact around ptx higher", "header_mismatch", [_E("ptx", t.higher, 1, header_arch=t.exact)])
-        orders("header exact around ptx lower + ptx exact", "header_mismatch",
-               [_E("ptx", t.lower, 1, header_arch=t.exact), _E("ptx", t.exact, 2)])  # fmt: skip
-    add("ptx header around cubin exact", "header_mismatch", [_E("cubin", t.exact, 1, header_kind="ptx")])
-    add("cubin header around ptx exact", "header_mismatch", [_E("ptx", t.exact, 1, header_kind="cubin")])
-    # 8. spliced containers: does the driver read past the first?
-    if t.lower:
-        orders("spliced: cubin lower | cubin exact", "driver_input",
-               [_E("cubin", t.lower, 1), _E("cubin", t.exact, 2, container=1)], spliced=False)  # fmt: skip
-    orders("spliced: ptx exact | cubin exact", "driver_input",
-           [_E("ptx", t.exact, 1), _E("cubin", t.exact, 2, container=1)])  # fmt: skip
-    for name, rule, why in unobservable:
-        cases.append(Case(f"{name} (not observable: {why})", rule, (), (), "cold"))
-    return cases
-
-
-def _attrs(e: Entry) -> str:
-    bits = [e.compression if e.compression != "none" else "",
-            "debug" if e.debug else "", f"ISA{e.isa}" if e.isa else "",
-            e.producer if e.producer != "cuda" else ""]  # fmt: skip
-    return "+".join(b for b in bits if b) or "plain"
-
-
-def _single_rule(kind: str, how: str, suffix: str) -> str:
-    if suffix == "a":
-        return "arch_specific"
-    if suffix == "f":
-        return "family" if how in ("exact", "compatible") else "family_other_major"
-    if kind == "cubin":
-        return {"exact": "sass_exact", "compatible": "sass_lower_minor"}.get(how, "sass_other_major")
-    return "ptx_lower"
-
-
-def _older_isa(cuda: tuple[int, int] | None) -> str:
-    """A PTX ISA older than NVRTC writes that still takes sm_90-era targets: 8.0 (CUDA 12.0)."""
-    return "8.0"
-
-
-def _newer_isa(cuda: tuple[int, int] | None) -> str | None:
-    """The oldest PTX ISA the driver of CUDA ``cuda`` does not support."""
-    if cuda is None:
-        return None
-    from ._select import PTX_ISA_CUDA, ptx_isa_needs
-
-    for isa in sorted(PTX_ISA_CUDA):
-        if ptx_isa_needs(isa) > cuda:
-            return f"{isa[0]}.{isa[1]}"
-    return f"{cuda[0] - 4}.{cuda[1] + 1}"
+        return {
+            "schema": PROBE_SCHEMA,
+            "gpu": {"name": self.gpu_name, "capability": self.capability},
+            "driver": self.driver,
+            "versions": self.versions,
+            "started": self.started,
+            "seconds": round(self.seconds, 1),
+            "jobs": self.jobs,
+            "nvrtc_archs": list(self.archs),
+            "cases_run": len(self.run),
+            "disagreements": len(self.disagreements),
+            "not_observable": len(self.results) - len(self.run),
+            "cases": [r.to_dict() for r in self.results],
+        }
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -563,13 +246,18 @@ class Builder:
             ident = None if e.kind == "reloc" else f"t{e.tag}"  # add_reloc takes no identifier: found by position
             parts.append(Part(data, kind=kind, arch=arch, identifier=ident))
         if first.compression == "none" and not concat:
-            options = FatbinOptions(compress=False, debug=first.debug or None,
-                                    producer="opencl" if first.producer == "opencl" else None)  # fmt: skip
+            options = FatbinOptions(
+                compress=False, debug=first.debug or None, producer="opencl" if first.producer == "opencl" else None
+            )
         else:
-            options = FatbinOptions(compress=True, compress_all=True, concat=concat or None,
-                                    compress_mode="size" if first.compression == "zstd" else "speed",
-                                    debug=first.debug or None,
-                                    producer="opencl" if first.producer == "opencl" else None)  # fmt: skip
+            options = FatbinOptions(
+                compress=True,
+                compress_all=True,
+                concat=concat or None,
+                compress_mode="size" if first.compression == "zstd" else "speed",
+                debug=first.debug or None,
+                producer="opencl" if first.producer == "opencl" else None,
+            )
         try:
             whole = build_fatbin(parts, options=options)
         except (FatbinError, FatbinLibraryError, ValueError, AttributeError) as e:  # AttributeError: old bindings
@@ -580,8 +268,9 @@ class Builder:
         got = fb.entries[0]
         if first.compression != "none" and not concat and got.compression != first.compression:
             raise NotObservable(f"libnvfatbin wrote {got.compression}, not {first.compression}")
-        raw = bytearray(whole[got.offset : got.offset + struct.unpack_from("<I", whole, got.offset + 4)[0]
-                              + struct.unpack_from("<Q", whole, got.offset + 8)[0]])  # fmt: skip
+        header_size = struct.unpack_from("<I", whole, got.offset + 4)[0]
+        payload_size = struct.unpack_from("<Q", whole, got.offset + 8)[0]
+        raw = bytearray(whole[got.offset : got.offset + header_size + payload_size])
         if first.header_kind:
             struct.pack_into("<H", raw, 0, _KIND_CODES[first.header_kind])
         if first.header_arch:
@@ -640,9 +329,13 @@ def predict(case: Case, data: bytes, gpu: Arch | str, driver: int | None) -> tup
     try:
         fb = read_fatbin(data)
         sel = select_entry(
-            fb, gpu, driver=driver, force_ptx_jit=env.get("CUDA_FORCE_PTX_JIT") == "1",
-            disable_ptx_jit=env.get("CUDA_DISABLE_PTX_JIT") == "1", jit_cache=case.cache == "warm",
-        )  # fmt: skip
+            fb,
+            gpu,
+            driver=driver,
+            force_ptx_jit=env.get("CUDA_FORCE_PTX_JIT") == "1",
+            disable_ptx_jit=env.get("CUDA_DISABLE_PTX_JIT") == "1",
+            jit_cache=case.cache == "warm",
+        )
     except FatbinFormatError as e:
         return "ERROR", None, f"unreadable: {e}"
     if sel.entry is None:
@@ -708,8 +401,13 @@ if sys.platform.startswith("linux"):
 def run_child(path: Path, env: dict[str, str], timeout: float = _CASE_TIMEOUT) -> tuple[str, str]:
     """Load and launch the fatbin at ``path`` in a fresh process: ``(outcome, detail)``."""
     try:
-        res = subprocess.run([sys.executable, "-I", "-c", _DIE_WITH_PARENT + _CHILD, str(path), str(os.getpid())],
-                             capture_output=True, text=True, env=env, timeout=timeout)  # fmt: skip
+        res = subprocess.run(
+            [sys.executable, "-I", "-c", _DIE_WITH_PARENT + _CHILD, str(path), str(os.getpid())],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         return "TIMEOUT", f"no answer in {timeout:.0f} s"
     if res.returncode < 0:
@@ -884,5 +582,14 @@ def probe(
         # Ctrl-C or SIGTERM: the queued cases are dropped, the running ones awaited (_jobs.stop_jobs)
         with ThreadPoolExecutor(workers) as pool:
             run_jobs(pool, one, enumerate(built), lambda item: (item,), finished)
-    return ProbeReport(info.name, f"{gpu.major}.{gpu.minor}", info.driver, _versions(), started,
-                       time.monotonic() - t0, workers, results, tuple(sms))  # fmt: skip
+    return ProbeReport(
+        info.name,
+        f"{gpu.major}.{gpu.minor}",
+        info.driver,
+        _versions(),
+        started,
+        time.monotonic() - t0,
+        workers,
+        results,
+        tuple(sms),
+    )

@@ -34,6 +34,7 @@ from ._cache import (
     job_key,
     read_entry,
 )
+from ._compile_options import FatbinCompileOptions, check_single_target
 from ._detect import ptx_target
 from ._errors import Error
 from ._fatbin import FatbinBuilder, FatbinOptions, merge_symbol_mappings
@@ -193,8 +194,11 @@ class Program(_CoreProgram):
 
             close = closest(kind, ["c++", "ptx", "nvvm", "cu", "cuda"])
             guess = {"cu": "c++", "cuda": "c++"}.get(close, close) if close else None
-            raise ValueError(f"unknown code_type {code_type!r}" + (f" (did you mean {guess!r}?)" if guess else "")
-                             + ": choose 'c++' (CUDA C++), 'ptx' or 'nvvm'")  # fmt: skip
+            raise ValueError(
+                f"unknown code_type {code_type!r}"
+                + (f" (did you mean {guess!r}?)" if guess else "")
+                + ": choose 'c++' (CUDA C++), 'ptx' or 'nvvm'"
+            )
         text: object = code
         if kind in ("c++", "ptx") and isinstance(code, (bytes, bytearray)):  # upstream takes str only for these
             try:
@@ -244,6 +248,7 @@ class Program(_CoreProgram):
         cache_max_files: int = MAX_INCLUDE_FILES,
         min_driver: DriverSpec = None,
         min_driver_action: str = "error",
+        options: FatbinCompileOptions | None = None,
         **kwargs: Any,
     ) -> ObjectCode:
         """Compile to ``"ptx"``, ``"cubin"``, ``"ltoir"`` (as cuda.core does) or ``"fatbin"`` (many archs).
@@ -255,53 +260,14 @@ class Program(_CoreProgram):
             Name expressions (template instantiations) to make available to ``get_kernel``. Default: ().
         logs : object with ``write``, optional
             Receives the compiler logs; for ``"fatbin"`` each job's log is prefixed with its archs.
-        archs : arch spec, required for ``"fatbin"``
-            Any spelling :func:`parse_archs` takes: ``["sm_80", "sm_90"]``, ``"80;90;100+PTX"`` (torch),
-            ``"80-real;90"`` (CMake), ``"arch=compute_80,code=[sm_80,sm_86]"`` (nvcc), ``"all-major"``.
-        ptx_for : arch spec, optional
-            Archs of ``archs`` to embed PTX for. Default: None (what the spec says, else the newest arch);
-            ``()`` or ``"none"`` for none, even where the spec names PTX.
-        ltoir_for : arch spec, optional
-            Archs of ``archs`` to embed LTO-IR for. Default: ().
-        fatbin_options : FatbinOptions, optional
-            Options for assembling the fatbin (compression...). Default: None.
-        max_workers : int, optional
-            Threads for the default pool. Default: None (``min(jobs, os.cpu_count())``).
-        executor : concurrent.futures.Executor, optional
-            Run the jobs here instead (a process pool, ``dask.distributed.Client.get_executor()``...).
-            On Ctrl-C the queued jobs are cancelled; a ``ProcessPoolExecutor``'s workers are killed
-            (that pool is then broken); threads finish their running job. Default: None.
-        group : bool, optional
-            One front-end compile per virtual arch, nvJitLink per real arch (see :func:`plan_fatbin`).
-            Default: False.
-        extra_options : sequence of str, optional
-            Raw NVRTC (or libNVVM) options appended to every front-end compile, for options
-            ``ProgramOptions`` has no field for. ``-arch`` is refused: use ``archs``. Default: ().
-        progress : callable, optional
-            Called as ``progress(done, total, job)`` each time a job succeeds. Default: None.
-        cache : cuda.core.utils.ProgramCacheResource, optional
-            For ``"fatbin"``: look each per-arch job up in this cache and store it there
-            (``InMemoryProgramCache``, ``FileStreamProgramCache``...). Adding an arch compiles that arch
-            only; an unchanged build compiles nothing; name expressions survive hits. What happened is in
-            :attr:`last_cache_report` and, per job, in ``logs``. Default: None.
-        cache_extra_digest : bytes, optional
-            ``"fatbin"`` only, with ``cache``. Extra bytes for the cache keys, for inputs the keys cannot see
-            (generated headers outside ``include_path``...). The content of ``include_path`` and ``pre_include``
-            is hashed for you. Default: None.
-        cache_exclude : iterable of paths, optional
-            ``"fatbin"`` only, with ``cache``. Files and folders under ``include_path`` that are not headers
-            (build outputs): left out of the include fingerprint. Hidden folders, ``__pycache__`` and a
-            ``FileStreamProgramCache``'s own folder are left out anyway. Default: ().
-        cache_max_files : int, optional
-            ``"fatbin"`` only, with ``cache``. The most header-like files the include fingerprint reads (and
-            26 KiB per file on average); more is a ``ValueError`` that says how to exclude or raise. Default: 20000.
-        min_driver : str, int or tuple, optional
-            The oldest driver you support (``"13.0"``, ``"550.54.14"``, ``12040``). For ``"fatbin"``: for every
-            GPU of the plan's archs, the entry it would load must load on that driver (PTX ISA, zstd,
-            concatenated entries); otherwise :class:`DriverCompatibilityError` names the GPU, the entry, the
-            driver it needs and the fixes. Default: None (no check).
-        min_driver_action : {"error", "warn"}, optional
-            Raise, or warn (``UserWarning``) and return the fatbin. Default: "error".
+        archs, ptx_for, ltoir_for, fatbin_options, max_workers, executor, group, extra_options, progress
+            For ``"fatbin"``: the fields of :class:`FatbinCompileOptions` (documented there), as keywords;
+            ``archs`` is required.
+        cache, cache_extra_digest, cache_exclude, cache_max_files, min_driver, min_driver_action
+            For ``"fatbin"``: as above. ``cache`` alone also goes to a single target (cuda.core's own cache).
+        options : FatbinCompileOptions, optional
+            For ``"fatbin"``: every argument above from ``archs`` on, built ahead, instead of keywords (not
+            both). Default: None (built from the keywords).
         **kwargs
             Passed to cuda.core's ``compile`` for single-arch targets (e.g. ``cache=``).
 
@@ -326,79 +292,103 @@ class Program(_CoreProgram):
             from ._suggest import closest
 
             close = closest(str(target), ["ptx", "cubin", "ltoir", "fatbin"])
-            raise ValueError(f"unknown target_type {target_type!r}" + (f"; did you mean {close!r}?" if close else "")
-                             + "; choose 'ptx', 'cubin', 'ltoir' or 'fatbin'")  # fmt: skip
-        # the settings of the fatbin's per-job cache that were given
-        knobs = [name for name, value in (("cache_extra_digest", cache_extra_digest is not None),
-                 ("cache_exclude", bool(cache_exclude)), ("cache_max_files", cache_max_files != MAX_INCLUDE_FILES))
-                 if value]  # fmt: skip
+            raise ValueError(
+                f"unknown target_type {target_type!r}"
+                + (f"; did you mean {close!r}?" if close else "")
+                + "; choose 'ptx', 'cubin', 'ltoir' or 'fatbin'"
+            )
+        fields = dict(
+            archs=archs,
+            ptx_for=ptx_for,
+            ltoir_for=ltoir_for,
+            fatbin_options=fatbin_options,
+            max_workers=max_workers,
+            executor=executor,
+            group=group,
+            extra_options=extra_options,
+            progress=progress,
+            cache=cache,
+            cache_extra_digest=cache_extra_digest,
+            cache_exclude=cache_exclude,
+            cache_max_files=cache_max_files,
+            min_driver=min_driver,
+            min_driver_action=min_driver_action,
+        )
+        if options is not None and not isinstance(options, FatbinCompileOptions):
+            raise TypeError(f"options must be a FatbinCompileOptions; got {type(options).__name__}")
         if target != "fatbin":
-            if (archs is not None or ptx_for is not None or ltoir_for or fatbin_options is not None or group
-                    or min_driver is not None):  # fmt: skip
-                raise ValueError(
-                    f"archs, ptx_for, ltoir_for, fatbin_options, group and min_driver apply to 'fatbin', not {target!r}"
-                )
-            if knobs:  # upstream's cache= keys a single target itself: these would be ignored
-                raise ValueError(
-                    f"{' and '.join(knobs)} appl{'ies' if len(knobs) == 1 else 'y'} to 'fatbin' (its per-job cache), "
-                    f"not {target!r}: a single target's cache= is cuda.core's, which keys the compile itself"
-                )
-            if cache is not None:  # a parameter here (the fatbin's cache): upstream's own for one target
-                kwargs["cache"] = cache
-            accepted = _upstream_compile_keywords()
-            unknown = [] if accepted is None else sorted(set(kwargs) - accepted)
-            if unknown:  # before the device is asked for an arch: misuse is a TypeError, not a missing driver
-                hint = ("; the arch of a single-target compile is ProgramOptions(arch='sm_XX'), and many archs are "
-                        "compile('fatbin', archs=[...])") if {"arch", "archs"} & set(unknown) else ""  # fmt: skip
-                raise TypeError(f"compile({target!r}) got unexpected arguments: {', '.join(unknown)}{hint}")
-            names = _name_tuple(name_expressions)
-            base = self._fb_options if "cache" in kwargs else self._fb_effective  # upstream's cache refuses -I
-            if self._fb_options.arch is not None and base is self._fb_effective:
-                if target == "ptx" and self._fb_code_type in ("c++", "nvvm") and not kwargs and not _driver_loads():
-                    return self._compile_ptx_here(names, logs)  # upstream asks the driver's version after NVRTC
-                return self._with_hint(lambda: super(Program, self).compile(target_type, names, logs, **kwargs))
-            arch = self._fb_options.arch if self._fb_options.arch is not None else _device_arch()
-            resolved = dataclasses.replace(base, arch=arch)
-            program = _CoreProgram(self._upstream_code(), self._fb_code_type, _CoreProgramOptions(**_fields(resolved)))
-            try:
-                return self._with_hint(lambda: program.compile(target_type, names, logs, **kwargs))
-            finally:
-                program.close()
+            if options is not None:
+                raise ValueError(f"options= (FatbinCompileOptions) applies to 'fatbin', not {target!r}")
+            check_single_target(target, fields)
+            return self._compile_single(target_type, target, name_expressions, logs, cache, kwargs)
         if kwargs:
             raise TypeError(f"compile('fatbin') got unexpected arguments: {', '.join(kwargs)}")
-        if cache is None and knobs:
-            raise ValueError(f"{' and '.join(knobs)} need{'s' if len(knobs) == 1 else ''} cache=")
-        if min_driver_action not in ("error", "warn"):
-            raise ValueError(f"min_driver_action must be 'error' or 'warn'; got {min_driver_action!r}")
-        if min_driver is not None:
-            from ._select import parse_driver
+        return self._compile_fatbin(_fatbin_compile_options(options, fields), name_expressions, logs)
 
-            parse_driver(min_driver)  # a bad spelling fails before any compile
-        plan = self.plan(archs, ptx_for=ptx_for, ltoir_for=ltoir_for, group=group)
+    def _compile_single(
+        self,
+        target_type: str,
+        target: str,
+        name_expressions: str | Sequence[str | bytes],
+        logs: LogSink | None,
+        cache: Any,
+        kwargs: dict[str, Any],
+    ) -> ObjectCode:
+        """``"ptx"``, ``"cubin"`` or ``"ltoir"`` for one arch, as cuda.core compiles them."""
+        if cache is not None:  # a parameter here (the fatbin's cache): upstream's own for one target
+            kwargs["cache"] = cache
+        accepted = _upstream_compile_keywords()
+        unknown = [] if accepted is None else sorted(set(kwargs) - accepted)
+        if unknown:  # before the device is asked for an arch: misuse is a TypeError, not a missing driver
+            hint = ""
+            if {"arch", "archs"} & set(unknown):
+                hint = (
+                    "; the arch of a single-target compile is ProgramOptions(arch='sm_XX'), and many archs are "
+                    "compile('fatbin', archs=[...])"
+                )
+            raise TypeError(f"compile({target!r}) got unexpected arguments: {', '.join(unknown)}{hint}")
+        names = _name_tuple(name_expressions)
+        base = self._fb_options if "cache" in kwargs else self._fb_effective  # upstream's cache refuses -I
+        if self._fb_options.arch is not None and base is self._fb_effective:
+            if target == "ptx" and self._fb_code_type in ("c++", "nvvm") and not kwargs and not _driver_loads():
+                return self._compile_ptx_here(names, logs)  # upstream asks the driver's version after NVRTC
+            return self._with_hint(lambda: super(Program, self).compile(target_type, names, logs, **kwargs))
+        arch = self._fb_options.arch if self._fb_options.arch is not None else _device_arch()
+        resolved = dataclasses.replace(base, arch=arch)
+        program = _CoreProgram(self._upstream_code(), self._fb_code_type, _CoreProgramOptions(**_fields(resolved)))
+        try:
+            return self._with_hint(lambda: program.compile(target_type, names, logs, **kwargs))
+        finally:
+            program.close()
+
+    def _compile_fatbin(
+        self, options: FatbinCompileOptions, name_expressions: str | Sequence[str | bytes], logs: LogSink | None
+    ) -> ObjectCode:
+        """Plan, run (through ``options.cache`` when given), assemble and check against ``min_driver``."""
+        plan = self.plan(options.archs, ptx_for=options.ptx_for, ltoir_for=options.ltoir_for, group=options.group)
         names = _name_tuple(name_expressions)
         if names and self._fb_code_type != "c++":
             raise ValueError(f"name_expressions need C++ source; this program is {self._fb_code_type!r}")
-        extra = tuple(extra_options)
-        for opt in extra:
-            if not isinstance(opt, str):
-                raise TypeError(f"extra_options must be strings; got {opt!r}")
-            if opt.lstrip("-").startswith(("arch", "gpu-architecture")):
-                raise ValueError(f"extra_options {opt!r}: the archs come from archs=, not from an -arch option")
+        extra = tuple(options.extra_options)
         job_args = self._job_args(names, extra)
         split = self._fb_options.split_compile  # opt-in: it changes the SASS (docs/performance.md)
         threads = (os.cpu_count() or 1) if split == 0 else (split or 1)
         run: dict[str, Any] = dict(
-            max_workers=max_workers, executor=executor, logs=logs, progress=progress, threads_per_job=threads
+            max_workers=options.max_workers,
+            executor=options.executor,
+            logs=logs,
+            progress=options.progress,
+            threads_per_job=threads,
         )
+        cache = options.cache
         if cache is None:
             results = self._with_hint(lambda: run_plan(plan, job_args, **run))
         else:
-            excluded = (cache_exclude,) if isinstance(cache_exclude, (str, os.PathLike)) else tuple(cache_exclude)
-            digest = (cache_extra_digest, excluded, cache_max_files)
+            digest = (options.cache_extra_digest, tuple(options.cache_exclude), options.cache_max_files)
             results = self._with_hint(lambda: self._run_cached(plan, job_args, names, extra, cache, digest, run))
-        data, mapping = _assemble(results, fatbin_options, self._fb_options.name)
-        if min_driver is not None:
-            check_min_driver(data, plan, min_driver, min_driver_action)
+        data, mapping = _assemble(results, options.fatbin_options, self._fb_options.name)
+        if options.min_driver is not None:
+            check_min_driver(data, plan, options.min_driver, options.min_driver_action)
         return ObjectCode.from_fatbin(data, name=self._fb_options.name or "", symbol_mapping=mapping)
 
     def _upstream_code(self) -> str | bytes:
@@ -437,8 +427,9 @@ class Program(_CoreProgram):
                 data, log = _nvvm(self._fb_code, name, front, "ptx")
         except _JobFailed as e:
             hint = missing_header_hint(e.log, self._fb_cuda_headers) if backend == "nvrtc" else ""
-            raise FatbinCompileError([(f"{backend.upper()} {options.arch} -> ptx", f"{e.message}\n{e.log}")],
-                                     hint=hint) from None  # fmt: skip
+            raise FatbinCompileError(
+                [(f"{backend.upper()} {options.arch} -> ptx", f"{e.message}\n{e.log}")], hint=hint
+            ) from None
         if logs is not None and log.strip():
             logs.write(log)
         return ObjectCode.from_ptx(data, name=options.name or "", symbol_mapping=mapping or None)
@@ -474,8 +465,10 @@ class Program(_CoreProgram):
         headers_digest, _ = headers()
         digest = headers_digest + bytes(extra_digest or b"") + "\0".join(extra).encode()
         code = self._upstream_code()  # cuda.core's key takes C++ and PTX as str only
-        keys = {job: job_key(job, code, self._fb_code_type, self._job_options(job), names, job_args(job), digest)
-                for job in plan.jobs}  # fmt: skip
+        keys = {
+            job: job_key(job, code, self._fb_code_type, self._job_options(job), names, job_args(job), digest)
+            for job in plan.jobs
+        }
         found: dict[Job, JobResult] = {}
         corrupt: list[str] = []
         compiled_unstored: list[str] = []
@@ -498,8 +491,9 @@ class Program(_CoreProgram):
         for result in to_store:
             with contextlib.suppress(OSError):  # an unwritable entry costs a recompile next time, not this build
                 cache[keys[result.job]] = encode(result)
-        report = CacheReport(tuple(str(j) for j in found), tuple(str(j) for j in misses), tuple(corrupt),
-                             tuple(compiled_unstored))  # fmt: skip
+        report = CacheReport(
+            tuple(str(j) for j in found), tuple(str(j) for j in misses), tuple(corrupt), tuple(compiled_unstored)
+        )
         self._fb_cache_report = report
         logs = run.get("logs")
         if logs is not None:
@@ -541,9 +535,13 @@ class Program(_CoreProgram):
         if self._fb_code_type == "ptx":
             target = ptx_target(self._fb_code)
         return plan_fatbin(
-            archs, ptx_for=ptx_for, ltoir_for=ltoir_for, code_type=self._fb_code_type, group=group,
+            archs,
+            ptx_for=ptx_for,
+            ltoir_for=ltoir_for,
+            code_type=self._fb_code_type,
+            group=group,
             ptx_source_target=target,
-        )  # fmt: skip
+        )
 
     def _job_options(self, job: Job) -> _CoreProgramOptions:
         """The single-arch options of a job's front end (for PTX source: of the first arch it links)."""
@@ -570,6 +568,16 @@ class Program(_CoreProgram):
             return (source, name, front, link, names if job.front == "nvrtc" else ())
 
         return args
+
+
+def _fatbin_compile_options(options: FatbinCompileOptions | None, fields: dict[str, Any]) -> FatbinCompileOptions:
+    """``options``, or one built from the keywords ``fields`` of ``compile("fatbin")``; not both."""
+    if options is None:
+        return FatbinCompileOptions(**fields)
+    given = [f.name for f in dataclasses.fields(options) if fields[f.name] is not f.default]
+    if given:
+        raise TypeError(f"compile('fatbin') got options= and {', '.join(given)}: give each setting in options only")
+    return options
 
 
 def _with_include_dirs(options: _OptionsT, dirs: Sequence[str]) -> _OptionsT:
@@ -684,22 +692,26 @@ def check_min_driver(data: bytes, plan: Plan, min_driver: DriverSpec, action: st
             what = f"PTX {e.arch.compute} (ISA {e.version[0]}.{e.version[1]})"
             fixes.append(f"add SASS for {gpu} (archs=[..., '{gpu}'])")
             if ptx_isa_needs(e.version) > cuda:
-                fixes.append(f"compile with an NVRTC no newer than the driver (pip install "
-                             f"'nvidia-cuda-nvrtc=={cuda[0]}.{cuda[1]}.*')")  # fmt: skip
+                fixes.append(
+                    f"compile with an NVRTC no newer than the driver (pip install "
+                    f"'nvidia-cuda-nvrtc=={cuda[0]}.{cuda[1]}.*')"
+                )
         compression = e._parent.compression if e._parent is not None else e.compression
         if compression == "zstd" and cuda < ZSTD_MIN_CUDA:
             fixes.append("compress with LZ4 (FatbinOptions(compress_mode='speed')) or not at all (compress=False)")
         if e.concatenated:
             fixes.append("drop FatbinOptions(concat=True)")
-        lines.append(f"compute capability {gpu.capability} would load {what}, {compression}"
-                     f"{', concatenated' if e.concatenated else ''}, which needs a CUDA {need[0]}.{need[1]} driver; "
-                     f"fix: {'; or '.join(fixes)}")  # fmt: skip
+        lines.append(
+            f"compute capability {gpu.capability} would load {what}, {compression}"
+            f"{', concatenated' if e.concatenated else ''}, which needs a CUDA {need[0]}.{need[1]} driver; "
+            f"fix: {'; or '.join(fixes)}"
+        )
     if not lines:
         return
     message = f"min_driver is CUDA {cuda[0]}.{cuda[1]}, but " + " | ".join(lines) + " (or raise min_driver)"
     if action == "warn":
         import warnings
 
-        warnings.warn(message, UserWarning, stacklevel=3)
+        warnings.warn(message, UserWarning, stacklevel=4)  # compile -> _compile_fatbin -> here
         return
     raise DriverCompatibilityError(message, gaps)

@@ -253,8 +253,11 @@ def _fit(a: Arch, gpu: Arch, sass: bool, label: str) -> tuple[str | None, tuple[
         if eff.minor > gpu.minor:
             return f"SASS {label} is newer than {gpu.capability}", ("sass_exact",)
         if crossing:
-            why = (f"{gpu.capability} is a Tegra GPU, which runs SASS for {gpu.capability} only" if is_tegra(gpu)
-                   else f"{a.capability} is a Tegra GPU: its SASS runs there only")  # fmt: skip
+            why = (
+                f"{gpu.capability} is a Tegra GPU, which runs SASS for {gpu.capability} only"
+                if is_tegra(gpu)
+                else f"{a.capability} is a Tegra GPU: its SASS runs there only"
+            )
             return f"SASS {label} does not run on {gpu.capability}: {why}", ("sass_tegra",)
         return None, ("sass_exact" if eff.sm == gpu.sm else "sass_lower_minor", *extra)
     if not fits:
@@ -336,6 +339,82 @@ def _tie_rule(entry: FatbinEntry, gpu: Arch) -> str:
     return "tie_unseen"
 
 
+# a runnable entry: its preference key (lower wins), the entry, status, reason, rules, and the failure the
+# driver meets when it takes it (a PTX ISA it cannot JIT), if any
+_Candidate = tuple[tuple[int, ...], "FatbinEntry", str, str, tuple[str, ...], "str | None"]
+
+
+def _with_jit_cache(
+    fb: Fatbin, gpu: Arch, driver: DriverSpec, force_ptx_jit: bool, jit_cache: bool | None
+) -> Selection:
+    """``select_entry`` with ``disable_ptx_jit`` and a JIT cache that is warm (True) or unknown (None)."""
+    warm = select_entry(fb, gpu, driver=driver, force_ptx_jit=force_ptx_jit, jit_cache=False)
+    cold = select_entry(fb, gpu, driver=driver, force_ptx_jit=force_ptx_jit, disable_ptx_jit=True, jit_cache=False)
+    if warm.status != "PTX JIT":  # SASS outranks PTX: only a PTX pick can depend on the cache
+        return cold
+    if jit_cache is None:
+        return dataclasses.replace(
+            cold, cache_dependent=True,
+            reason=f"{cold.reason}; with a warm JIT cache: {warm.reason} (cached JIT output)",
+        )  # fmt: skip
+    return dataclasses.replace(
+        warm, reason=f"{warm.reason}, from the JIT cache (CUDA_DISABLE_PTX_JIT=1 still runs cached JIT output)",
+        rules=(*warm.rules, "jit_cache"),
+    )  # fmt: skip
+
+
+def _candidates(
+    fb: Fatbin, gpu: Arch, cuda: tuple[int, int] | None, force_ptx_jit: bool, disable_ptx_jit: bool
+) -> tuple[list[_Candidate], list[tuple[FatbinEntry, str]], dict[str, None]]:
+    """The entries the driver could run, with their preference keys; the others, each with why; the rules of
+    the rejections (in order, once each)."""
+    chosen: list[_Candidate] = []
+    rejected: list[tuple[FatbinEntry, str]] = []
+    rejected_rules: dict[str, None] = {}
+    for index, e in enumerate(fb.iter_entries()):
+        status, reason, rules, failure = _judge(e, gpu, cuda, force_ptx_jit, disable_ptx_jit)
+        if status is None:
+            rejected.append((e, reason))
+            rejected_rules.update(dict.fromkeys(rules))
+            continue
+        # lower key wins: SASS before PTX; then nearest arch (so exact SASS before compatible); then suffix;
+        # then plain PTX before relocatable PTX; then container order: the first, except among plain PTX for
+        # exactly the device's SM, where the last wins (RULES tie_*)
+        a = e.arch
+        if a is None:  # _judge rejects entries without an arch
+            continue
+        last_wins = e.kind == "ptx" and a.suffix == "" and a.sm == gpu.sm
+        key = (int(status == "PTX JIT"), -a.sm, _SUFFIX_RANK[a.suffix], int(e.kind == "reloc"),
+               -index if last_wins else index)  # fmt: skip
+        chosen.append((key, e, status, reason, rules, failure))
+    return chosen, rejected, rejected_rules
+
+
+def _why_preferred(chosen: list[_Candidate], gpu: Arch) -> tuple[list[str], str]:
+    """The rules that made ``chosen[0]`` (sorted) win over the others, and what the reason adds for ties."""
+    top, entry, status, _, _, _ = chosen[0]
+    extra = ["sass_over_ptx"] if status != "PTX JIT" and any(c[2] == "PTX JIT" for c in chosen) else []
+    if status == "PTX JIT" and len({c[0][1] for c in chosen if c[2] == "PTX JIT"}) > 1:
+        extra.append("ptx_nearest")
+    if entry.concatenated:
+        extra.append("concat_driver")
+    same_sm = [c for c in chosen[1:] if c[0][:2] == top[:2]]
+    if any(c[0][2] != top[2] for c in same_sm):
+        suffixes = {c[1].arch.suffix for c in same_sm if c[1].arch is not None} | {entry.arch.suffix}  # type: ignore[union-attr]
+        extra.append("suffix_order_f" if "f" in suffixes else "suffix_order")
+    if any(c[0][2] == top[2] and c[0][3] != top[3] for c in same_sm):
+        extra.append("ptx_over_reloc")
+    tied = [c[1] for c in same_sm if c[0][:4] == top[:4]]
+    more = ""
+    if tied:
+        extra.append(_tie_rule(entry, gpu))
+        attrs = {(x.compression, x.debug, x.producer, x.version) for x in (entry, *tied)}
+        if len(attrs) > 1:
+            extra.append("entry_attributes")
+        more = f"; the {'last' if top[4] < 0 else 'first'} of {len(tied) + 1} equal entries in container order"
+    return extra, more
+
+
 def select_entry(
     fatbin: Fatbin | Source,
     gpu: Arch | str | int,
@@ -406,63 +485,17 @@ def select_entry(
     if gap is not None:  # the driver does not run this GPU at all, whatever the fatbin holds
         return Selection(gpu, None, gap[0], gap[1], tuple((e, gap[1]) for e in fb.iter_entries()), (gap[2],))
     if disable_ptx_jit and jit_cache is not False:
-        warm = select_entry(fb, gpu, driver=driver, force_ptx_jit=force_ptx_jit, jit_cache=False)
-        cold = select_entry(fb, gpu, driver=driver, force_ptx_jit=force_ptx_jit, disable_ptx_jit=True, jit_cache=False)
-        if warm.status != "PTX JIT":  # SASS outranks PTX: only a PTX pick can depend on the cache
-            return cold
-        if jit_cache is None:
-            return dataclasses.replace(
-                cold, cache_dependent=True,
-                reason=f"{cold.reason}; with a warm JIT cache: {warm.reason} (cached JIT output)",
-            )  # fmt: skip
-        return dataclasses.replace(
-            warm, reason=f"{warm.reason}, from the JIT cache (CUDA_DISABLE_PTX_JIT=1 still runs cached JIT output)",
-            rules=(*warm.rules, "jit_cache"),
-        )  # fmt: skip
-    chosen: list[tuple[tuple[int, ...], FatbinEntry, str, str, tuple[str, ...], str | None]] = []
-    rejected = []
-    rejected_rules: dict[str, None] = {}  # in order, once each
-    for index, e in enumerate(fb.iter_entries()):
-        status, reason, rules, failure = _judge(e, gpu, cuda, force_ptx_jit, disable_ptx_jit)
-        if status is None:
-            rejected.append((e, reason))
-            rejected_rules.update(dict.fromkeys(rules))
-            continue
-        # lower key wins: SASS before PTX; then nearest arch (so exact SASS before compatible); then suffix;
-        # then plain PTX before relocatable PTX; then container order: the first, except among plain PTX for
-        # exactly the device's SM, where the last wins (RULES tie_*)
-        a = e.arch
-        if a is None:  # _judge rejects entries without an arch
-            continue
-        last_wins = e.kind == "ptx" and a.suffix == "" and a.sm == gpu.sm
-        key = (int(status == "PTX JIT"), -a.sm, _SUFFIX_RANK[a.suffix], int(e.kind == "reloc"),
-               -index if last_wins else index)  # fmt: skip
-        chosen.append((key, e, status, reason, rules, failure))
+        return _with_jit_cache(fb, gpu, driver, force_ptx_jit, jit_cache)
+    chosen, rejected, rejected_rules = _candidates(fb, gpu, cuda, force_ptx_jit, disable_ptx_jit)
     if not chosen:
         why = "; ".join(r for _, r in rejected) or "the fatbin has no entries"
         return Selection(
             gpu, None, "none", f"no entry fits {gpu.capability}: {why}", tuple(rejected), tuple(rejected_rules)
         )
     chosen.sort(key=lambda c: c[0])
-    top, entry, status, reason, rules, failure = chosen[0]
-    extra = ["sass_over_ptx"] if status != "PTX JIT" and any(c[2] == "PTX JIT" for c in chosen) else []
-    if status == "PTX JIT" and len({c[0][1] for c in chosen if c[2] == "PTX JIT"}) > 1:
-        extra.append("ptx_nearest")
-    if entry.concatenated:
-        extra.append("concat_driver")
-    same_sm = [c for c in chosen[1:] if c[0][:2] == top[:2]]
-    if any(c[0][2] != top[2] for c in same_sm):
-        suffixes = {c[1].arch.suffix for c in same_sm if c[1].arch is not None} | {entry.arch.suffix}  # type: ignore[union-attr]
-        extra.append("suffix_order_f" if "f" in suffixes else "suffix_order")
-    if any(c[0][2] == top[2] and c[0][3] != top[3] for c in same_sm):
-        extra.append("ptx_over_reloc")
-    tied = [c[1] for c in same_sm if c[0][:4] == top[:4]]
-    if tied:
-        extra.append(_tie_rule(entry, gpu))
-        attrs = {(x.compression, x.debug, x.producer, x.version) for x in (entry, *tied)}
-        if len(attrs) > 1:
-            extra.append("entry_attributes")
-        reason += f"; the {'last' if top[4] < 0 else 'first'} of {len(tied) + 1} equal entries in container order"
+    _, entry, status, reason, rules, failure = chosen[0]
+    extra, more = _why_preferred(chosen, gpu)
+    reason += more
     others = tuple(rejected) + tuple((c[1], f"also runnable ({c[2]}), not preferred") for c in chosen[1:])
     if failure is not None:  # the driver takes this entry and fails: it does not try the next one
         return Selection(
@@ -764,8 +797,9 @@ def _judge_one(
     if stored:
         srows: list[_Row] = [(fatbin_status(fb, gpu, driver, cache), fb) for fb in stored]
         (best, why), _fb = min(srows, key=rank)
-        notes.append(f"{sum(rank(r) <= ok for r in srows)} of {len(srows)} fatbins stored as data load "
-                     f"({best} at best)")  # fmt: skip
+        notes.append(
+            f"{sum(rank(r) <= ok for r in srows)} of {len(srows)} fatbins stored as data load ({best} at best)"
+        )
         if status is None:
             status, reason = best, f"a fatbin stored as data: {why}"
     if status is None:
