@@ -141,6 +141,7 @@ def _bad_archives() -> dict[str, bytes]:
     return {
         "cut in a header": good[: -len(fb) - 30],
         "a member past the end": good[: -len(fb)] + fb[:-8],
+        "a member one byte past the end": b"!<arch>\n" + ar_header(b"k.o/", len(fb) + 1) + fb,
         "no end marker": good.replace(b"`\n", b"xx", 2),
         "a size that is no number": b"!<arch>\n" + ar_header(b"k.o/", 4)[:48] + b"0x10".ljust(10) + b"`\n" + fb,
         "a long name outside the table": b"!<arch>\n" + ar_header(b"/999", len(fb)) + fb,
