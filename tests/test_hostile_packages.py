@@ -241,3 +241,21 @@ def test_fuzzed_headers_never_raise_and_stay_fast(tmp_path_factory, fatbin, whic
     assert time.perf_counter() - start < 5
     for b in report.binaries:
         assert b.error or b.coverage
+
+
+def test_an_oci_index_naming_one_large_index_many_times_is_read_once(tmp_path):
+    """An index blob padded to 2 MiB whose 255 entries all name itself: each blob is read once, not once per
+    entry (255 x 2 MiB of JSON); the layout is one error row, in well under the seconds that took."""
+    import json
+
+    layout = tmp_path / "layout"
+    (layout / "blobs" / "sha256").mkdir(parents=True)
+    (layout / "oci-layout").write_bytes(b'{"imageLayoutVersion": "1.0.0"}')
+    name = "b" * 64
+    entry = {"mediaType": "application/vnd.oci.image.index.v1+json", "digest": f"sha256:{name}"}
+    index = json.dumps({"schemaVersion": 2, "manifests": [entry] * 255}).encode()
+    (layout / "blobs" / "sha256" / name).write_bytes(index + b" " * (2 << 20))
+    (layout / "index.json").write_bytes(index)
+    start = time.perf_counter()
+    [row] = scan([layout], gpus=GPUS, max_workers=1).binaries
+    assert row.error and time.perf_counter() - start < 10  # 0.1 s read once; 40 s here read 255 times

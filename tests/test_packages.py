@@ -92,6 +92,17 @@ def test_inspect_reads_a_member_of_a_conda_package_by_the_path_scan_prints(tmp_p
 # -- container images -----------------------------------------------------------------------------------------
 
 
+def test_an_opaque_root_hides_every_lower_file(tmp_path, fatbin75):
+    """.wh..wh..opq at the top of a layer makes its root opaque: every file of the layers below is hidden,
+    never read; the layer's own files and the layers above it are read."""
+    lower = tar_bytes({"lib/": None, "lib/k.fatbin": fatbin75, "old.fatbin": fatbin75})
+    middle = tar_bytes({".wh..wh..opq": b"", "new.fatbin": fatbin75})
+    upper = tar_bytes({"top.fatbin": fatbin75})
+    report = scan([docker_save(tmp_path / "image.tar", [lower, middle, upper])], gpus=GPUS, max_workers=1)
+    assert {b.member: b.layer["index"] for b in report.binaries} == {"new.fatbin": 1, "top.fatbin": 2}
+    assert report.files_read == 2
+
+
 def test_an_upper_layer_whiteout_leaves_only_the_survivor(tmp_path, libk, fatbin75):
     lower = tar_bytes({"usr/": None, "usr/lib/": None, "usr/lib/libk.so": libk, "usr/lib/libgone.so": libk,
                        "opt/": None, "opt/k.fatbin": fatbin75})  # fmt: skip

@@ -303,3 +303,53 @@ def test_reading_never_writes(tmp_path):
     assert sorted((p.name, p.stat().st_mtime_ns) for p in tmp_path.iterdir()) == before
     with pytest.raises(PeFormatError):
         read_sections(b"MZ" + bytes(62))
+
+
+def _object_with(section_name: str, data: bytes) -> bytearray:
+    """An x64 COFF object of one section whose data ends the file (16-byte data: no padding after it)."""
+    assert len(data) % 16 == 0
+    return bytearray(make_pe([(section_name, data)], image=False))
+
+
+def test_a_section_ending_one_byte_past_the_file_is_an_error():
+    """The bound is exact: a section whose data ends at the end of the file is read; one byte more is a
+    PeFormatError naming the section."""
+    obj = _object_with(".nv_fatb", tiny_fatbin())
+    assert [(s.name, s.size) for s in read_sections(bytes(obj))] == [(".nv_fatb", 80)]
+    struct.pack_into("<I", obj, 20 + 16, 81)  # SizeOfRawData of section 0
+    with pytest.raises(PeFormatError, match="section 0 .* runs past the end"):
+        read_sections(bytes(obj))
+
+
+def test_a_section_table_cut_by_one_byte_is_an_error():
+    """A section table that ends at the end of the file is read; one byte short of it is a PeFormatError (never a
+    struct.error from reading the last row)."""
+    table = struct.pack("<HHIIIHH", 0x8664, 2, 0, 0, 0, 0, 0) + struct.pack("<8sIIIIIIHHI", b".bss", 8, 0, 0, 0, 0,
+                                                                              0, 0, 0, 0x80) * 2  # fmt: skip
+    assert [s.name for s in read_sections(table)] == [".bss", ".bss"]
+    with pytest.raises(PeFormatError, match="section table of 2 entries"):
+        read_sections(table[:-1])
+
+
+def test_a_long_name_at_the_end_of_the_string_table_is_an_error():
+    """/N names offset N of the string table, whose first 4 bytes are its size: N equal to the size points past it
+    (an error); N = size - 1 is the table's last byte (its NUL: an empty name)."""
+    obj = _object_with("__nv_relfatbin", tiny_fatbin())
+    (size,) = struct.unpack_from("<I", obj, len(obj) - 19)  # 4 + len("__nv_relfatbin\0")
+    assert size == 19 and read_sections(bytes(obj))[0].name == "__nv_relfatbin"
+    obj[20:28] = b"/18".ljust(8, b"\0")
+    assert read_sections(bytes(obj))[0].name == ""
+    obj[20:28] = b"/19".ljust(8, b"\0")
+    with pytest.raises(PeFormatError, match="points outside the string table"):
+        read_sections(bytes(obj))
+
+
+def test_a_registration_record_pointing_at_a_section_end_is_an_error():
+    """A .nvFatBi record that points to the first address after .nv_fatb's bytes is outside every section (the
+    next section starts a page later), even when the file holds a fatbin right there."""
+    fb = tiny_fatbin()
+    good = make_pe([(".nv_fatb", fb), (".rdata", fb)], wrappers_to=[(".nv_fatb", 0)])
+    assert [f.section for f in iter_fatbins(good)] == [".nv_fatb"]
+    bad = make_pe([(".nv_fatb", fb), (".rdata", fb)], wrappers_to=[(".nv_fatb", len(fb))])
+    with pytest.raises(FatbinFormatError, match="outside the file's sections"):
+        list(iter_fatbins(bad))

@@ -123,9 +123,11 @@ def _list(fd: int, size: int, path: str, identity: tuple[int, int, int, int]) ->
             pos = nxt
             continue
         name, skip = _member_name(fd, raw, data, length, names, names_data, pos, path)
-        if name.rstrip("/") == "" or name in _SPECIAL:  # a symbol table
+        if raw in (b"/", b"/SYM64/", b"/<ECSYMBOLS>/") or name in _SPECIAL:  # a symbol table
             pos = nxt
             continue
+        if not name.rstrip("/"):  # no tool writes one: a member passed over unread otherwise
+            raise ArchiveError(errno.EINVAL, f"the member at {pos} has an empty name", path)
         out.append(Member(name, length - skip, length - skip, 0, 0, data + skip, identity, container="ar"))
         pos = nxt
     return out

@@ -100,7 +100,7 @@ def _json(blob: _Blob, name: str, where: str) -> Any:
 
 def _image_manifest(read: Callable[[str], Any], where: str) -> Any:
     """The one image manifest an OCI ``index.json`` leads to (nested indexes followed, attestations left out)."""
-    todo, images, steps = [read("index.json")], [], 0
+    todo, images, steps, expanded = [read("index.json")], [], 0, set()  # each index blob read once
     while todo:
         doc = todo.pop()
         manifests = doc.get("manifests") if isinstance(doc, dict) else None
@@ -117,7 +117,10 @@ def _image_manifest(read: Callable[[str], Any], where: str) -> Any:
                 continue
             kind = str(d.get("mediaType", ""))
             if kind.endswith(("image.index.v1+json", "manifest.list.v2+json")):
-                todo.append(read(_blob_name(d.get("digest"), where)))
+                blob = _blob_name(d.get("digest"), where)
+                if blob not in expanded:
+                    expanded.add(blob)
+                    todo.append(read(blob))
             else:
                 images.append(d)
     if len(images) != 1:
