@@ -12,7 +12,8 @@ import zlib
 
 import pytest
 
-from cuda_fatbin._archive import _CHUNK, _OVERLAP, ArchiveError, _pread, list_members, read_member, split
+from cuda_fatbin._archive import _CHUNK, _OVERLAP, ArchiveError, _pread, list_members, read_member
+from cuda_fatbin._containers import split
 
 
 def local(name: bytes, data: bytes, *, usize: int | None = None, method: int = 0) -> bytes:

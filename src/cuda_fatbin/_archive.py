@@ -374,23 +374,3 @@ def _read(fd: int, m: Member, limit: int | None, where: str) -> bytes:
     if zlib.crc32(out) != m.crc:
         raise ArchiveError(errno.EIO, "CRC-32 does not match (corrupt member)", where)
     return bytes(out)
-
-
-def split(path: str) -> tuple[str, str | None]:
-    """``(archive, member)`` of a path ``scan`` printed (``a.whl::pkg/lib.so``), or ``(path, None)``.
-
-    The path splits at the first ``::`` whose left side names an existing ``.whl``/``.zip`` file, so a
-    ``::`` in a folder's name is never taken for a separator; a file named like that is read as it is.
-
-    Examples
-    --------
-    >>> split("no/such/a.whl::x.so")
-    ('no/such/a.whl::x.so', None)
-    """
-    start = 0
-    while (at := path.find(SEPARATOR, start)) >= 0:
-        head = path[:at]
-        if head.lower().endswith(SUFFIXES) and os.path.isfile(head):
-            return head, path[at + len(SEPARATOR) :]
-        start = at + 1
-    return path, None

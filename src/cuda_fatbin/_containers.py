@@ -24,6 +24,7 @@ __all__ = ["CONTAINERS", "SEPARATOR", "Container", "container_of", "list_members
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import NamedTuple
 
     class Container(NamedTuple):
@@ -109,11 +110,12 @@ def head_of(path: str) -> bytes | None:
         os.close(fd)
 
 
-def split(path: str) -> tuple[str, str | None]:
+def split(path: str, known: Callable[[str], bool] | None = None) -> tuple[str, str | None]:
     """``(archive, member)`` of a path ``scan`` printed (``a.whl::pkg/lib.so``, ``libk.a::ka.o``), or ``(path, None)``.
 
-    The path splits at the first ``::`` whose left side names an existing container (by suffix or magic),
-    so a ``::`` in a folder's name is never taken for a separator; a file named like that is read as it is.
+    The path splits at the first ``::`` whose left side names an existing container (by suffix or magic;
+    ``known(left)`` decides instead where given: a conda package or an image), so a ``::`` in a folder's
+    name is never taken for a separator; a file named like that is read as it is.
 
     Examples
     --------
@@ -123,8 +125,12 @@ def split(path: str) -> tuple[str, str | None]:
     start = 0
     while (at := path.find(SEPARATOR, start)) >= 0:
         left = path[:at]
-        head = head_of(left)
-        if head is not None and container_of(left, head) is not None:
+        if known(left) if known is not None else _is_container(left):
             return left, path[at + len(SEPARATOR) :]
         start = at + 1
     return path, None
+
+
+def _is_container(path: str) -> bool:
+    head = head_of(path)
+    return head is not None and container_of(path, head) is not None

@@ -199,14 +199,12 @@ def _package_inputs(path: str) -> list[tuple[str, Any]] | None:
     def kind_of(p: str) -> str | None:
         return "oci" if is_layout(p) else package_kind(p) if os.path.isfile(p) else None
 
-    package, name, start = path, None, 0
-    while kind_of(package) is None:  # split at the first "::" whose left side is a package, as _archive.split
-        at = path.find("::", start)
-        if at < 0:
-            return None
-        package, name, start = path[:at], path[at + 2 :], at + 1
+    from .._containers import split
+
+    package, name = split(path, lambda left: kind_of(left) is not None)
     kind = kind_of(package)
-    assert kind is not None
+    if kind is None:
+        return None
     import errno
 
     from .._packages import read_package
