@@ -155,3 +155,65 @@ def test_a_header_past_path_max_is_in_the_include_fingerprint(tmp_path):
     finally:
         os.close(folder)
     assert _cache.include_digest(options) != first
+
+
+@pytest.mark.parametrize("before", [0, 300])  # 300 folders with subfolders walked first: past _MAX_PARENTS held
+def test_every_folder_is_opened_by_name_in_its_parent_even_once_the_parent_moved(tmp_path, files, monkeypatch, before):
+    """A folder is opened by its name in its open parent, never by its path: the parent renamed and a decoy put at
+    its old path while the walk waits, the folder listed is the one the parent holds (no error row, no decoy read),
+    however many folders were walked before."""
+    from cuda_fatbin import _scan
+
+    for i in range(before):
+        os.makedirs(tmp_path / "a-first" / f"p{i:03}" / "q")
+    os.makedirs(tmp_path / "b" / "c")
+    (tmp_path / "b" / "c" / "k.fatbin").write_bytes(files["k.fatbin"])
+    listdir, moved = _scan._listdir, []
+
+    def listing(folder, listed_as, parent=None):
+        if folder == str(tmp_path / "b" / "c") and not moved:  # "b" was listed: move it, put a decoy at its path
+            os.rename(tmp_path / "b", tmp_path / "b-moved")
+            os.makedirs(tmp_path / "b" / "c")
+            moved.append(folder)
+            try:
+                return listdir(folder, listed_as, parent)
+            finally:
+                os.rmdir(tmp_path / "b" / "c")
+                os.rmdir(tmp_path / "b")
+                os.rename(tmp_path / "b-moved", tmp_path / "b")  # back, for the file read by its path
+        return listdir(folder, listed_as, parent)
+
+    monkeypatch.setattr(_scan, "_listdir", listing)
+    report = scan([tmp_path], gpus="80", max_workers=1)
+    assert moved and not [b for b in report.binaries if b.error], [b.error for b in report.binaries if b.error]
+    assert [os.path.basename(b.path) for b in report.binaries] == ["k.fatbin"]
+
+
+def test_a_long_path_through_a_symlinked_folder_is_followed_as_the_system_would(tmp_path, files):
+    """A path past PATH_PIECE followed piece by piece follows the symlinks on the way, as the lookup of a whole path
+    does (what is at its end is judged by the caller): here every folder after the first is a symlink to ".", so
+    one ends a piece wherever the path is cut."""
+    bottom = _deep(tmp_path, 1, files)
+    link = "l" * 200
+    os.symlink(".", os.path.join(bottom, link))
+    path = os.path.join(bottom, *[link] * 6, "k.fatbin")
+    assert len(path.encode()) > 1000
+    assert read_regular(path, 1 << 20, follow=False) == files["k.fatbin"]
+    assert stat_path(path).st_size == len(files["k.fatbin"])
+    fd, _st = open_input(path, follow=False)
+    os.close(fd)
+
+
+def test_a_long_path_is_looked_up_in_the_folder_given(tmp_path, files, monkeypatch):
+    """With ``dir_fd``, a relative path past PATH_PIECE is followed from that folder, never from the working one."""
+    _deep(tmp_path, 8, files)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    rel = os.path.join(*[LEVEL] * 8, "k.fatbin")
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        assert read_regular(rel, 1 << 20, dir_fd=fd) == files["k.fatbin"]
+        assert stat_path(rel, dir_fd=fd).st_size == len(files["k.fatbin"])
+    finally:
+        os.close(fd)

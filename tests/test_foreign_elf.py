@@ -112,3 +112,49 @@ def test_a_big_endian_file_is_scanned_and_judged(host_object, tmp_path):
     (binary,) = doc["binaries"]
     assert binary["error"] is None and binary["coverage"]["8.0"]["status"] == "SASS exact"
     assert binary["entries"] == {"elf sm_80": 1, "ptx sm_90": 1}
+
+
+def _big_endian_extended(data: bytes) -> bytes:
+    """``big_endian`` for an image of extended numbering (``e_shnum`` 0): the count is read from section 0."""
+    _ehdr, shdr, _phdr = _LAYOUT[data[4]]
+    shoff, shentsize = (struct.unpack_from("<Q", data, 0x28)[0], 64) if data[4] == 2 else (
+        struct.unpack_from("<I", data, 0x20)[0], 40)  # fmt: skip
+    count = struct.unpack_from("<" + shdr, data, shoff)[5]
+    out = bytearray(big_endian(data))
+    for i in range(count):
+        at = shoff + i * shentsize
+        struct.pack_into(">" + shdr, out, at, *struct.unpack_from("<" + shdr, data, at))
+    return bytes(out)
+
+
+@pytest.mark.parametrize("bits", [32, 64])
+def test_a_big_endian_file_of_extended_section_numbering_is_read_as_readelf_reads_it(tmp_path, bits):
+    """Over 65,535 sections, the count and the name table's index live in section 0 (``sh_size``, ``sh_link``): in
+    a big-endian file they are read big-endian too. readelf lists the same sections; the fatbin is found by name."""
+    if shutil.which("readelf") is None:
+        pytest.skip("readelf (binutils) is the oracle of this test")
+    fatbin = struct.pack("<IHHQ", 0xBA55ED50, 1, 16, 0)
+    plain = make_elf([(".text", 1, b"\x07" * 16), (".nv_fatbin", 1, fatbin)], bits=bits, e_type=1, extended=True)
+    be = tmp_path / "k.o"
+    be.write_bytes(_big_endian_extended(plain))
+    theirs = _readelf_sections(be)[1:]
+    ours = [(s.name, f"{s.offset:06x}", f"{s.size:06x}") for s in iter_sections(be.read_bytes())][1:]
+    assert [t[0] for t in theirs] == [".text", ".nv_fatbin", ".shstrtab"] and ours == theirs
+    assert [fb.section for fb in iter_fatbins(be)] == [".nv_fatbin"]
+
+
+@pytest.mark.parametrize("bits", [32, 64])
+@pytest.mark.parametrize(("e_type", "readelf_type"), [(1, "REL"), (2, "EXEC"), (3, "DYN")])
+def test_a_big_endian_header_is_read_as_readelf_reads_it(tmp_path, bits, e_type, readelf_type):
+    """e_type, e_machine and the table fields of a big-endian header, as readelf -h reads them."""
+    if shutil.which("readelf") is None:
+        pytest.skip("readelf (binutils) is the oracle of this test")
+    be = tmp_path / "h.o"
+    be.write_bytes(big_endian(make_elf([(".text", 1, b"\x07" * 16)], bits=bits, e_type=e_type)))
+    text = subprocess.run(["readelf", "-h", "-W", str(be)], capture_output=True, text=True, check=True).stdout
+    field = dict(re.findall(r"^\s*([^:\n]+):\s*(.*)$", text, re.M))
+    header = read_header(be.read_bytes())
+    assert field["Data"].startswith("2's complement, big endian") and field["Type"].startswith(readelf_type)
+    assert header.type == e_type and header.machine == EM_S390 and "S/390" in field["Machine"]
+    assert (header.shoff, header.shnum) == (int(field["Start of section headers"].split()[0]),
+                                            int(field["Number of section headers"]))  # fmt: skip

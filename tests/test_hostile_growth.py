@@ -237,3 +237,98 @@ def test_padding_after_a_fatbin_costs_what_the_file_holds(tmp_path, layout):
     got = _cli_child("inspect", path)
     assert got["peak_mb"] < 256, got  # 1,064 MB (64 MiB dense) and 2,113 MB (128 MiB sparse) before; 17 MB now
     assert got["seconds"] < 30, got
+
+
+# --- a section table in a hole: read as the file holds it (issue 51) ---
+
+
+def _sparse_table_elf(path, rows_before: int, sections=()) -> bytes:
+    """An ELF image whose section table (extended numbering) starts with ``rows_before`` null rows in a hole, then the
+    rows of ``make_elf(sections)`` (minus its null row) and the table's data; written sparse to ``path``. Returns the
+    same file's bytes, dense."""
+    image = bytearray(make_elf(list(sections), e_type=3))
+    shoff, count = struct.unpack_from("<Q", image, 0x28)[0], struct.unpack_from("<H", image, 0x3C)[0]
+    head, real = bytes(image[:shoff]), bytes(image[shoff + 64 : shoff + count * 64])
+    new_shoff = -(-len(head) // 4096) * 4096
+    total = rows_before + count
+    row0 = struct.pack("<IIQQQQIIQQ", 0, 0, 0, 0, 0, total, total - 1, 0, 0, 0)  # count, then .shstrtab's index
+    out = bytearray(head + bytes(new_shoff - len(head)))
+    struct.pack_into("<Q", out, 0x28, new_shoff)
+    struct.pack_into("<HH", out, 0x3C, 0, 0xFFFF)
+    hole_end = new_shoff + 64 + rows_before * 64  # row 0 is data; the rows after it a hole up to the real rows
+    with open(path, "wb") as f:
+        f.write(out + row0)
+        f.seek(hole_end)
+        f.write(real)
+    return bytes(out + row0 + bytes(rows_before * 64) + real)
+
+
+def test_a_sparse_section_table_costs_what_the_file_holds(tmp_path):
+    """Issue 51: an 8 KB ELF file whose section table is 61/122/244 MiB of holes (extended numbering) cost its
+    apparent size: 5.9/11.4/18.8 s and 263/512/1,009 MB (inspect). Rows in holes are skipped: 0.2 s, 15 MB each."""
+    path = tmp_path / "holes.so"
+    _sparse_table_elf(path, 2 << 20, [(".text", 1, b"\x90" * 64)])  # 128 MiB of table, 12 KB on disk
+    assert path.stat().st_blocks * 512 < (1 << 20)
+    for command in ("inspect", "which", "scan"):
+        extra = {"inspect": [], "which": ["--gpu", "90", "--json"], "scan": ["--gpu", "90", "-j", "1"]}[command]
+        got = _cli_child(command, path, *extra)
+        assert got["peak_mb"] < 128, (command, got)  # 512 MB before
+        assert got["seconds"] < 30, (command, got)  # 6-11 s before
+        if command == "which":
+            assert "no device code in it" in got["out"]
+
+
+def test_sections_after_a_hole_in_the_table_are_read_as_in_a_dense_file(tmp_path):
+    """The rows the file holds keep their indexes: the name table is found by its index past the hole, and the
+    fatbin its row names is read, as from the same bytes written densely."""
+    fatbin = tiny_fatbin() + bytes(1 << 20)  # over 1 MiB in all: the file is mapped
+    sparse, dense = tmp_path / "sparse.so", tmp_path / "dense.so"
+    dense.write_bytes(_sparse_table_elf(sparse, 100_000, [(".nv_fatbin", 1, fatbin)]))
+    assert sparse.read_bytes() == dense.read_bytes()
+    got = [(f.offset, f.size, f.section) for f in iter_fatbins(sparse)]
+    assert got == [(f.offset, f.size, f.section) for f in iter_fatbins(dense)]
+    assert len(got) == 1 and got[0][2] == ".nv_fatbin"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    step=st.sampled_from([64, 72, 200, 4096, 5000]),
+    rows=st.lists(st.integers(0, 3), min_size=1, max_size=300),
+    holes=st.sets(st.integers(1, 40), max_size=20),
+)
+def test_rows_read_around_holes_are_the_rows_of_the_dense_table(tmp_path_factory, step, rows, holes):
+    """A table cut by holes at any 4 KiB blocks: the rows read are the dense table's rows that are not all zeros
+    (a row in a hole is), in order, whatever the row size and wherever a hole cuts a row."""
+    import os
+
+    from cuda_fatbin._elf import read_header, section_headers
+
+    shoff = 4096
+    header = bytearray(make_elf([]))
+    struct.pack_into("<QIHHHHHH", header, 0x28, shoff, 0, 64, 0, 0, step, len(rows), 0)
+    table = bytearray(len(rows) * step)
+    for i, kind in enumerate(rows):  # 0: a null row; else a row of that type and name offset i
+        if kind:
+            struct.pack_into("<II16xQQ", table, i * step, i, kind, 0, 0)
+    dense = bytes(header) + bytes(shoff - len(header)) + bytes(table)
+    blocks = [b for b in sorted(holes) if 1 <= b < -(-len(dense) // 4096)]
+    data = bytearray(dense)
+    path = tmp_path_factory.mktemp("holes") / "t.so"
+    with open(path, "wb") as f:
+        f.write(dense)
+        for b in blocks:  # punch: write the file again with that block left out
+            data[b * 4096 : (b + 1) * 4096] = bytes(len(data[b * 4096 : (b + 1) * 4096]))
+        f.seek(0)
+        f.truncate(0)
+        for b in range(-(-len(dense) // 4096)):
+            if b not in blocks:
+                f.seek(b * 4096)
+                f.write(data[b * 4096 : (b + 1) * 4096])
+        f.truncate(len(dense))
+    buf = bytes(data)
+    with open(path, "rb") as f:
+        got = section_headers(buf, read_header(buf), f.fileno())
+    want = section_headers(buf, read_header(buf))
+    assert [r for r in got if any(r)] == [r for r in want if any(r)]
+    assert len(got) <= len(want)
+    assert os.path.getsize(path) == len(dense)

@@ -170,10 +170,13 @@ _SHDR = {(64, "<"): _SHDR64, (32, "<"): _SHDR32, (64, ">"): struct.Struct(">II16
          (32, ">"): struct.Struct(">II8xII16x")}  # fmt: skip
 
 
-def section_headers(buf: Buffer, header: ElfHeader) -> list[tuple[int, int, int, int]]:
+def section_headers(buf: Buffer, header: ElfHeader, fd: int | None = None) -> list[tuple[int, int, int, int]]:
     """``(name offset, type, offset, size)`` of every section, bounds-checked, without reading names.
 
     One ``struct.iter_unpack`` over the table: cheap enough to run on every cubin a builder is given.
+    With ``fd``, the descriptor of the file ``buf`` maps, only the rows the file holds are read: a row
+    wholly in a hole (``SEEK_DATA``/``SEEK_HOLE``) is all zeros, a null section that names nothing, and is
+    left out, so a table of holes costs what the file holds, not its apparent size.
 
     Raises
     ------
@@ -182,9 +185,7 @@ def section_headers(buf: Buffer, header: ElfHeader) -> list[tuple[int, int, int,
     """
     if header.shoff == 0:
         return []
-    shnum = header.shnum
-    if shnum == 0:  # extended numbering: the count lives in section 0's size
-        shnum = _section_header(buf, header, 0)[3]
+    shnum = section_count(buf, header)
     table = _SHDR[header.bits, header.order]
     end = header.shoff + shnum * header.shentsize
     if end > len(buf):
@@ -192,20 +193,70 @@ def section_headers(buf: Buffer, header: ElfHeader) -> list[tuple[int, int, int,
             f"section table of {shnum} entries x {header.shentsize} bytes runs past the end ({len(buf)} bytes)",
             header.shoff,
         )
-    if header.shentsize == table.size:
-        rows = list(table.iter_unpack(buf[header.shoff : end]))
-    else:
-        rows = [_section_header(buf, header, i) for i in range(shnum)]
+    runs = [(0, shnum)] if fd is None else _rows_held(fd, header, shnum, table.size)
+    rows: list[tuple[int, int, int, int]] = []
+    indexes: list[int] = []  # each row's section index, for the error below
+    for first, stop in runs:
+        if header.shentsize == table.size:
+            rows += table.iter_unpack(buf[header.shoff + first * table.size : header.shoff + stop * table.size])
+        else:
+            rows += (_section_header(buf, header, i) for i in range(first, stop))
+        indexes += range(first, stop)
     n = len(buf)
     # 8: SHT_NOBITS (shared memory, .bss) occupies no file space whatever its size
     bad = [i for i, (_name, typ, offset, size) in enumerate(rows) if offset + size > n and typ != 8]
     if bad:
         i = bad[0]
         raise ElfFormatError(
-            f"section {i} ({rows[i][3]} bytes at {rows[i][2]:#x}) runs past the end of the data ({n} bytes)",
-            header.shoff + i * header.shentsize,
+            f"section {indexes[i]} ({rows[i][3]} bytes at {rows[i][2]:#x}) runs past the end of the data ({n} bytes)",
+            header.shoff + indexes[i] * header.shentsize,
         )
     return rows
+
+
+def section_count(buf: Buffer, header: ElfHeader) -> int:
+    """The number of sections: ``e_shnum``, or section 0's size under extended numbering (``e_shnum`` 0).
+
+    Raises
+    ------
+    ElfFormatError
+        If section 0 lies outside ``buf``.
+    """
+    if header.shoff == 0:
+        return 0
+    if header.shnum == 0:  # extended numbering: the count lives in section 0's size
+        return int(_section_header(buf, header, 0)[3])
+    return int(header.shnum)
+
+
+def _rows_held(fd: int, header: ElfHeader, shnum: int, row: int) -> list[tuple[int, int]]:
+    """``[first, stop)`` runs of the section rows whose first ``row`` bytes touch data the file holds."""
+    import errno
+    import os
+
+    start, end, step = header.shoff, header.shoff + shnum * header.shentsize, header.shentsize
+    runs: list[tuple[int, int]] = []
+    pos = start
+    while pos < end:
+        try:
+            data = os.lseek(fd, pos, os.SEEK_DATA)
+            hole = os.lseek(fd, data, os.SEEK_HOLE)
+        except AttributeError:  # no SEEK_DATA on this platform: all is data
+            data, hole = pos, end
+        except OSError as e:  # ENXIO: only holes after pos; another error: read it all
+            if e.errno == errno.ENXIO:
+                break
+            data, hole = pos, end
+        if data >= end:
+            break
+        first = max(0, (data - start - row) // step + 1)  # the first row whose bytes end past ``data``
+        stop = min(shnum, -(-(min(hole, end) - start) // step))  # past the last row that starts before the hole
+        if runs and first <= runs[-1][1]:
+            runs[-1] = (runs[-1][0], max(runs[-1][1], stop))
+        elif first < stop:
+            runs.append((first, stop))
+        pos = max(hole, pos + 1)
+    return runs
 
 
 def find_section_by_type(buf: Buffer, header: ElfHeader, sh_type: int) -> tuple[int, int] | None:
@@ -264,8 +315,9 @@ def iter_sections(buf: Buffer, header: ElfHeader | None = None) -> Iterator[ElfS
 def section_namer(buf: Buffer, header: ElfHeader, rows: list[tuple[int, int, int, int]]) -> Callable[[int], str]:
     """A function from a section's name offset to its name (at most :data:`MAX_NAME` bytes, Latin-1).
 
-    ``rows`` are :func:`section_headers`' (not empty). Names are read when asked for, so a caller that
-    needs few of them keeps none of the others.
+    ``rows`` are :func:`section_headers`' (not empty; the name table's row is read from ``buf`` by its index,
+    as ``rows`` may leave out rows in holes). Names are read when asked for, so a caller that needs few of
+    them keeps none of the others.
 
     Raises
     ------
@@ -275,9 +327,10 @@ def section_namer(buf: Buffer, header: ElfHeader, rows: list[tuple[int, int, int
     shstrndx = header.shstrndx
     if shstrndx == 0xFFFF:  # extended numbering: the real index lives in section 0's sh_link
         shstrndx = _unpack(header.order + "I", buf, header.shoff + (40 if header.bits == 64 else 24))[0]
-    if shstrndx >= len(rows):
-        raise ElfFormatError(f"section-name table index {shstrndx} is not below the section count {len(rows)}", 0)
-    _n, _t, str_off, str_size = rows[shstrndx]
+    count = section_count(buf, header)
+    if shstrndx >= count:
+        raise ElfFormatError(f"section-name table index {shstrndx} is not below the section count {count}", 0)
+    _n, _t, str_off, str_size = _section_header(buf, header, shstrndx)  # rows may leave out rows in holes
     if str_off + str_size > len(buf):
         raise ElfFormatError("section-name table runs past the end of the data", str_off)
     return lambda name_off: _read_name(buf, str_off, str_size, name_off)

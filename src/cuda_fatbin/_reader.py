@@ -883,7 +883,7 @@ def iter_fatbins(source: Source, *, embedded: bool = False, relocatable: bool | 
             if standalone is not None:
                 yield standalone
             return
-        rows = section_headers(src.view, header)
+        rows = section_headers(src.view, header, src.fd)  # rows in holes left out: a sparse table costs nothing
         names = section_namer(src.view, header, rows) if rows else str
         # names are read when used, not kept: a section table may hold one for every 40 bytes of the file
         sections = [(offset, size, typ, name_off) for name_off, typ, offset, size in rows]
