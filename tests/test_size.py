@@ -13,8 +13,8 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-from cli_testing import cli_main
 
+from cli_testing import cli_main
 from cuda_fatbin import iter_fatbins
 from cuda_fatbin._fatbin import FatbinBuilder, FatbinOptions
 from cuda_fatbin._size import parse_size, size
@@ -79,6 +79,11 @@ def test_cli_text_json_schema_and_budget(artifacts, tmp_path):
     doc = json.loads(res.stdout)
     jsonschema.validate(doc, schema)
     assert res.returncode == 0 and doc["totals"]["projected_bytes"] < len(data) and not doc["over_budget"]
+    res = cli_main("size", tmp_path / "k.fatbin", "--json", "--recompress", "size", "--budget", "1K")
+    doc = json.loads(res.stdout)
+    jsonschema.validate(doc, schema)
+    assert res.returncode == 1 and doc["over_budget"] and doc["recompress"] == "size"
+    assert 0 < doc["totals"]["projected_bytes"] < len(data)
     res = cli_main("size", tmp_path / "k.fatbin", "--budget", str(len(data) - 1))
     assert res.returncode == 1 and "OVER the budget" in res.stderr
     res = cli_main("size", tmp_path / "k.fatbin", "--drop", "sm_80", "--budget", str(len(data) - 1))
@@ -87,7 +92,13 @@ def test_cli_text_json_schema_and_budget(artifacts, tmp_path):
     doc = json.loads(res.stdout)
     jsonschema.validate(doc, schema)
     assert res.returncode == 1 and doc["unreadable"] == 1 and len(doc["kernels"]) == 1
-    for bad in (["--drop", "sm80"], ["--drop", "compute_x"], ["--budget", "lots"], ["--top", "0"]):
+    for bad in (
+        ["--drop", "sm80"],
+        ["--drop", "compute_x"],
+        ["--budget", "lots"],
+        ["--top", "0"],
+        ["--recompress", "x"],
+    ):
         assert cli_main("size", tmp_path, *bad).returncode == 2
 
 
@@ -140,3 +151,40 @@ def test_libcurand_matches_cubloaty(libcurand):
         ours = kinds[f"elf {arch}"]
         assert abs(ours["bytes"] - row["size"]) <= 0.02 * row["size"], arch
         assert abs(ours["stored_bytes"] - row["file_size"]) <= 0.02 * row["file_size"], arch
+
+
+@pytest.mark.parametrize("mode", ["none", "speed", "balance", "size"])
+@pytest.mark.parametrize("source_mode", ["none", "size"])
+def test_recompress_projection_matches_a_libnvfatbin_rebuild(artifacts, tmp_path, mode, source_mode):
+    """libnvfatbin with -compress-all compresses every entry; the projection must land within 5% of its output."""
+    specs = [s for s in ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120") if ("cubin", s) in artifacts]
+    with FatbinBuilder(FatbinOptions(compress_mode=source_mode, compress_all=source_mode != "none")) as b:
+        for s in specs:
+            b.add_cubin(artifacts[("cubin", s)], identifier=f"k{s}")
+        b.add_ptx(artifacts[("ptx", "sm_75")], "compute_75", "p")
+        full = b.build()
+    (tmp_path / "k.fatbin").write_bytes(full)
+    projected = size([tmp_path], recompress=mode, max_workers=1).totals()["projected_bytes"]
+    with FatbinBuilder(FatbinOptions(compress_mode=mode, compress_all=mode != "none")) as b:
+        for s in specs:
+            b.add_cubin(artifacts[("cubin", s)], identifier=f"k{s}")
+        b.add_ptx(artifacts[("ptx", "sm_75")], "compute_75", "p")
+        rebuilt = b.build()
+    assert abs(projected - len(rebuilt)) <= 0.05 * len(rebuilt), (projected, len(rebuilt), len(full))
+
+
+def test_recompress_codecs_are_libnvfatbin_s_byte_for_byte(artifacts):
+    """Each mode's codec and level (RECOMPRESS) gives the very payload size libnvfatbin stores."""
+    from cuda_fatbin import read_fatbin
+    from cuda_fatbin._size import _compressed_size
+
+    cubin = artifacts[("cubin", "sm_90")] * 1  # one image, large enough to be compressed
+    ptx = artifacts[("ptx", "sm_90")]
+    for mode in ("speed", "balance", "size"):
+        with FatbinBuilder(FatbinOptions(compress_mode=mode, compress_all=True)) as b:
+            b.add_cubin(cubin, identifier="c")
+            b.add_ptx(ptx, "compute_90", "p")
+            fb = read_fatbin(b.build())
+        for e in fb.entries:
+            assert e.compression == ("lz4" if mode == "speed" else "zstd"), (mode, e.kind)
+            assert e.stored_size == _compressed_size(e.data(), mode), (mode, e.kind)

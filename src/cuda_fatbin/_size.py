@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
     from ._reader import Fatbin, FatbinEntry
 
-__all__ = ["CATEGORIES", "BinarySize", "SizeReport", "parse_size", "size"]
+__all__ = ["CATEGORIES", "RECOMPRESS", "BinarySize", "SizeReport", "parse_size", "size"]
 
 #: Categories of the bytes of a SASS image (an ELF cubin), by section name (first match wins); ``headers`` is
 #: what no section holds (ELF header, program and section header tables, alignment).
@@ -60,6 +60,11 @@ _CATEGORY_RULES = (
     ("data", re.compile(r"\.nv\.global|\.nv\.rel|\.data|\.rodata|\.nv\.unified")),
 )
 _SHT_NOBITS = 8
+#: What libnvfatbin 13.x writes per ``-compress-mode`` (with ``-compress-all``): the codec and its level, matched
+#: byte for byte against its output (docs/scan.md, "What-if"): ``speed`` a raw LZ4-HC block at level 3,
+#: ``balance`` (and ``default``) a zstd frame at level 5, ``size`` a zstd frame at level 19.
+RECOMPRESS = {"none": None, "speed": ("lz4hc", 3), "balance": ("zstd", 5), "default": ("zstd", 5),
+              "size": ("zstd", 19)}  # fmt: skip
 _SECTIONS = ("registered", "relocatable", "data")
 
 
@@ -96,8 +101,9 @@ class BinarySize:
     kernels : dict
         Kernel (mangled name of its ``.text.NAME`` section) -> ``[bytes of code, images]``.
     payloads : list
-        ``[digest, "kind arch", record bytes]`` per entry: its uncompressed payload's BLAKE2b digest, and the
-        bytes its record (header and stored payload) takes in the container.
+        ``[digest, "kind arch", record bytes, recompressed record bytes]`` per entry: its uncompressed payload's
+        BLAKE2b digest, the bytes its record (header and stored payload) takes in the container, and what it
+        would take recompressed (``recompress=``; the record bytes again without it).
     error : str or None
         Why the binary could not be read (its figures are then 0).
     archive, member : str or None
@@ -127,10 +133,10 @@ def _records(fb: Fatbin) -> list[tuple[FatbinEntry, int]]:
     """Each top-level entry with the bytes of its record (header and stored payload, up to the next entry)."""
     tops = fb.entries
     ends = [e.offset for e in tops[1:]] + [fb.offset + fb.size]
-    return [(e, max(0, end - e.offset)) for e, end in zip(tops, ends)]
+    return [(e, max(0, end - e.offset)) for e, end in zip(tops, ends, strict=True)]
 
 
-def _measure(out: BinarySize, fatbins: list[Fatbin]) -> None:
+def _measure(out: BinarySize, fatbins: list[Fatbin], recompress: str | None) -> None:
     """Add the figures of ``fatbins`` to ``out``."""
     for fb in fatbins:
         out.device_bytes += fb.size
@@ -142,13 +148,35 @@ def _measure(out: BinarySize, fatbins: list[Fatbin]) -> None:
             if top.kind == "concat":
                 whole = sum(m.size for m in top.members) or 1
                 for m in top.members:
-                    _entry(out, m, top.stored_size * m.size // whole, record * m.size // whole)
+                    _entry(out, m, top.stored_size * m.size // whole, record * m.size // whole, recompress)
             else:
-                _entry(out, top, top.stored_size, record)
+                _entry(out, top, top.stored_size, record, recompress)
         out.overhead += max(0, fb.size - stored_payloads) if not fb.standalone else 0
 
 
-def _entry(out: BinarySize, e: FatbinEntry, stored: int, record: int) -> None:
+#: Recompressed sizes already computed in this process, by (payload digest, mode): a payload stored many times
+#: is compressed once.
+_RECOMPRESSED: dict[tuple[str, str], int] = {}
+
+
+def _compressed_size(data: bytes, mode: str) -> int:
+    """Bytes ``data`` would be stored in, padded to 8, once compressed as libnvfatbin's ``mode`` does (kept
+    uncompressed when that does not make it smaller)."""
+    codec = RECOMPRESS[mode]
+    n = len(data)
+    if codec is not None and n:
+        if codec[0] == "zstd":
+            import zstandard
+
+            n = min(n, len(zstandard.ZstdCompressor(level=codec[1]).compress(data)))
+        else:
+            import lz4.block
+
+            n = min(n, len(lz4.block.compress(data, store_size=False, mode="high_compression", compression=codec[1])))
+    return -(-n // 8) * 8
+
+
+def _entry(out: BinarySize, e: FatbinEntry, stored: int, record: int, recompress: str | None = None) -> None:
     row = out.entries.setdefault(_key(e), [0, 0, 0])
     row[0] += 1
     row[1] += stored
@@ -156,12 +184,21 @@ def _entry(out: BinarySize, e: FatbinEntry, stored: int, record: int) -> None:
     try:
         data = e.data()
     except (ValueError, MemoryError) as exc:  # a payload that cannot be decompressed: counted, not hashed
-        out.payloads.append([f"unreadable: {type(exc).__name__}", _key(e), record])
+        out.payloads.append([f"unreadable: {type(exc).__name__}", _key(e), record, record])
         if e.kind == "elf":
             out.unparsed += 1
             out.categories["other"] = out.categories.get("other", 0) + e.size
         return
-    out.payloads.append([hashlib.blake2b(data, digest_size=16).hexdigest(), _key(e), record])
+    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+    again = record
+    if recompress is not None:
+        known = _RECOMPRESSED.get((digest, recompress))
+        if known is None:
+            if len(_RECOMPRESSED) >= 1 << 16:  # bounded: a worker measures many files
+                _RECOMPRESSED.clear()
+            known = _RECOMPRESSED[digest, recompress] = _compressed_size(data, recompress)
+        again = record - stored + known
+    out.payloads.append([digest, _key(e), record, again])
     if e.kind == "elf":
         _sass(out, data)
 
@@ -189,7 +226,7 @@ def _sass(out: BinarySize, data: bytes) -> None:
     cats["headers"] = cats.get("headers", 0) + max(0, len(data) - held)
 
 
-def _size_job(item: _Item, embedded: bool) -> tuple[list[BinarySize], int]:
+def _size_job(item: _Item, embedded: bool, recompress: str | None = None) -> tuple[list[BinarySize], int]:
     """The figures of one item (a package or an image gives many), and how many binaries were read."""
     from ._containers import read_member
 
@@ -198,16 +235,16 @@ def _size_job(item: _Item, embedded: bool) -> tuple[list[BinarySize], int]:
     if item.error is not None:
         return [out], 0
     if item.package:
-        return _size_package(item, embedded)
+        return _size_package(item, embedded, recompress)
     try:
         if item.member:
             data = read_member(item.path, item.member, follow=item.follow)
             out.file_bytes = len(data)
-            _measure(out, list(iter_fatbins(data, embedded=embedded, relocatable=True)))
+            _measure(out, list(iter_fatbins(data, embedded=embedded, relocatable=True)), recompress)
         else:
             with _opened(item.path, item.identity, item.follow) as source:
                 out.file_bytes = item.size
-                _measure(out, list(iter_fatbins(source, embedded=embedded, relocatable=True)))
+                _measure(out, list(iter_fatbins(source, embedded=embedded, relocatable=True)), recompress)
     except (OSError, ValueError, MemoryError, RecursionError) as exc:
         failed = BinarySize(out.path, archive=out.archive, member=member)
         failed.error = re.sub(r"/proc/self/fd/\d+", lambda _m: item.path, _error(exc))
@@ -215,7 +252,7 @@ def _size_job(item: _Item, embedded: bool) -> tuple[list[BinarySize], int]:
     return [out], 1
 
 
-def _size_package(item: _Item, embedded: bool) -> tuple[list[BinarySize], int]:
+def _size_package(item: _Item, embedded: bool, recompress: str | None) -> tuple[list[BinarySize], int]:
     """A conda package or an image, read in one pass: one row per binary."""
     rows: list[BinarySize] = []
     meta: dict[str, object] = {}
@@ -233,7 +270,7 @@ def _size_package(item: _Item, embedded: bool) -> tuple[list[BinarySize], int]:
             read += 1
             row.file_bytes = len(found.data)
             try:
-                _measure(row, list(iter_fatbins(found.data, embedded=embedded, relocatable=True)))
+                _measure(row, list(iter_fatbins(found.data, embedded=embedded, relocatable=True)), recompress)
             except (ValueError, MemoryError, RecursionError) as exc:
                 row = BinarySize(inside, archive=row.archive, member=row.member, error=_error(exc))
         rows.append(row)
@@ -243,11 +280,11 @@ def _size_package(item: _Item, embedded: bool) -> tuple[list[BinarySize], int]:
     return rows, read
 
 
-def _isolated(item: _Item, embedded: bool) -> tuple[list[BinarySize], int]:
+def _isolated(item: _Item, embedded: bool, recompress: str | None) -> tuple[list[BinarySize], int]:
     """One item in a process of its own: its rows, or an error row when that process dies too."""
     with cf.ProcessPoolExecutor(max_workers=1) as pool:
         try:
-            return pool.submit(_size_job, item, embedded).result()
+            return pool.submit(_size_job, item, embedded, recompress).result()
         except cf.process.BrokenProcessPool:
             return [BinarySize(item.shown, error="the process reading it died (a file that changed while read?)")], 0
 
@@ -322,6 +359,7 @@ class SizeReport:
     files_read: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
     drop: list[str] = field(default_factory=list)
+    recompress: str | None = None
 
     def _with_code(self) -> list[BinarySize]:
         return [b for b in self.binaries if not b.error]
@@ -355,7 +393,7 @@ class SizeReport:
         """
         groups: dict[tuple[str, str], list[tuple[str, int]]] = collections.defaultdict(list)
         for b in self.binaries:
-            for digest, key, record in b.payloads:
+            for digest, key, record, _again in b.payloads:
                 if not digest.startswith("unreadable"):
                     groups[digest, key].append((b.path, record))
         out = []
@@ -367,16 +405,18 @@ class SizeReport:
         return sorted(out, key=lambda d: (-d["wasted_bytes"], d["digest"]))
 
     def projected(self, b: BinarySize) -> int:
-        """The bytes of ``b`` once the entries of :attr:`drop` are removed from its fatbins."""
+        """The bytes of ``b`` once the entries of :attr:`drop` are removed from its fatbins and the others
+        recompressed as :attr:`recompress` says."""
         keys = _drop_keys(self.drop)
-        return b.file_bytes - sum(record for _, key, record in b.payloads if key in keys)
+        saved = (record if key in keys else record - again for _, key, record, again in b.payloads)
+        return b.file_bytes - sum(int(n) for n in saved)
 
     def distributions(self) -> list[dict[str, Any]]:
         """Per distribution: binaries, file bytes, device bytes (and projected bytes), largest first."""
         rows: dict[str, dict[str, int]] = {}
         for b in self._with_code():
-            row = rows.setdefault(b.distribution or "(no distribution)",
-                                  {"binaries": 0, "file_bytes": 0, "device_bytes": 0, "projected_bytes": 0})  # fmt: skip
+            zero = {"binaries": 0, "file_bytes": 0, "device_bytes": 0, "projected_bytes": 0}
+            row = rows.setdefault(b.distribution or "(no distribution)", zero)
             row["binaries"] += 1
             row["file_bytes"] += b.file_bytes
             row["device_bytes"] += b.device_bytes
@@ -414,8 +454,8 @@ class SizeReport:
                                  for k, (n, s, r) in sorted(b.entries.items())}}
                     for b in self.binaries]  # fmt: skip
         return {"files_read": self.files_read, "unreadable": sum(bool(b.error) for b in self.binaries),
-                "skipped": self.skipped, "drop": self.drop, "totals": self.totals(), "by_kind": self.by_kind(),
-                "kernels": self.kernels()[:top], "duplicates": self.duplicates()[:top],
+                "skipped": self.skipped, "drop": self.drop, "recompress": self.recompress, "totals": self.totals(),
+                "by_kind": self.by_kind(), "kernels": self.kernels()[:top], "duplicates": self.duplicates()[:top],
                 "distributions": self.distributions(), "binaries": binaries}  # fmt: skip
 
 
@@ -423,6 +463,7 @@ def size(
     paths: Iterable[str | os.PathLike[str]] | None = None,
     *,
     drop: Iterable[str] = (),
+    recompress: str | None = None,
     embedded: bool = True,
     max_workers: int | None = None,
     progress: Callable[[int, int, str], None] | None = None,
@@ -435,6 +476,9 @@ def size(
         As for :func:`~cuda_fatbin.scan`. Default: this Python environment's site-packages.
     drop : iterable of str
         ``sm_XY`` (that SASS) and ``compute_XY`` (that PTX) entries the projection removes.
+    recompress : {"none", "speed", "balance", "default", "size"}, optional
+        Project every payload recompressed as libnvfatbin's ``-compress-mode`` (with ``-compress-all``)
+        writes it (:data:`RECOMPRESS`). Zstd level 19 (``"size"``) compresses a few MB/s.
     embedded : bool, optional
         Also measure fatbins stored as data. Default: True.
     max_workers : int, optional
@@ -449,7 +493,7 @@ def size(
     Raises
     ------
     ValueError
-        A ``drop`` spelling is not understood, or ``max_workers`` is not a positive int.
+        A ``drop`` spelling or ``recompress`` mode is not understood, or ``max_workers`` is not a positive int.
 
     Examples
     --------
@@ -459,6 +503,8 @@ def size(
     """
     drop = sorted(set(drop))
     _drop_keys(drop)
+    if recompress is not None and recompress not in RECOMPRESS:
+        raise ValueError(f"recompress must be one of {', '.join(RECOMPRESS)}; got {recompress!r}")
     if max_workers is not None and (not isinstance(max_workers, int) or isinstance(max_workers, bool)
                                     or max_workers < 1):  # fmt: skip
         raise ValueError(f"max_workers must be a positive int; got {max_workers!r}")
@@ -480,21 +526,23 @@ def size(
 
     if workers == 1 or len(items) <= 1:
         for item in items:
-            done(item, _size_job(item, embedded))
+            done(item, _size_job(item, embedded, recompress))
     else:
         broken = []
         with cf.ProcessPoolExecutor(max_workers=min(workers, len(items))) as pool:
-            futures = {pool.submit(_size_job, item, embedded): item for item in items}
+            futures = {pool.submit(_size_job, item, embedded, recompress): item for item in items}
             for f in cf.as_completed(futures):
                 try:
                     done(futures[f], f.result())
                 except cf.process.BrokenProcessPool:
                     broken.append(futures[f])
         for item in broken:
-            done(item, _isolated(item, embedded))
+            done(item, _isolated(item, embedded, recompress))
     rows = [r for r in rows if r.entries or r.error]
     index = _distribution_index(roots, sorted({r.archive or r.path for r in rows}))
     for r in rows:
-        r.distribution = r.distribution or (r.archive and _wheel_distribution(r.archive)) or index.get(r.archive or r.path)
+        r.distribution = (
+            r.distribution or (r.archive and _wheel_distribution(r.archive)) or index.get(r.archive or r.path)
+        )
     rows.sort(key=lambda r: r.path)
-    return SizeReport(rows, finished[1], dict(listing.skipped), list(drop))
+    return SizeReport(rows, finished[1], dict(listing.skipped), list(drop), recompress)

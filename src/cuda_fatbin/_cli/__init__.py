@@ -36,7 +36,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any, NoReturn
 
-_COMMANDS = (main_compile, main_build, main_inspect, main_which, main_scan, main_size, main_extract, main_gpus, main_probe)
+_COMMANDS = (
+    main_compile, main_build, main_inspect, main_which, main_scan, main_size, main_extract, main_gpus, main_probe
+)  # fmt: skip
 
 
 def versions_text() -> str:

@@ -12,6 +12,8 @@ from ._common import JSON_SCHEMA, UsageError, _must_exist, _positive_int, _print
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from .._size import SizeReport
 
 
@@ -24,6 +26,9 @@ def configure_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     p.add_argument("--drop", action="append", default=[], metavar="ARCH",
                    help="project the bytes without this entry: sm_XY drops that SASS, compute_XY that PTX "
                         "(repeatable)")  # fmt: skip
+    p.add_argument("--recompress", choices=["none", "speed", "balance", "size"],
+                   help="project every payload recompressed as libnvfatbin's -compress-mode writes it "
+                        "(speed: LZ4, balance/size: zstd; size is slow, about 1 MB/s a core)")  # fmt: skip
     p.add_argument("--budget", metavar="SIZE",
                    help="exit 1 when the binaries' total (projected, with --drop) is over SIZE (100M, 1.5G; "
                         "K/M/G are powers of 1024)")  # fmt: skip
@@ -50,8 +55,8 @@ def run(args: argparse.Namespace) -> int:
     def progress(done: int, total: int, path: str) -> None:
         print(f"\r[{done}/{total}] {_shown(os.path.basename(path))[:50]}".ljust(70), end="", file=sys.stderr)
 
-    report = size(args.paths or None, drop=args.drop, embedded=not args.no_embedded, max_workers=args.jobs,
-                  progress=progress if show else None)  # fmt: skip
+    report = size(args.paths or None, drop=args.drop, recompress=args.recompress, embedded=not args.no_embedded,
+                  max_workers=args.jobs, progress=progress if show else None)  # fmt: skip
     if show:
         print("\r".ljust(72) + "\r", end="", file=sys.stderr)
     totals = report.totals()
@@ -65,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         return 1 if failed else 0
     _text(report, totals, args)
     if budget is not None:
-        word = "projected total" if report.drop else "total"
+        word = "projected total" if report.drop or report.recompress else "total"
         print(f"\n{word} {_mb(totals['projected_bytes'])} is {'OVER' if over else 'within'} the budget "
               f"{_mb(budget)}", file=sys.stderr)  # fmt: skip
     return 1 if failed else 0
@@ -79,15 +84,14 @@ def _pct(n: int, whole: int) -> str:
     return f"{100 * n / whole:.1f}%" if whole else "-"
 
 
-def _text(report: SizeReport, totals: dict[str, int | dict[str, int]], args: argparse.Namespace) -> None:
+def _text(report: SizeReport, totals: dict[str, Any], args: argparse.Namespace) -> None:
     """The text report: totals, then each ranking cut to ``--top`` rows."""
     top, wide = args.top, args.wide
-    file_b, dev = int(totals["file_bytes"]), int(totals["device_bytes"])  # type: ignore[call-overload]
+    file_b, dev = int(totals["file_bytes"]), int(totals["device_bytes"])
     print(f"{report.files_read} binaries read, {totals['binaries']} with device code: {_mb(file_b)}, of which "
           f"device code {_mb(dev)} ({_pct(dev, file_b)}), host {_mb(file_b - dev)}; fatbin headers "
-          f"{_mb(int(totals['overhead_bytes']))}")  # type: ignore[call-overload]  # fmt: skip
+          f"{_mb(int(totals['overhead_bytes']))}")  # fmt: skip
     sections = totals["sections"]
-    assert isinstance(sections, dict)
     print("fatbins: " + ", ".join(f"{k} {_mb(v)}" for k, v in sections.items()) + "\n")
     kinds = report.by_kind()
     rows = [(k, v["entries"], _mb(v["stored_bytes"]), _mb(v["bytes"]), _pct(v["stored_bytes"], dev))
@@ -95,7 +99,6 @@ def _text(report: SizeReport, totals: dict[str, int | dict[str, int]], args: arg
     _table(["entry", "count", "stored", "uncompressed", "of device"], rows, wide=wide)
     _more(len(kinds), top)
     cats = totals["sass_categories"]
-    assert isinstance(cats, dict)
     whole = sum(cats.values())
     print("\nSASS images (uncompressed), by ELF section:")
     _table(["category", "bytes", "share"], [(k, _mb(v), _pct(v, whole)) for k, v in cats.items() if v], wide=wide)
@@ -104,21 +107,24 @@ def _text(report: SizeReport, totals: dict[str, int | dict[str, int]], args: arg
     _table(["kernel", "code", "images"], [(k["name"], _mb(k["bytes"]), k["images"]) for k in kernels[:top]], wide=wide)
     binaries = sorted((b for b in report.binaries if not b.error), key=lambda b: -b.file_bytes)
     print("\nlargest binaries:")
-    _table(["binary", "file", "device", "projected" if report.drop else "host"],
+    what_if = bool(report.drop or report.recompress)
+    _table(["binary", "file", "device", "projected" if what_if else "host"],
            [(b.path, _mb(b.file_bytes), _mb(b.device_bytes),
-             _mb(report.projected(b) if report.drop else b.file_bytes - b.device_bytes)) for b in binaries[:top]],
+             _mb(report.projected(b) if what_if else b.file_bytes - b.device_bytes)) for b in binaries[:top]],
            wide=wide)  # fmt: skip
     _more(len(binaries), top)
     dists = report.distributions()
-    if len(dists) > 1 or report.drop:
+    if len(dists) > 1 or what_if:
         print()
         _table(["distribution", "binaries", "file", "device", "projected"],
                [(d["distribution"], d["binaries"], _mb(d["file_bytes"]), _mb(d["device_bytes"]),
                  _mb(d["projected_bytes"])) for d in dists[:top]], wide=wide)  # fmt: skip
-    _duplicates(report, int(totals["duplicate_bytes"]), top, wide)  # type: ignore[call-overload]
-    if report.drop:
-        saved = file_b - int(totals["projected_bytes"])  # type: ignore[call-overload]
-        print(f"\nwithout {', '.join(report.drop)}: {_mb(int(totals['projected_bytes']))}, "  # type: ignore[call-overload]
+    _duplicates(report, int(totals["duplicate_bytes"]), top, wide)
+    if what_if:
+        saved = file_b - int(totals["projected_bytes"])
+        change = [f"without {', '.join(report.drop)}"] if report.drop else []
+        change += [f"recompressed --recompress {report.recompress}"] if report.recompress else []
+        print(f"\n{' and '.join(change)}: {_mb(int(totals['projected_bytes']))}, "
               f"{_mb(saved)} less ({_pct(saved, file_b)})")  # fmt: skip
     bad = [b for b in report.binaries if b.error]
     if bad:
