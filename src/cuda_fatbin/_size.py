@@ -68,11 +68,18 @@ RECOMPRESS = {"none": None, "speed": ("lz4hc", 3), "balance": ("zstd", 5), "defa
 _SECTIONS = ("registered", "relocatable", "data")
 
 
+_CATEGORY_OF: dict[str, str] = {}  # section names seen in this process (bounded below)
+
+
 def _category(name: str) -> str:
-    for category, rule in _CATEGORY_RULES:
-        if rule.match(name):
-            return category
-    return "other"
+    known = _CATEGORY_OF.get(name)
+    if known is not None:
+        return known
+    found = next((category for category, rule in _CATEGORY_RULES if rule.match(name)), "other")
+    if len(_CATEGORY_OF) >= 1 << 14:
+        _CATEGORY_OF.clear()
+    _CATEGORY_OF[name] = found
+    return found
 
 
 @dataclass
@@ -101,8 +108,9 @@ class BinarySize:
     kernels : dict
         Kernel (mangled name of its ``.text.NAME`` section) -> ``[bytes of code, images]``.
     payloads : list
-        ``[digest, "kind arch", record bytes, recompressed record bytes]`` per entry: its uncompressed payload's
-        BLAKE2b digest, the bytes its record (header and stored payload) takes in the container, and what it
+        ``[digest, "kind arch", record bytes, recompressed record bytes]`` per entry: the BLAKE2b digest of its
+        payload as stored (and its compression; a concatenated entry's member: of its uncompressed bytes),
+        the bytes its record (header and stored payload) takes in the container, and what it
         would take recompressed (``recompress=``; the record bytes again without it).
     error : str or None
         Why the binary could not be read (its figures are then 0).
@@ -182,24 +190,27 @@ def _entry(out: BinarySize, e: FatbinEntry, stored: int, record: int, recompress
     row[1] += stored
     row[2] += e.size
     try:
-        data = e.data()
-    except (ValueError, MemoryError) as exc:  # a payload that cannot be decompressed: counted, not hashed
+        raw = e._stored()  # hashed as stored: a PTX payload is never decompressed unless recompressed
+        data = e.data() if raw is None or e.kind == "elf" or recompress is not None else None
+        digest = hashlib.blake2b(data if raw is None else raw, digest_size=16)
+    except (ValueError, MemoryError) as exc:  # a payload that cannot be read or decompressed: counted, not hashed
         out.payloads.append([f"unreadable: {type(exc).__name__}", _key(e), record, record])
         if e.kind == "elf":
             out.unparsed += 1
             out.categories["other"] = out.categories.get("other", 0) + e.size
         return
-    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+    digest.update(e.compression.encode() if raw is not None else b"member")
+    name = digest.hexdigest()
     again = record
-    if recompress is not None:
-        known = _RECOMPRESSED.get((digest, recompress))
+    if recompress is not None and data is not None:
+        known = _RECOMPRESSED.get((name, recompress))
         if known is None:
             if len(_RECOMPRESSED) >= 1 << 16:  # bounded: a worker measures many files
                 _RECOMPRESSED.clear()
-            known = _RECOMPRESSED[digest, recompress] = _compressed_size(data, recompress)
+            known = _RECOMPRESSED[name, recompress] = _compressed_size(data, recompress)
         again = record - stored + known
-    out.payloads.append([digest, _key(e), record, again])
-    if e.kind == "elf":
+    out.payloads.append([name, _key(e), record, again])
+    if e.kind == "elf" and data is not None:
         _sass(out, data)
 
 
@@ -387,7 +398,8 @@ class SizeReport:
         return [{"name": k, "bytes": n, "images": i} for k, (n, i) in order]
 
     def duplicates(self) -> list[dict[str, Any]]:
-        """Payloads stored more than once (same uncompressed bytes, same kind+arch), most bytes wasted first.
+        """Payloads stored more than once (same stored bytes and compression, same kind+arch), most bytes wasted
+        first.
 
         ``wasted_bytes`` is what the copies after the first take (their records in the containers).
         """
