@@ -192,7 +192,7 @@ def _entry(out: BinarySize, e: FatbinEntry, stored: int, record: int, recompress
     try:
         raw = e._stored()  # hashed as stored: a PTX payload is never decompressed unless recompressed
         data = e.data() if raw is None or e.kind == "elf" or recompress is not None else None
-        digest = hashlib.blake2b(data if raw is None else raw, digest_size=16)
+        digest = hashlib.blake2b(raw if raw is not None else data or b"", digest_size=16)
     except (ValueError, MemoryError) as exc:  # a payload that cannot be read or decompressed: counted, not hashed
         out.payloads.append([f"unreadable: {type(exc).__name__}", _key(e), record, record])
         if e.kind == "elf":
