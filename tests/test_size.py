@@ -13,6 +13,8 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from cli_testing import cli_main
 from cuda_fatbin import iter_fatbins
@@ -124,10 +126,15 @@ def test_hostile_sass_image_is_counted_not_fatal(artifacts, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def libcurand(tmp_path_factory) -> Path:
+def curand_wheel_path() -> Path:
     from test_scan import curand_wheel
 
-    wheel = curand_wheel.__wrapped__()
+    return curand_wheel.__wrapped__()
+
+
+@pytest.fixture(scope="module")
+def libcurand(tmp_path_factory, curand_wheel_path) -> Path:
+    wheel = curand_wheel_path
     dest = tmp_path_factory.mktemp("curand") / "libcurand.so.10"
     with zipfile.ZipFile(wheel) as zf, zf.open("nvidia/cu13/lib/libcurand.so.10") as src, open(dest, "wb") as dst:
         shutil.copyfileobj(src, dst)
@@ -188,3 +195,36 @@ def test_recompress_codecs_are_libnvfatbin_s_byte_for_byte(artifacts):
         for e in fb.entries:
             assert e.compression == ("lz4" if mode == "speed" else "zstd"), (mode, e.kind)
             assert e.stored_size == _compressed_size(e.data(), mode), (mode, e.kind)
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    import cuda_fatbin._size as module
+
+    flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+    assert doctest.testmod(module, optionflags=flags).failed == 0
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.integers(0, 1 << 16), st.integers(0, 255)), min_size=1, max_size=8))
+def test_hostile_bytes_give_figures_or_an_error_row_never_an_exception(artifacts, tmp_path, edits):
+    """Any byte of a compressed fatbin changed: figures or an error row; the figures still add up."""
+    data = bytearray(_build(artifacts, SPECS, mode="size"))
+    for at, value in edits:
+        data[at % len(data)] = value
+    path = tmp_path / "x.fatbin"
+    path.write_bytes(bytes(data))
+    report = size([path], drop=["sm_80"], recompress="speed", max_workers=1)
+    for b in report.binaries:
+        assert b.error or (b.device_bytes <= b.file_bytes == len(data) and report.projected(b) >= 0)
+    report.to_dict()
+
+
+def test_a_wheel_names_its_distribution_and_meets_a_budget(curand_wheel_path):
+    res = cli_main("size", curand_wheel_path, "--json", "--drop", "sm_87", "--budget", "100M")
+    doc = json.loads(res.stdout)
+    [dist] = doc["distributions"]
+    assert dist["distribution"] == "nvidia-curand 10.4.5.25" and dist["file_bytes"] == 104860296
+    assert res.returncode == 0 and doc["totals"]["projected_bytes"] < 100 << 20 < doc["totals"]["file_bytes"]
+    assert cli_main("size", curand_wheel_path, "--budget", "99M").returncode == 1
