@@ -319,6 +319,15 @@ class FatbinEntry:
             return self._src.view[self._payload : end]
         return self._decompressed() if self._parent is None else self.data()
 
+    def _stored(self) -> Buffer | None:
+        """The payload as stored (compressed bytes, padding included), a view of the source; ``None`` for a
+        member of a concatenated entry, which has no bytes of its own."""
+        if self._parent is not None or self._src is None:
+            return None
+        end = self._payload + (self._compressed or self.stored_size)
+        self._src.check(end, self.offset)
+        return self._src.view[self._payload : end]
+
     def _ptx_target(self) -> Arch | None:
         """:func:`ptx_target` of the payload. Stored uncompressed in a mapped file, the two directive lines are
         found by the windowed search, which skips holes (``_ptx_line``): a sparse payload costs what the file

@@ -1,6 +1,6 @@
 # SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
 # SPDX-License-Identifier: Apache-2.0
-"""The ``cuda-fatbin`` command: compile, build, inspect, which, scan, extract, probe.
+"""The ``cuda-fatbin`` command: compile, build, inspect, which, scan, size, extract, probe.
 
 One module per subcommand (``main_inspect.py``, ...), each with ``configure_parser(subparsers)`` and
 ``run(args) -> int``; what several share is in ``_common.py``. ``inspect``, ``which``, ``scan`` and
@@ -16,7 +16,17 @@ import argparse
 import os
 import sys
 
-from . import main_build, main_compile, main_extract, main_gpus, main_inspect, main_probe, main_scan, main_which
+from . import (
+    main_build,
+    main_compile,
+    main_extract,
+    main_gpus,
+    main_inspect,
+    main_probe,
+    main_scan,
+    main_size,
+    main_which,
+)
 from ._common import Failure, UsageError, _shown
 
 __all__ = ["build_parser", "main"]
@@ -26,7 +36,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any, NoReturn
 
-_COMMANDS = (main_compile, main_build, main_inspect, main_which, main_scan, main_extract, main_gpus, main_probe)
+_COMMANDS = (
+    main_compile, main_build, main_inspect, main_which, main_scan, main_size, main_extract, main_gpus, main_probe
+)  # fmt: skip
 
 
 def versions_text() -> str:

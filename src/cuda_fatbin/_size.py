@@ -1,0 +1,560 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
+"""Where the device bytes go, and what dropping an arch would save: ``cuda-fatbin size``.
+
+:func:`size` reads the inputs :func:`~cuda_fatbin.scan` reads (files, folders, wheels, conda packages,
+images), listed by the same walk and read by the same reader, in worker processes, and measures each binary:
+its file bytes, the bytes of its fatbins per section (registered, relocatable, stored as data), per
+kind+arch (stored and uncompressed), the container's own headers, the contents of its SASS images by ELF
+section category, its kernels (``.text.NAME`` sections) and a digest of every payload (duplicates). Only
+these figures leave a worker. See docs/scan.md ("Where the bytes go: size").
+
+Reading side: imports neither the compile side nor cuda.core.
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures as cf
+import hashlib
+import os
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from ._archive import SEPARATOR
+from ._elf import iter_sections
+from ._packages import read_package
+from ._reader import iter_fatbins
+from ._scan import (
+    _HEAD,
+    _distribution_index,
+    _error,
+    _is_binary,
+    _Item,
+    _list_inputs,
+    _opened,
+    _wheel_distribution,
+    default_paths,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._reader import Fatbin, FatbinEntry
+
+__all__ = ["CATEGORIES", "RECOMPRESS", "BinarySize", "SizeReport", "parse_size", "size"]
+
+#: Categories of the bytes of a SASS image (an ELF cubin), by section name (first match wins); ``headers`` is
+#: what no section holds (ELF header, program and section header tables, alignment).
+CATEGORIES = ("code", "mercury", "constant", "info", "relocations", "debug", "symbols", "data", "other", "headers")
+_CATEGORY_RULES = (
+    ("code", re.compile(r"\.text(\.|$)")),
+    ("mercury", re.compile(r"\.nv\.(cap)?merc")),  # Mercury code of sm_100 and later
+    ("constant", re.compile(r"\.nv\.constant")),
+    ("info", re.compile(r"\.nv\.info|\.nv\.callgraph|\.nv\.prototype|\.nv\.compat|\.note")),
+    ("relocations", re.compile(r"\.rela?(\.|$)")),
+    ("debug", re.compile(r"\.debug|\.nv_debug|\.nv\.debug")),
+    ("symbols", re.compile(r"\.symtab|\.strtab|\.shstrtab")),
+    ("data", re.compile(r"\.nv\.global|\.nv\.rel|\.data|\.rodata|\.nv\.unified")),
+)
+_SHT_NOBITS = 8
+#: What libnvfatbin 13.x writes per ``-compress-mode`` (with ``-compress-all``): the codec and its level, matched
+#: byte for byte against its output (docs/scan.md, "What-if"): ``speed`` a raw LZ4-HC block at level 3,
+#: ``balance`` (and ``default``) a zstd frame at level 5, ``size`` a zstd frame at level 19.
+RECOMPRESS = {"none": None, "speed": ("lz4hc", 3), "balance": ("zstd", 5), "default": ("zstd", 5),
+              "size": ("zstd", 19)}  # fmt: skip
+_SECTIONS = ("registered", "relocatable", "data")
+
+
+_CATEGORY_OF: dict[str, str] = {}  # section names seen in this process (bounded below)
+
+
+def _category(name: str) -> str:
+    known = _CATEGORY_OF.get(name)
+    if known is not None:
+        return known
+    found = next((category for category, rule in _CATEGORY_RULES if rule.match(name)), "other")
+    if len(_CATEGORY_OF) >= 1 << 14:
+        _CATEGORY_OF.clear()
+    _CATEGORY_OF[name] = found
+    return found
+
+
+@dataclass
+class BinarySize:
+    """The device bytes of one binary.
+
+    Attributes
+    ----------
+    path : str
+        File path, or ``archive.whl::member/path`` inside an archive.
+    distribution : str or None
+    file_bytes : int
+        Bytes of the file (of the member, uncompressed, in an archive).
+    device_bytes : int
+        Bytes of its fatbins (container headers included).
+    sections : dict
+        ``registered`` (``.nv_fatbin``), ``relocatable`` (``__nv_relfatbin``), ``data`` (fatbins stored as
+        data) -> bytes of the fatbins there.
+    overhead : int
+        Bytes of the fatbin containers themselves: fatbin and entry headers.
+    entries : dict
+        ``"kind arch"`` -> ``[count, stored bytes, uncompressed bytes]``; the members of a compressed
+        concatenated entry share its stored bytes in proportion to their uncompressed sizes.
+    categories : dict
+        SASS image bytes (uncompressed) by category (:data:`CATEGORIES`), over every SASS entry.
+    kernels : dict
+        Kernel (mangled name of its ``.text.NAME`` section) -> ``[bytes of code, images]``.
+    payloads : list
+        ``[digest, "kind arch", record bytes, recompressed record bytes]`` per entry: the BLAKE2b digest of its
+        payload as stored (and its compression; a concatenated entry's member: of its uncompressed bytes),
+        the bytes its record (header and stored payload) takes in the container, and what it
+        would take recompressed (``recompress=``; the record bytes again without it).
+    error : str or None
+        Why the binary could not be read (its figures are then 0).
+    archive, member : str or None
+    """
+
+    path: str
+    distribution: str | None = None
+    file_bytes: int = 0
+    device_bytes: int = 0
+    sections: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_SECTIONS, 0))
+    overhead: int = 0
+    entries: dict[str, list[int]] = field(default_factory=dict)
+    categories: dict[str, int] = field(default_factory=dict)
+    kernels: dict[str, list[int]] = field(default_factory=dict)
+    payloads: list[list[Any]] = field(default_factory=list)
+    error: str | None = None
+    archive: str | None = None
+    member: str | None = None
+    unparsed: int = 0  # SASS images that could not be read or parsed (their bytes counted in "other")
+
+
+def _key(e: FatbinEntry) -> str:
+    return f"{e.kind} {e.arch or 'sm_' + str(e.sm)}"
+
+
+def _records(fb: Fatbin) -> list[tuple[FatbinEntry, int]]:
+    """Each top-level entry with the bytes of its record (header and stored payload, up to the next entry)."""
+    tops = fb.entries
+    ends = [e.offset for e in tops[1:]] + [fb.offset + fb.size]
+    return [(e, max(0, end - e.offset)) for e, end in zip(tops, ends, strict=True)]
+
+
+def _measure(out: BinarySize, fatbins: list[Fatbin], recompress: str | None) -> None:
+    """Add the figures of ``fatbins`` to ``out``."""
+    for fb in fatbins:
+        out.device_bytes += fb.size
+        where = "data" if fb.embedded else "relocatable" if fb.relocatable else "registered"
+        out.sections[where] += fb.size
+        stored_payloads = 0
+        for top, record in _records(fb):
+            stored_payloads += top.stored_size
+            if top.kind == "concat":
+                whole = sum(m.size for m in top.members) or 1
+                for m in top.members:
+                    _entry(out, m, top.stored_size * m.size // whole, record * m.size // whole, recompress)
+            else:
+                _entry(out, top, top.stored_size, record, recompress)
+        out.overhead += max(0, fb.size - stored_payloads) if not fb.standalone else 0
+
+
+#: Recompressed sizes already computed in this process, by (payload digest, mode): a payload stored many times
+#: is compressed once.
+_RECOMPRESSED: dict[tuple[str, str], int] = {}
+
+
+def _compressed_size(data: bytes, mode: str) -> int:
+    """Bytes ``data`` would be stored in, padded to 8, once compressed as libnvfatbin's ``mode`` does (kept
+    uncompressed when that does not make it smaller)."""
+    codec = RECOMPRESS[mode]
+    n = len(data)
+    if codec is not None and n:
+        if codec[0] == "zstd":
+            import zstandard
+
+            n = min(n, len(zstandard.ZstdCompressor(level=codec[1]).compress(data)))
+        else:
+            import lz4.block
+
+            n = min(n, len(lz4.block.compress(data, store_size=False, mode="high_compression", compression=codec[1])))
+    return -(-n // 8) * 8
+
+
+def _entry(out: BinarySize, e: FatbinEntry, stored: int, record: int, recompress: str | None = None) -> None:
+    row = out.entries.setdefault(_key(e), [0, 0, 0])
+    row[0] += 1
+    row[1] += stored
+    row[2] += e.size
+    try:
+        raw = e._stored()  # hashed as stored: a PTX payload is never decompressed unless recompressed
+        data = e.data() if raw is None or e.kind == "elf" or recompress is not None else None
+        digest = hashlib.blake2b(raw if raw is not None else data or b"", digest_size=16)
+    except (ValueError, MemoryError) as exc:  # a payload that cannot be read or decompressed: counted, not hashed
+        out.payloads.append([f"unreadable: {type(exc).__name__}", _key(e), record, record])
+        if e.kind == "elf":
+            out.unparsed += 1
+            out.categories["other"] = out.categories.get("other", 0) + e.size
+        return
+    digest.update(e.compression.encode() if raw is not None else b"member")
+    name = digest.hexdigest()
+    again = record
+    if recompress is not None and data is not None:
+        known = _RECOMPRESSED.get((name, recompress))
+        if known is None:
+            if len(_RECOMPRESSED) >= 1 << 16:  # bounded: a worker measures many files
+                _RECOMPRESSED.clear()
+            known = _RECOMPRESSED[name, recompress] = _compressed_size(data, recompress)
+        again = record - stored + known
+    out.payloads.append([name, _key(e), record, again])
+    if e.kind == "elf" and data is not None:
+        _sass(out, data)
+
+
+def _sass(out: BinarySize, data: bytes) -> None:
+    """Add a SASS image's bytes by category, and its kernels."""
+    cats = out.categories
+    try:
+        sections = list(iter_sections(data))
+    except ValueError:
+        out.unparsed += 1
+        cats["other"] = cats.get("other", 0) + len(data)
+        return
+    held = 0
+    for s in sections:
+        if s.type == _SHT_NOBITS or s.size == 0:
+            continue
+        held += s.size
+        category = _category(s.name)
+        cats[category] = cats.get(category, 0) + s.size
+        if category == "code" and s.name.startswith(".text."):
+            row = out.kernels.setdefault(s.name[6:], [0, 0])
+            row[0] += s.size
+            row[1] += 1
+    cats["headers"] = cats.get("headers", 0) + max(0, len(data) - held)
+
+
+def _size_job(item: _Item, embedded: bool, recompress: str | None = None) -> tuple[list[BinarySize], int]:
+    """The figures of one item (a package or an image gives many), and how many binaries were read."""
+    from ._containers import read_member
+
+    member = item.member.name if item.member else None
+    out = BinarySize(item.shown, archive=item.path if member else None, member=member, error=item.error)
+    if item.error is not None:
+        return [out], 0
+    if item.package:
+        return _size_package(item, embedded, recompress)
+    try:
+        if item.member:
+            data = read_member(item.path, item.member, follow=item.follow)
+            out.file_bytes = len(data)
+            _measure(out, list(iter_fatbins(data, embedded=embedded, relocatable=True)), recompress)
+        else:
+            with _opened(item.path, item.identity, item.follow) as source:
+                out.file_bytes = item.size
+                _measure(out, list(iter_fatbins(source, embedded=embedded, relocatable=True)), recompress)
+    except (OSError, ValueError, MemoryError, RecursionError) as exc:
+        failed = BinarySize(out.path, archive=out.archive, member=member)
+        failed.error = re.sub(r"/proc/self/fd/\d+", lambda _m: item.path, _error(exc))
+        return [failed], 1
+    return [out], 1
+
+
+def _size_package(item: _Item, embedded: bool, recompress: str | None) -> tuple[list[BinarySize], int]:
+    """A conda package or an image, read in one pass: one row per binary."""
+    rows: list[BinarySize] = []
+    meta: dict[str, object] = {}
+    read = 0
+
+    def wanted(name: str, head: bytes) -> bool:
+        return len(head) >= 16 and _is_binary(head, name)
+
+    for found in read_package(item.path, item.package or "", wanted, _HEAD, meta, listed_as=item.identity,
+                              follow=item.follow):  # fmt: skip
+        inside = f"{item.path}{SEPARATOR}{found.name}" if found.name else item.path
+        row = BinarySize(inside, archive=item.path if found.name else None, member=found.name or None,
+                         error=found.error and (found.name and "ArchiveError: ") + found.error)  # fmt: skip
+        if found.data is not None:
+            read += 1
+            row.file_bytes = len(found.data)
+            try:
+                _measure(row, list(iter_fatbins(found.data, embedded=embedded, relocatable=True)), recompress)
+            except (ValueError, MemoryError, RecursionError) as exc:
+                row = BinarySize(inside, archive=row.archive, member=row.member, error=_error(exc))
+        rows.append(row)
+    dist = meta.get("distribution")
+    for r in rows:
+        r.distribution = dist if isinstance(dist, str) else None
+    return rows, read
+
+
+def _isolated(item: _Item, embedded: bool, recompress: str | None) -> tuple[list[BinarySize], int]:
+    """One item in a process of its own: its rows, or an error row when that process dies too."""
+    with cf.ProcessPoolExecutor(max_workers=1) as pool:
+        try:
+            return pool.submit(_size_job, item, embedded, recompress).result()
+        except cf.process.BrokenProcessPool:
+            return [BinarySize(item.shown, error="the process reading it died (a file that changed while read?)")], 0
+
+
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+_SIZE_RE = re.compile(r"(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?", re.IGNORECASE)
+_DROP_RE = re.compile(r"(sm|compute)_(\d{2,4}[af]?)")
+
+
+def parse_size(text: str) -> int:
+    """Bytes from ``"100M"``, ``"1.5G"``, ``"300MB"``, ``"512k"`` or ``"1048576"`` (K, M, G, T: powers of 1024).
+
+    Raises
+    ------
+    ValueError
+        ``text`` is not such a size.
+
+    Examples
+    --------
+    >>> from cuda_fatbin._size import parse_size
+    >>> parse_size("100M"), parse_size("1.5G"), parse_size("4096")
+    (104857600, 1610612736, 4096)
+    """
+    m = _SIZE_RE.fullmatch(text.strip()) if len(text) < 40 else None
+    if not m:
+        raise ValueError(f"not a size: {text!r} (write e.g. 100M, 1.5G or 4096)")
+    return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
+
+
+def _drop_keys(drop: Iterable[str]) -> set[str]:
+    """``sm_90`` -> ``"elf sm_90"`` (its SASS), ``compute_90`` -> ``"ptx sm_90"`` (its PTX)."""
+    keys = set()
+    for spec in drop:
+        m = _DROP_RE.fullmatch(spec.strip().lower())
+        if not m:
+            raise ValueError(f"--drop takes sm_XY (drops that SASS) or compute_XY (drops that PTX); got {spec!r}")
+        keys.add(f"{'elf' if m.group(1) == 'sm' else 'ptx'} sm_{m.group(2)}")
+    return keys
+
+
+@dataclass
+class SizeReport:
+    """The result of :func:`size`.
+
+    Attributes
+    ----------
+    binaries : list of BinarySize
+        Every binary with device code, and every input that could not be read, in path order.
+    files_read : int
+    skipped : dict
+        What the walk passed over, by kind (as ``ScanReport.skipped``).
+    drop : list of str
+        The ``--drop`` specs the projection removes (``sm_90``: that SASS; ``compute_90``: that PTX).
+
+    Examples
+    --------
+    >>> from cuda_fatbin import Program
+    >>> src = 'extern "C" __global__ void k(float* p) { p[0] = 1; }'
+    >>> data = bytes(Program(src, "c++").compile("fatbin", archs=["sm_80", "sm_90"], ptx_for=["sm_90"]).code)
+    >>> import pathlib, tempfile
+    >>> from cuda_fatbin._size import size
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "kernels.fatbin").write_bytes(data)
+    >>> report = size([folder], drop=["sm_80"], max_workers=1)
+    >>> sorted(report.by_kind())
+    ['elf sm_80', 'elf sm_90', 'ptx sm_90']
+    >>> report.totals()["device_bytes"] == len(data), report.totals()["projected_bytes"] < len(data)
+    (True, True)
+    """
+
+    binaries: list[BinarySize]
+    files_read: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    drop: list[str] = field(default_factory=list)
+    recompress: str | None = None
+
+    def _with_code(self) -> list[BinarySize]:
+        return [b for b in self.binaries if not b.error]
+
+    def by_kind(self) -> dict[str, dict[str, int]]:
+        """``"kind arch"`` -> ``{"entries", "stored_bytes", "bytes"}`` over every binary, largest stored first."""
+        rows: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0, 0])
+        for b in self.binaries:
+            for key, (n, stored, raw) in b.entries.items():
+                row = rows[key]
+                row[0] += n
+                row[1] += stored
+                row[2] += raw
+        order = sorted(rows.items(), key=lambda kv: (-kv[1][1], kv[0]))
+        return {k: {"entries": n, "stored_bytes": s, "bytes": r} for k, (n, s, r) in order}
+
+    def kernels(self) -> list[dict[str, Any]]:
+        """Kernels by bytes of SASS code over every binary and arch, largest first."""
+        rows: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0])
+        for b in self.binaries:
+            for name, (n, images) in b.kernels.items():
+                rows[name][0] += n
+                rows[name][1] += images
+        order = sorted(rows.items(), key=lambda kv: (-kv[1][0], kv[0]))
+        return [{"name": k, "bytes": n, "images": i} for k, (n, i) in order]
+
+    def duplicates(self) -> list[dict[str, Any]]:
+        """Payloads stored more than once (same stored bytes and compression, same kind+arch), most bytes wasted
+        first.
+
+        ``wasted_bytes`` is what the copies after the first take (their records in the containers).
+        """
+        groups: dict[tuple[str, str], list[tuple[str, int]]] = collections.defaultdict(list)
+        for b in self.binaries:
+            for digest, key, record, _again in b.payloads:
+                if not digest.startswith("unreadable"):
+                    groups[digest, key].append((b.path, record))
+        out = []
+        for (digest, key), copies in groups.items():
+            if len(copies) > 1:
+                paths = sorted({p for p, _ in copies})
+                out.append({"digest": digest, "entry": key, "copies": len(copies), "binaries": len(paths),
+                            "wasted_bytes": sum(r for _, r in copies) - copies[0][1], "paths": paths[:5]})  # fmt: skip
+        return sorted(out, key=lambda d: (-d["wasted_bytes"], d["digest"]))
+
+    def projected(self, b: BinarySize) -> int:
+        """The bytes of ``b`` once the entries of :attr:`drop` are removed from its fatbins and the others
+        recompressed as :attr:`recompress` says."""
+        keys = _drop_keys(self.drop)
+        saved = (record if key in keys else record - again for _, key, record, again in b.payloads)
+        return b.file_bytes - sum(int(n) for n in saved)
+
+    def distributions(self) -> list[dict[str, Any]]:
+        """Per distribution: binaries, file bytes, device bytes (and projected bytes), largest first."""
+        rows: dict[str, dict[str, int]] = {}
+        for b in self._with_code():
+            zero = {"binaries": 0, "file_bytes": 0, "device_bytes": 0, "projected_bytes": 0}
+            row = rows.setdefault(b.distribution or "(no distribution)", zero)
+            row["binaries"] += 1
+            row["file_bytes"] += b.file_bytes
+            row["device_bytes"] += b.device_bytes
+            row["projected_bytes"] += self.projected(b)
+        order = sorted(rows.items(), key=lambda kv: (-kv[1]["file_bytes"], kv[0]))
+        return [{"distribution": k, **v} for k, v in order]
+
+    def totals(self) -> dict[str, Any]:
+        """Sums over every binary: file, device, host, container overhead, sections, SASS categories, projected."""
+        ok = self._with_code()
+        cats = dict.fromkeys(CATEGORIES, 0)
+        sections = dict.fromkeys(_SECTIONS, 0)
+        for b in ok:
+            for k, v in b.categories.items():
+                cats[k] += v
+            for k, v in b.sections.items():
+                sections[k] += v
+        file_bytes = sum(b.file_bytes for b in ok)
+        device = sum(b.device_bytes for b in ok)
+        return {"binaries": len(ok), "file_bytes": file_bytes, "device_bytes": device,
+                "host_bytes": file_bytes - device, "overhead_bytes": sum(b.overhead for b in ok),
+                "sections": sections, "sass_categories": cats,
+                "unparsed_images": sum(b.unparsed for b in ok),
+                "duplicate_bytes": sum(d["wasted_bytes"] for d in self.duplicates()),
+                "projected_bytes": sum(self.projected(b) for b in ok)}  # fmt: skip
+
+    def to_dict(self, top: int | None = None) -> dict[str, Any]:
+        """The ``size --json`` document (schema ``schemas/size.json``); lists of kernels and duplicates cut to
+        ``top`` rows (all with ``None``)."""
+        binaries = [{"path": b.path, "distribution": b.distribution, "archive": b.archive, "member": b.member,
+                     "error": b.error, "file_bytes": b.file_bytes, "device_bytes": b.device_bytes,
+                     "host_bytes": b.file_bytes - b.device_bytes, "overhead_bytes": b.overhead,
+                     "sections": b.sections, "projected_bytes": self.projected(b),
+                     "entries": {k: {"entries": n, "stored_bytes": s, "bytes": r}
+                                 for k, (n, s, r) in sorted(b.entries.items())}}
+                    for b in self.binaries]  # fmt: skip
+        return {"files_read": self.files_read, "unreadable": sum(bool(b.error) for b in self.binaries),
+                "skipped": self.skipped, "drop": self.drop, "recompress": self.recompress, "totals": self.totals(),
+                "by_kind": self.by_kind(), "kernels": self.kernels()[:top], "duplicates": self.duplicates()[:top],
+                "distributions": self.distributions(), "binaries": binaries}  # fmt: skip
+
+
+def size(
+    paths: Iterable[str | os.PathLike[str]] | None = None,
+    *,
+    drop: Iterable[str] = (),
+    recompress: str | None = None,
+    embedded: bool = True,
+    max_workers: int | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> SizeReport:
+    """Measure the device code of the binaries under ``paths``, and project what dropping archs would save.
+
+    Parameters
+    ----------
+    paths : iterable of paths, optional
+        As for :func:`~cuda_fatbin.scan`. Default: this Python environment's site-packages.
+    drop : iterable of str
+        ``sm_XY`` (that SASS) and ``compute_XY`` (that PTX) entries the projection removes.
+    recompress : {"none", "speed", "balance", "default", "size"}, optional
+        Project every payload recompressed as libnvfatbin's ``-compress-mode`` (with ``-compress-all``)
+        writes it (:data:`RECOMPRESS`). Zstd level 19 (``"size"``) compresses a few MB/s.
+    embedded : bool, optional
+        Also measure fatbins stored as data. Default: True.
+    max_workers : int, optional
+        Worker processes. Default: the CPU count; 1 reads in this process.
+    progress : callable, optional
+        Called as ``progress(done, total, path)`` after each input.
+
+    Returns
+    -------
+    SizeReport
+
+    Raises
+    ------
+    ValueError
+        A ``drop`` spelling or ``recompress`` mode is not understood, or ``max_workers`` is not a positive int.
+
+    Examples
+    --------
+    >>> from cuda_fatbin._size import size
+    >>> size(drop=["sm_70"]).totals()["projected_bytes"]  # this Python environment  # doctest: +SKIP
+    1234567
+    """
+    drop = sorted(set(drop))
+    _drop_keys(drop)
+    if recompress is not None and recompress not in RECOMPRESS:
+        raise ValueError(f"recompress must be one of {', '.join(RECOMPRESS)}; got {recompress!r}")
+    if max_workers is not None and (not isinstance(max_workers, int) or isinstance(max_workers, bool)
+                                    or max_workers < 1):  # fmt: skip
+        raise ValueError(f"max_workers must be a positive int; got {max_workers!r}")
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        raise TypeError(f"paths must be a list of paths; got one path: size([{os.fspath(paths)!r}], ...)")
+    roots = [os.fspath(p) for p in paths] if paths is not None else default_paths()
+    listing = _list_inputs(roots)
+    items = sorted(listing.items, key=lambda c: -c.size)
+    workers = max_workers or os.cpu_count() or 1
+    rows: list[BinarySize] = []
+    finished = [0, 0]
+
+    def done(item: _Item, result: tuple[list[BinarySize], int]) -> None:
+        rows.extend(result[0])
+        finished[0] += 1
+        finished[1] += result[1]
+        if progress:
+            progress(finished[0], len(items), item.path if item.package else item.shown)
+
+    if workers == 1 or len(items) <= 1:
+        for item in items:
+            done(item, _size_job(item, embedded, recompress))
+    else:
+        broken = []
+        with cf.ProcessPoolExecutor(max_workers=min(workers, len(items))) as pool:
+            futures = {pool.submit(_size_job, item, embedded, recompress): item for item in items}
+            for f in cf.as_completed(futures):
+                try:
+                    done(futures[f], f.result())
+                except cf.process.BrokenProcessPool:
+                    broken.append(futures[f])
+        for item in broken:
+            done(item, _isolated(item, embedded, recompress))
+    rows = [r for r in rows if r.entries or r.error]
+    index = _distribution_index(roots, sorted({r.archive or r.path for r in rows}))
+    for r in rows:
+        r.distribution = (
+            r.distribution or (r.archive and _wheel_distribution(r.archive)) or index.get(r.archive or r.path)
+        )
+    rows.sort(key=lambda r: r.path)
+    return SizeReport(rows, finished[1], dict(listing.skipped), list(drop), recompress)

@@ -1,0 +1,230 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
+"""``cuda-fatbin size``: figures checked against libnvfatbin rebuilds and against cubloaty on a real library."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import zipfile
+from importlib import resources
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cli_testing import cli_main
+from cuda_fatbin import iter_fatbins
+from cuda_fatbin._fatbin import FatbinBuilder, FatbinOptions
+from cuda_fatbin._size import parse_size, size
+
+SPECS = ("sm_75", "sm_80", "sm_90")
+
+
+def _build(artifacts, specs, ptx=("sm_90",), mode="none") -> bytes:
+    with FatbinBuilder(FatbinOptions(compress_mode=mode)) as b:
+        for s in specs:
+            b.add_cubin(artifacts[("cubin", s)], identifier=f"k{s}")
+        for s in ptx:
+            b.add_ptx(artifacts[("ptx", s)], s.replace("sm_", "compute_"), f"p{s}")
+        return b.build()
+
+
+def test_figures_add_up_and_match_the_reader(artifacts, tmp_path):
+    data = _build(artifacts, SPECS)
+    (tmp_path / "k.fatbin").write_bytes(data)
+    (tmp_path / "copy.fatbin").write_bytes(data)  # every payload stored twice
+    report = size([tmp_path], max_workers=1)
+    t = report.totals()
+    assert t["binaries"] == 2 and t["file_bytes"] == t["device_bytes"] == 2 * len(data)
+    assert t["sections"] == {"registered": 2 * len(data), "relocatable": 0, "data": 0}  # a raw fatbin: as loaded
+    entries = [e for fb in iter_fatbins(data) for e in fb.iter_entries()]
+    kinds = report.by_kind()
+    assert sorted(kinds) == sorted(f"{e.kind} {e.arch}" for e in entries)
+    for e in entries:
+        assert kinds[f"{e.kind} {e.arch}"] == {"entries": 2, "stored_bytes": 2 * e.stored_size, "bytes": 2 * e.size}
+    # the SASS categories add up to the uncompressed cubins, byte for byte
+    sass = sum(len(e.data()) for e in entries if e.kind == "elf")
+    assert sum(t["sass_categories"].values()) == 2 * sass and t["sass_categories"]["code"] > 0
+    assert {k["name"] for k in report.kernels()} >= {"saxpy"}
+    # duplicates: one per entry, each wasting one record
+    dups = report.duplicates()
+    assert len(dups) == len(entries) and all(d["copies"] == 2 and d["binaries"] == 2 for d in dups)
+    assert t["overhead_bytes"] + sum(e.stored_size for e in entries) * 2 == t["device_bytes"]
+    assert t["duplicate_bytes"] + t["overhead_bytes"] // 2 >= len(data) - 16  # all but a fatbin header
+
+
+@pytest.mark.parametrize("drop", [["sm_80"], ["sm_75", "sm_90"], ["compute_90"], ["sm_80", "compute_90"]])
+@pytest.mark.parametrize("mode", ["none", "size"])
+def test_drop_projection_matches_a_libnvfatbin_rebuild(artifacts, tmp_path, drop, mode):
+    full = _build(artifacts, SPECS, mode=mode)
+    (tmp_path / "k.fatbin").write_bytes(full)
+    report = size([tmp_path / "k.fatbin"], drop=drop, max_workers=1)
+    kept = [s for s in SPECS if s not in drop]
+    rebuilt = _build(artifacts, kept, ptx=() if "compute_90" in drop else ("sm_90",), mode=mode)
+    projected = report.totals()["projected_bytes"]
+    assert projected < len(full)
+    assert abs(projected - len(rebuilt)) <= 0.02 * len(rebuilt), (projected, len(rebuilt), len(full))
+
+
+def test_cli_text_json_schema_and_budget(artifacts, tmp_path):
+    import jsonschema
+
+    data = _build(artifacts, SPECS)
+    (tmp_path / "k.fatbin").write_bytes(data)
+    (tmp_path / "bad.fatbin").write_bytes(data[:200])  # a cut fatbin: an error row, exit 1
+    schema = json.loads(resources.files("cuda_fatbin").joinpath("schemas", "size.json").read_text())
+    res = cli_main("size", tmp_path / "k.fatbin", "--json", "--drop", "sm_80", "--budget", str(len(data)))
+    doc = json.loads(res.stdout)
+    jsonschema.validate(doc, schema)
+    assert res.returncode == 0 and doc["totals"]["projected_bytes"] < len(data) and not doc["over_budget"]
+    res = cli_main("size", tmp_path / "k.fatbin", "--json", "--recompress", "size", "--budget", "1K")
+    doc = json.loads(res.stdout)
+    jsonschema.validate(doc, schema)
+    assert res.returncode == 1 and doc["over_budget"] and doc["recompress"] == "size"
+    assert 0 < doc["totals"]["projected_bytes"] < len(data)
+    res = cli_main("size", tmp_path / "k.fatbin", "--budget", str(len(data) - 1))
+    assert res.returncode == 1 and "OVER the budget" in res.stderr
+    res = cli_main("size", tmp_path / "k.fatbin", "--drop", "sm_80", "--budget", str(len(data) - 1))
+    assert res.returncode == 0 and "without sm_80" in res.stdout and "within the budget" in res.stderr
+    res = cli_main("size", tmp_path, "--json", "--top", "1")
+    doc = json.loads(res.stdout)
+    jsonschema.validate(doc, schema)
+    assert res.returncode == 1 and doc["unreadable"] == 1 and len(doc["kernels"]) == 1
+    for bad in (
+        ["--drop", "sm80"],
+        ["--drop", "compute_x"],
+        ["--budget", "lots"],
+        ["--top", "0"],
+        ["--recompress", "x"],
+    ):
+        assert cli_main("size", tmp_path, *bad).returncode == 2
+
+
+def test_parse_size():
+    assert parse_size("100M") == 100 << 20 and parse_size("1.5G") == 3 << 29 and parse_size("300MB") == 300 << 20
+    assert parse_size("7") == 7 and parse_size("2k") == 2048 and parse_size("1GiB") == 1 << 30
+    for bad in ("", "M", "-1M", "1X", "1" * 50, "1.2.3G"):
+        with pytest.raises(ValueError, match="not a size"):
+            parse_size(bad)
+
+
+def test_hostile_sass_image_is_counted_not_fatal(artifacts, tmp_path):
+    """A cubin in a fatbin whose section table points outside it: its bytes go to "other", the rest is measured."""
+    cubin = artifacts[("cubin", "sm_80")]
+    data = bytearray(_build(artifacts, ["sm_80"], ptx=()))
+    at = bytes(data).find(cubin[:64])
+    data[at + 0x28 : at + 0x30] = (len(cubin) * 4).to_bytes(8, "little")  # e_shoff past the end
+    (tmp_path / "bad.fatbin").write_bytes(bytes(data))
+    report = size([tmp_path], max_workers=1)
+    [b] = report.binaries
+    assert b.error is None and b.unparsed == 1 and b.device_bytes == len(data)
+    assert set(b.categories) == {"other"} and len(cubin) <= b.categories["other"]
+
+
+@pytest.fixture(scope="module")
+def curand_wheel_path() -> Path:
+    from test_scan import curand_wheel
+
+    return curand_wheel.__wrapped__()
+
+
+@pytest.fixture(scope="module")
+def libcurand(tmp_path_factory, curand_wheel_path) -> Path:
+    wheel = curand_wheel_path
+    dest = tmp_path_factory.mktemp("curand") / "libcurand.so.10"
+    with zipfile.ZipFile(wheel) as zf, zf.open("nvidia/cu13/lib/libcurand.so.10") as src, open(dest, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return dest
+
+
+def test_libcurand_matches_cubloaty(libcurand):
+    cubloaty = shutil.which("cubloaty", path=str(Path(sys.executable).parent)) or shutil.which("cubloaty")
+    if cubloaty is None:
+        pytest.skip("cubloaty is not installed (pip install cubloaty==0.2.0b1)")
+    res = subprocess.run([cubloaty, "-f", "json", "-n", "1", str(libcurand)], capture_output=True, text=True)
+    theirs = json.loads(res.stdout)
+    report = size([libcurand], max_workers=1)
+    t = report.totals()
+    assert t["file_bytes"] == theirs["file_size"]
+    assert abs(t["device_bytes"] - theirs["device_file_size"]) <= 0.02 * theirs["device_file_size"]
+    kinds = report.by_kind()
+    sass = {k: v for k, v in theirs["architectures"].items() if v["kind"] == "sass"}
+    assert len(sass) == 9
+    for arch, row in sass.items():
+        ours = kinds[f"elf {arch}"]
+        assert abs(ours["bytes"] - row["size"]) <= 0.02 * row["size"], arch
+        assert abs(ours["stored_bytes"] - row["file_size"]) <= 0.02 * row["file_size"], arch
+
+
+@pytest.mark.parametrize("mode", ["none", "speed", "balance", "size"])
+@pytest.mark.parametrize("source_mode", ["none", "size"])
+def test_recompress_projection_matches_a_libnvfatbin_rebuild(artifacts, tmp_path, mode, source_mode):
+    """libnvfatbin with -compress-all compresses every entry; the projection must land within 5% of its output."""
+    specs = [s for s in ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120") if ("cubin", s) in artifacts]
+    with FatbinBuilder(FatbinOptions(compress_mode=source_mode, compress_all=source_mode != "none")) as b:
+        for s in specs:
+            b.add_cubin(artifacts[("cubin", s)], identifier=f"k{s}")
+        b.add_ptx(artifacts[("ptx", "sm_75")], "compute_75", "p")
+        full = b.build()
+    (tmp_path / "k.fatbin").write_bytes(full)
+    projected = size([tmp_path], recompress=mode, max_workers=1).totals()["projected_bytes"]
+    with FatbinBuilder(FatbinOptions(compress_mode=mode, compress_all=mode != "none")) as b:
+        for s in specs:
+            b.add_cubin(artifacts[("cubin", s)], identifier=f"k{s}")
+        b.add_ptx(artifacts[("ptx", "sm_75")], "compute_75", "p")
+        rebuilt = b.build()
+    assert abs(projected - len(rebuilt)) <= 0.05 * len(rebuilt), (projected, len(rebuilt), len(full))
+
+
+def test_recompress_codecs_are_libnvfatbin_s_byte_for_byte(artifacts):
+    """Each mode's codec and level (RECOMPRESS) gives the very payload size libnvfatbin stores."""
+    from cuda_fatbin import read_fatbin
+    from cuda_fatbin._size import _compressed_size
+
+    cubin = artifacts[("cubin", "sm_90")] * 1  # one image, large enough to be compressed
+    ptx = artifacts[("ptx", "sm_90")]
+    for mode in ("speed", "balance", "size"):
+        with FatbinBuilder(FatbinOptions(compress_mode=mode, compress_all=True)) as b:
+            b.add_cubin(cubin, identifier="c")
+            b.add_ptx(ptx, "compute_90", "p")
+            fb = read_fatbin(b.build())
+        for e in fb.entries:
+            assert e.compression == ("lz4" if mode == "speed" else "zstd"), (mode, e.kind)
+            assert e.stored_size == _compressed_size(e.data(), mode), (mode, e.kind)
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    import cuda_fatbin._size as module
+
+    flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+    assert doctest.testmod(module, optionflags=flags).failed == 0
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.integers(0, 1 << 16), st.integers(0, 255)), min_size=1, max_size=8))
+def test_hostile_bytes_give_figures_or_an_error_row_never_an_exception(artifacts, tmp_path, edits):
+    """Any byte of a compressed fatbin changed: figures or an error row; the figures still add up."""
+    data = bytearray(_build(artifacts, SPECS, mode="size"))
+    for at, value in edits:
+        data[at % len(data)] = value
+    path = tmp_path / "x.fatbin"
+    path.write_bytes(bytes(data))
+    report = size([path], drop=["sm_80"], recompress="speed", max_workers=1)
+    for b in report.binaries:
+        assert b.error or (b.device_bytes <= b.file_bytes == len(data) and report.projected(b) >= 0)
+    report.to_dict()
+
+
+def test_a_wheel_names_its_distribution_and_meets_a_budget(curand_wheel_path):
+    res = cli_main("size", curand_wheel_path, "--json", "--drop", "sm_87", "--budget", "100M")
+    doc = json.loads(res.stdout)
+    [dist] = doc["distributions"]
+    assert dist["distribution"] == "nvidia-curand 10.4.5.25" and dist["file_bytes"] == 104860296
+    assert res.returncode == 0 and doc["totals"]["projected_bytes"] < 100 << 20 < doc["totals"]["file_bytes"]
+    assert cli_main("size", curand_wheel_path, "--budget", "99M").returncode == 1
