@@ -33,8 +33,9 @@ if TYPE_CHECKING:
     from typing import Any, TypeVar
 
     T = TypeVar("T")
+    R = TypeVar("R")
 
-__all__ = ["Terminated", "kill_workers", "process_pool", "run_jobs", "signal_handlers", "stop_jobs"]
+__all__ = ["Terminated", "fan_out", "kill_workers", "process_pool", "run_jobs", "signal_handlers", "stop_jobs"]
 
 
 class Terminated(KeyboardInterrupt):
@@ -281,3 +282,53 @@ def signal_handlers(command: str) -> Iterator[None]:
         for s, h in previous.items():
             signal.signal(s, h)
         awaiting = previous_hook
+
+
+def fan_out(
+    items: list[T],
+    job: Callable[..., R],
+    args: tuple[Any, ...],
+    done: Callable[[T, R], None],
+    workers: int,
+    died: Callable[[T], R],
+) -> None:
+    """Run ``job(item, *args)`` for each item and call ``done(item, result)`` in this thread as each ends.
+
+    One worker (or one item): in this process. Else over :func:`process_pool` with :func:`run_jobs` (Ctrl-C
+    or SIGTERM kill the workers and drop the queue). An item whose worker died (a file that shrank under a
+    map: SIGBUS) is run again alone in a process of its own, to find it; when that process dies too, its
+    result is ``died(item)``. ``scan`` and ``size`` fan out through this.
+
+    Examples
+    --------
+    >>> from cuda_fatbin._jobs import fan_out
+    >>> got = {}
+    >>> fan_out([1, 2, 3], pow, (2,), got.__setitem__, 1, lambda item: -1)
+    >>> got
+    {1: 1, 2: 4, 3: 9}
+    """
+    import concurrent.futures as cf
+
+    if workers == 1 or len(items) <= 1:
+        for item in items:
+            done(item, job(item, *args))
+        return
+    broken: list[T] = []
+
+    def finished(f: cf.Future[R], item: T) -> None:
+        try:
+            result = f.result()
+        except cf.process.BrokenProcessPool:
+            broken.append(item)
+            return
+        done(item, result)
+
+    with process_pool(min(workers, len(items))) as pool:
+        run_jobs(pool, job, items, lambda item: (item, *args), finished)
+    for item in broken:
+        with process_pool(1) as pool:
+            try:
+                result: R = run_jobs(pool, job, [item], lambda i: (i, *args)).popitem()[0].result()
+            except cf.process.BrokenProcessPool:
+                result = died(item)
+        done(item, result)

@@ -15,7 +15,6 @@ Reading side: imports neither the compile side nor cuda.core.
 from __future__ import annotations
 
 import collections
-import concurrent.futures as cf
 import hashlib
 import os
 import re
@@ -24,6 +23,7 @@ from dataclasses import dataclass, field
 
 from ._archive import SEPARATOR
 from ._elf import iter_sections
+from ._jobs import fan_out
 from ._packages import read_package
 from ._reader import iter_fatbins
 from ._scan import (
@@ -291,13 +291,9 @@ def _size_package(item: _Item, embedded: bool, recompress: str | None) -> tuple[
     return rows, read
 
 
-def _isolated(item: _Item, embedded: bool, recompress: str | None) -> tuple[list[BinarySize], int]:
-    """One item in a process of its own: its rows, or an error row when that process dies too."""
-    with cf.ProcessPoolExecutor(max_workers=1) as pool:
-        try:
-            return pool.submit(_size_job, item, embedded, recompress).result()
-        except cf.process.BrokenProcessPool:
-            return [BinarySize(item.shown, error="the process reading it died (a file that changed while read?)")], 0
+def _died(item: _Item) -> tuple[list[BinarySize], int]:
+    """The row of an item whose process died twice (``fan_out``)."""
+    return [BinarySize(item.shown, error="the process reading it died (a file that changed while read?)")], 0
 
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
@@ -536,20 +532,7 @@ def size(
         if progress:
             progress(finished[0], len(items), item.path if item.package else item.shown)
 
-    if workers == 1 or len(items) <= 1:
-        for item in items:
-            done(item, _size_job(item, embedded, recompress))
-    else:
-        broken = []
-        with cf.ProcessPoolExecutor(max_workers=min(workers, len(items))) as pool:
-            futures = {pool.submit(_size_job, item, embedded, recompress): item for item in items}
-            for f in cf.as_completed(futures):
-                try:
-                    done(futures[f], f.result())
-                except cf.process.BrokenProcessPool:
-                    broken.append(futures[f])
-        for item in broken:
-            done(item, _isolated(item, embedded, recompress))
+    fan_out(items, _size_job, (embedded, recompress), done, workers, _died)
     rows = [r for r in rows if r.entries or r.error]
     index = _distribution_index(roots, sorted({r.archive or r.path for r in rows}))
     for r in rows:
