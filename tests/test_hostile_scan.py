@@ -25,7 +25,8 @@ from hypothesis import strategies as st
 
 from cli_testing import cli_main
 from cuda_fatbin import FatbinOptions, build_fatbin, scan
-from cuda_fatbin._archive import SEPARATOR, ArchiveError, list_members, read_member, split
+from cuda_fatbin._archive import SEPARATOR, ArchiveError, list_members, read_member
+from cuda_fatbin._containers import split
 from cuda_fatbin._scan import _list_inputs, _scan_item
 
 DATA = Path(__file__).parent / "data"
