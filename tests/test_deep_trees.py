@@ -110,7 +110,7 @@ def test_a_missing_file_deep_down_is_named_with_its_whole_path(tmp_path, files):
 def test_a_wide_and_deep_tree_keeps_few_folders_open(tmp_path, files, monkeypatch):
     """Each folder is kept open only while its subfolders wait: a tree that branches at every level past the cap
     opens its subfolders by their (long) paths instead, and every file is still read."""
-    import cuda_fatbin._inputs as scan_module
+    import cuda_fatbin._walk as scan_module
 
     if not os.path.isdir("/proc/self/fd"):
         pytest.skip("open descriptors are counted in /proc/self/fd (Linux)")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from cuda_fatbin import Arch, _inputs, _scan, build_fatbin, scan
+from cuda_fatbin import Arch, _inputs, _scan, _walk, build_fatbin, scan
 from cuda_fatbin._archive import NESTED
 
 from fatbin_testing import run_tool
@@ -147,14 +147,14 @@ def test_a_folder_that_cannot_be_listed_is_a_row_and_the_others_are_walked(fatbi
     for name in ("a", "b", "c"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "k.fatbin").write_bytes(fatbin)
-    real = _inputs._listdir
+    real = _walk._listdir
 
     def refusing(folder: str, listed_as: tuple[int, int] | None, *parent: int | None) -> object:
         if folder.endswith(("a", "b")):
             raise PermissionError(errno.EACCES, "Permission denied", folder)
         return real(folder, listed_as, *parent)
 
-    monkeypatch.setattr(_inputs, "_listdir", refusing)
+    monkeypatch.setattr(_walk, "_listdir", refusing)
     listing = _scan._list_inputs([str(tmp_path)])
     assert [(i.path, i.error) for i in listing.items] == [
         (str(tmp_path / "a"), "PermissionError: Permission denied"),
@@ -460,7 +460,7 @@ def test_a_folder_swapped_while_the_tree_is_walked_is_a_row_and_nothing_outside_
     (root / "sub" / "mine.fatbin").write_bytes(fatbin)
     outside.mkdir()
     (outside / "secret.fatbin").write_bytes(fatbin)
-    real = _inputs._listdir
+    real = _walk._listdir
 
     def swapping(folder: str, listed_as: tuple[int, int] | None, *parent: int | None) -> object:
         if folder.endswith("sub"):
@@ -471,7 +471,7 @@ def test_a_folder_swapped_while_the_tree_is_walked_is_a_row_and_nothing_outside_
                 os.rename(outside, folder)
         return real(folder, listed_as, *parent)
 
-    monkeypatch.setattr(_inputs, "_listdir", swapping)
+    monkeypatch.setattr(_walk, "_listdir", swapping)
     listing = _scan._list_inputs([str(root)])
     [item] = listing.items
     assert item.path == str(root / "sub") and item.member is None
@@ -494,7 +494,7 @@ def test_a_folder_swapped_after_it_was_listed_leads_no_read_outside(fatbin, tmp_
                 z.writestr(member, fatbin)
         else:
             (where / name).write_bytes(fatbin if where != outside else fatbin + b"secret")
-    real = _inputs._listdir
+    real = _walk._listdir
 
     def swapping(folder: str, listed_as: tuple[int, int] | None, *parent: int | None) -> object:
         found = real(folder, listed_as, *parent)
@@ -503,7 +503,7 @@ def test_a_folder_swapped_after_it_was_listed_leads_no_read_outside(fatbin, tmp_
             os.symlink(outside, folder)
         return found
 
-    monkeypatch.setattr(_inputs, "_listdir", swapping)
+    monkeypatch.setattr(_walk, "_listdir", swapping)
     listing = _scan._list_inputs([str(root)])
     [item] = listing.items
     assert item.path == str(root / "sub" / name)
@@ -527,7 +527,7 @@ def test_without_folder_descriptors_the_walk_lists_the_same(fatbin, tmp_path, mo
     (tmp_path / "a.fatbin").write_bytes(fatbin)
     (tmp_path / "c").symlink_to(tmp_path / "b")
     with_fds = items(_scan._list_inputs([str(tmp_path)]))
-    monkeypatch.setattr(_inputs, "DIR_FD", False)
+    monkeypatch.setattr(_walk, "DIR_FD", False)
     assert items(_scan._list_inputs([str(tmp_path)])) == with_fds
     assert [p for p, *_ in with_fds] == [str(tmp_path / "a.fatbin"), str(tmp_path / "b" / "k.fatbin")]
 

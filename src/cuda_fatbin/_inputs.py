@@ -25,16 +25,15 @@ from ._archive import NESTED, SEPARATOR, SUFFIXES, Member
 from ._containers import CONTAINERS, Container, container_of, list_members
 from ._detect import file_kind
 from ._files import (
-    DIR_FD,
     describe,
     identity,
     is_regular,
-    open_dir,
     open_input,
     read_exact,
     stat_path,
 )
 from ._packages import package_kind
+from ._walk import Folder, walk_tree
 
 _SMALL = 1 << 20  # files up to this size are read, larger ones mapped
 
@@ -151,72 +150,32 @@ def _list_inputs(roots: Iterable[str]) -> _Listing:
     return out
 
 
-class _Parent:
-    """An open folder whose subfolders wait on the walk's stack: each is opened by its name in it."""
-
-    def __init__(self, fd: int, waiting: int) -> None:
-        self.fd, self.waiting = fd, waiting
-
-    def done_with_one(self) -> None:
-        self.waiting -= 1
-        if self.waiting == 0:
-            os.close(self.fd)
-
-
-#: Folders kept open at most while their subfolders wait (a tree that branches at every level holds one per
-#: level): past that, a subfolder is opened by its path (piece by piece when long), and checked all the same.
-_MAX_PARENTS = 256
-
-
 def _walk(root: str, out: _Listing, visit: Callable[[str, bool, int | None], None]) -> None:
-    """Depth-first, in name order, without recursion: each folder opened by its name in its parent, which is
-    kept open while its subfolders wait, so a tree of any depth is walked (``PATH_MAX`` is never reached:
-    a tree 100,000 deep is fine), each folder checked to be the one its parent listed."""
-    stack: list[tuple[str, tuple[int, int] | None, _Parent | None]] = [(root, None, None)]
-    held: list[_Parent] = []
-    try:
-        while stack:
-            folder, listed_as, parent = stack.pop()
+    """Walk the folder ``root`` (:func:`~cuda_fatbin._walk.walk_tree`) as scan does: no symlink followed (one
+    found is counted as skipped), each subfolder checked to be the one listed, each file visited by its name in
+    its open folder, an input package's folder (an OCI layout) listed as one input; a folder or entry that
+    cannot be read is an error row."""
+
+    def listed(folder: Folder) -> list[tuple[str, tuple[int, int] | None]]:
+        if any(e.name == "oci-layout" and _is_file(e) for e in folder.entries):
+            key = identity(os.fstat(folder.fd) if folder.fd is not None else os.stat(folder.path))
+            out.items.append(_Item(folder.path, None, 0, key, folder.rel == "", package="oci"))  # an image
+            return []
+        subdirs: list[tuple[str, tuple[int, int] | None]] = []
+        for entry in folder.entries:
+            path = os.path.join(folder.path, entry.name)
             try:
-                entries, dir_fd = _listdir(folder, listed_as, parent.fd if parent else None)
+                if entry.is_symlink():
+                    out.skipped["symlink"] += 1
+                elif entry.is_dir(follow_symlinks=False):
+                    subdirs.append((entry.name, identity(entry.stat(follow_symlinks=False))))
+                else:
+                    visit(path, False, folder.fd)
             except OSError as e:
-                out.items.append(_Item(folder, error=_error(e)))
-                continue
-            finally:
-                if parent is not None:
-                    parent.done_with_one()
-            try:
-                if any(e.name == "oci-layout" and _is_file(e) for e in entries):
-                    key = identity(os.fstat(dir_fd) if dir_fd is not None else os.stat(folder))
-                    out.items.append(_Item(folder, None, 0, key, listed_as is None, package="oci"))  # an image
-                    continue
-                subdirs = []
-                for entry in entries:
-                    path = os.path.join(folder, entry.name)
-                    try:
-                        if entry.is_symlink():
-                            out.skipped["symlink"] += 1
-                        elif entry.is_dir(follow_symlinks=False):
-                            found = entry.stat(follow_symlinks=False)
-                            subdirs.append((path, identity(found)))
-                        else:
-                            visit(path, False, dir_fd)
-                    except OSError as e:
-                        out.items.append(_Item(path, error=_error(e)))
-                held = [h for h in held if h.waiting] if len(held) >= _MAX_PARENTS else held
-                keep = None
-                if subdirs and dir_fd is not None and len(held) < _MAX_PARENTS:
-                    keep = _Parent(dir_fd, len(subdirs))
-                    held.append(keep)
-                    dir_fd = None  # closed once its last subfolder is opened
-                stack.extend((path, found_as, keep) for path, found_as in reversed(subdirs))
-            finally:
-                if dir_fd is not None:
-                    os.close(dir_fd)
-    finally:  # an exception (Ctrl-C) leaves folders open: close them
-        for h in held:
-            if h.waiting:
-                os.close(h.fd)
+                out.items.append(_Item(path, error=_error(e)))
+        return subdirs
+
+    walk_tree(root, listed, lambda path, rel, e: out.items.append(_Item(path, error=_error(e))))
 
 
 def _is_file(entry: os.DirEntry[str]) -> bool:
@@ -224,31 +183,6 @@ def _is_file(entry: os.DirEntry[str]) -> bool:
         return entry.is_file(follow_symlinks=False)
     except OSError:
         return False
-
-
-def _listdir(
-    folder: str, listed_as: tuple[int, int] | None, parent: int | None = None
-) -> tuple[list[os.DirEntry[str]], int | None]:
-    """The entries of ``folder`` in name order, and the open folder (``None`` where folders cannot be opened).
-
-    A folder found in the walk (``listed_as``: its device and inode when its parent was listed) is opened
-    without following a symlink, by its name in ``parent`` (its open parent) when given, and must still be
-    that folder (:func:`~cuda_fatbin._files.open_dir`): one swapped since for a symlink, or for a folder
-    elsewhere through a swapped parent, is an error, never listed. The caller closes the folder.
-    """
-    if not DIR_FD:
-        with os.scandir(folder) as it:
-            return sorted(it, key=lambda e: e.name), None
-    if parent is not None:
-        fd = open_dir(os.path.basename(folder), listed_as=listed_as, dir_fd=parent)
-    else:
-        fd = open_dir(folder, listed_as=listed_as)
-    try:
-        with os.scandir(fd) as it:
-            return sorted(it, key=lambda e: e.name), fd
-    except BaseException:
-        os.close(fd)
-        raise
 
 
 def _visit_archive(path: str, follow: bool, out: _Listing, listed_as: tuple[int, int], container: Container) -> None:

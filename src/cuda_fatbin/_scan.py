@@ -33,12 +33,13 @@ from ._files import (
     read_regular,
     stat_path,
 )
-from ._inputs import _HEAD, _error, _is_binary, _Item, _list_inputs, _listdir, _opened
+from ._inputs import _HEAD, _error, _is_binary, _Item, _list_inputs, _opened
 from ._jobs import process_pool, run_jobs
 from ._nvidia import gpu_arch, gpu_list
 from ._packages import read_package
 from ._reader import iter_fatbins
 from ._select import _RANK, STATUSES, UNCOVERED, judge, parse_driver
+from ._walk import _listdir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
