@@ -80,7 +80,8 @@ def walk_tree(
         while stack:
             path, rel, listed_as, parent = stack.pop()
             try:
-                entries, fd = _listdir(path, listed_as, parent.fd if parent else None, admit)
+                at = parent.fd if parent else None
+                entries, fd = _listdir(path, listed_as, at) if admit is None else _listdir(path, listed_as, at, admit)
             except OSError as e:
                 failed(path, rel, e)
                 continue
