@@ -530,3 +530,26 @@ def test_a_symlink_loop_in_an_include_folder_is_walked_once(tmp_path):
     (inc / "loop").unlink()
     (inc / "sub" / "up").unlink()
     assert with_loops == digest(inc, max_files=2)  # the links add nothing: each folder is seen once
+
+
+def test_an_include_folder_that_opens_but_cannot_be_listed_is_a_row_of_the_fingerprint(tmp_path, monkeypatch):
+    """A subfolder opened whose listing fails (EACCES, EIO) is hashed as unopened, as one that cannot be opened
+    is: the fingerprint is taken, never an OSError out of the compile."""
+    (tmp_path / "inc" / "sub").mkdir(parents=True)
+    (tmp_path / "inc" / "a.h").write_text("#define A 1\n")
+    (tmp_path / "inc" / "sub" / "b.h").write_text("#define B 1\n")
+    options = SimpleNamespace(include_path=[str(tmp_path / "inc")], pre_include=None)
+    listable = _cache.include_digest(options)
+    real = os.scandir
+
+    def refusing(path=".", *a, **k):
+        where = os.readlink(f"/proc/self/fd/{path}") if isinstance(path, int) else os.fspath(path)
+        if where.endswith("sub"):
+            raise PermissionError(errno.EACCES, "Permission denied")
+        return real(path, *a, **k)
+
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("the folder listed is told by its descriptor in /proc/self/fd (Linux)")
+    monkeypatch.setattr(os, "scandir", refusing)
+    refused = _cache.include_digest(options)
+    assert refused != listable and _cache.include_digest(options) == refused

@@ -110,7 +110,7 @@ def test_a_missing_file_deep_down_is_named_with_its_whole_path(tmp_path, files):
 def test_a_wide_and_deep_tree_keeps_few_folders_open(tmp_path, files, monkeypatch):
     """Each folder is kept open only while its subfolders wait: a tree that branches at every level past the cap
     opens its subfolders by their (long) paths instead, and every file is still read."""
-    import cuda_fatbin._scan as scan_module
+    import cuda_fatbin._walk as scan_module
 
     if not os.path.isdir("/proc/self/fd"):
         pytest.skip("open descriptors are counted in /proc/self/fd (Linux)")
@@ -162,13 +162,13 @@ def test_every_folder_is_opened_by_name_in_its_parent_even_once_the_parent_moved
     """A folder is opened by its name in its open parent, never by its path: the parent renamed and a decoy put at
     its old path while the walk waits, the folder listed is the one the parent holds (no error row, no decoy read),
     however many folders were walked before."""
-    from cuda_fatbin import _scan
+    from cuda_fatbin import _walk
 
     for i in range(before):
         os.makedirs(tmp_path / "a-first" / f"p{i:03}" / "q")
     os.makedirs(tmp_path / "b" / "c")
     (tmp_path / "b" / "c" / "k.fatbin").write_bytes(files["k.fatbin"])
-    listdir, moved = _scan._listdir, []
+    listdir, moved = _walk._listdir, []
 
     def listing(folder, listed_as, parent=None):
         if folder == str(tmp_path / "b" / "c") and not moved:  # "b" was listed: move it, put a decoy at its path
@@ -183,7 +183,7 @@ def test_every_folder_is_opened_by_name_in_its_parent_even_once_the_parent_moved
                 os.rename(tmp_path / "b-moved", tmp_path / "b")  # back, for the file read by its path
         return listdir(folder, listed_as, parent)
 
-    monkeypatch.setattr(_scan, "_listdir", listing)
+    monkeypatch.setattr(_walk, "_listdir", listing)
     report = scan([tmp_path], gpus="80", max_workers=1)
     assert moved and not [b for b in report.binaries if b.error], [b.error for b in report.binaries if b.error]
     assert [os.path.basename(b.path) for b in report.binaries] == ["k.fatbin"]

@@ -200,15 +200,15 @@ def test_overlapping_concat_members_are_refused():
 
 def test_many_members_decompress_the_stream_once(monkeypatch):
     """1000 members tiling a 16 MiB stream: the stream is decompressed once, not once per member."""
-    from cuda_fatbin import _reader
+    from cuda_fatbin import _container
 
     stream = compressible(16 << 20)
     step = len(stream) // 1000
     blob = concat_fatbin(stream, [(i * step, step) for i in range(1000)])
     assert len(blob) < 128 << 10
     calls = []
-    real = _reader._decompress
-    monkeypatch.setattr(_reader, "_decompress", lambda *a: calls.append(a[0]) or real(*a))
+    real = _container._decompress
+    monkeypatch.setattr(_container, "_decompress", lambda *a: calls.append(a[0]) or real(*a))
     tracemalloc.start()
     total = sum(len(m.data()) for fb in iter_fatbins(blob) for m in fb.iter_entries())
     peak = tracemalloc.get_traced_memory()[1]
@@ -385,9 +385,9 @@ def test_a_fifo_that_stays_silent_is_an_error_not_a_hang(artifacts, tmp_path, mo
     without waiting, give a writer FIFO_WAIT seconds to send its first bytes, then read to its end like cat."""
     import threading
 
-    from cuda_fatbin import _reader
+    from cuda_fatbin import _source
 
-    monkeypatch.setattr(_reader, "FIFO_WAIT", 0.2)
+    monkeypatch.setattr(_source, "FIFO_WAIT", 0.2)
     fifo = tmp_path / "in.fifo"
     os.mkfifo(fifo)
     done = []
@@ -410,7 +410,7 @@ def test_a_fifo_that_stays_silent_is_an_error_not_a_hang(artifacts, tmp_path, mo
         with open(fifo, "wb") as f:
             f.write(data)
 
-    monkeypatch.setattr(_reader, "FIFO_WAIT", 60.0)
+    monkeypatch.setattr(_source, "FIFO_WAIT", 60.0)
     writer = threading.Thread(target=write)
     writer.start()
     assert [str(e.arch) for e in read_fatbin(fifo).entries] == ["sm_80"]
@@ -423,12 +423,12 @@ def test_a_fifo_that_stays_silent_is_an_error_not_a_hang(artifacts, tmp_path, mo
             time.sleep(0.5)
             f.write(data[100:])
 
-    monkeypatch.setattr(_reader, "FIFO_WAIT", 5.0)
+    monkeypatch.setattr(_source, "FIFO_WAIT", 5.0)
     writer = threading.Thread(target=write_slowly)
     writer.start()
     assert [e.data() for e in read_fatbin(fifo).entries] == [artifacts[("cubin", "sm_80")]]  # the chunks joined
     writer.join()
-    monkeypatch.setattr(_reader, "FIFO_WAIT", 0.2)
+    monkeypatch.setattr(_source, "FIFO_WAIT", 0.2)
     with pytest.raises(FatbinFormatError) as info:
         read_fatbin(fifo)
     assert info.value.offset == 0
@@ -440,7 +440,7 @@ def test_a_fifo_that_stays_silent_is_an_error_not_a_hang(artifacts, tmp_path, mo
             f.write(data[60:100])
             time.sleep(3)
 
-    monkeypatch.setattr(_reader, "FIFO_WAIT", 0.3)
+    monkeypatch.setattr(_source, "FIFO_WAIT", 0.3)
     writer = threading.Thread(target=write_and_stop)
     writer.start()
     start = time.monotonic()
@@ -461,7 +461,7 @@ def test_a_fifo_that_stays_silent_is_an_error_not_a_hang(artifacts, tmp_path, mo
             raise BlockingIOError(11, "Resource temporarily unavailable")
         return real_read(fd, n)
 
-    monkeypatch.setattr(_reader, "FIFO_WAIT", 5.0)
+    monkeypatch.setattr(_source, "FIFO_WAIT", 5.0)
     monkeypatch.setattr(os, "read", read_blocked_once)
     writer = threading.Thread(target=write_once)
     writer.start()
@@ -476,9 +476,9 @@ def test_a_fifo_that_stays_silent_is_an_error_not_a_hang(artifacts, tmp_path, mo
 def test_a_terminal_given_as_a_path_is_refused_at_once(monkeypatch):
     """Only a named FIFO gets the wait: a terminal with nothing typed (a character device, never readable here)
     is refused as not a regular file, without waiting."""
-    from cuda_fatbin import _reader
+    from cuda_fatbin import _source
 
-    monkeypatch.setattr(_reader, "FIFO_WAIT", 3.0)  # were it waited on, the FIFO's message would come after it
+    monkeypatch.setattr(_source, "FIFO_WAIT", 3.0)  # were it waited on, the FIFO's message would come after it
     leader, follower = os.openpty()
     try:
         with pytest.raises(FatbinFormatError, match="is not a regular file, a pipe or standard input"):
@@ -489,14 +489,14 @@ def test_a_terminal_given_as_a_path_is_refused_at_once(monkeypatch):
 
 
 def test_a_file_of_exactly_the_read_size_is_read_not_mapped(artifacts, tmp_path):
-    """Files up to _reader._SMALL_FILE bytes are read into memory, so one cut short after it was opened still reads
+    """Files up to _source._SMALL_FILE bytes are read into memory, so one cut short after it was opened still reads
     (a mapped file would raise "shrank", test_a_file_that_shrinks_gives_an_error_not_sigbus)."""
-    from cuda_fatbin import _reader
+    from cuda_fatbin import _source
 
     data = build_fatbin([artifacts[("cubin", "sm_80")]])
     path = tmp_path / "exact.fatbin"
-    path.write_bytes(data + bytes(_reader._SMALL_FILE - len(data)))
-    assert path.stat().st_size == _reader._SMALL_FILE
+    path.write_bytes(data + bytes(_source._SMALL_FILE - len(data)))
+    assert path.stat().st_size == _source._SMALL_FILE
     fb = read_fatbin(path)
     with open(path, "r+b") as f:
         f.truncate(16)  # the fatbin header only
@@ -506,7 +506,7 @@ def test_a_file_of_exactly_the_read_size_is_read_not_mapped(artifacts, tmp_path)
 def test_a_small_file_that_grows_while_read_is_an_error_not_cut(artifacts, tmp_path, monkeypatch):
     """A file of up to _SMALL_FILE bytes when opened is read whole; one that grows past that before the read
     ends is refused, not cut at what was read (a fatbin appended then would be lost without a word)."""
-    from cuda_fatbin import _files, _reader
+    from cuda_fatbin import _files, _source
 
     data = build_fatbin([artifacts[("cubin", "sm_80")]])
     path = tmp_path / "grows.bin"
@@ -522,7 +522,7 @@ def test_a_small_file_that_grows_while_read_is_an_error_not_cut(artifacts, tmp_p
     monkeypatch.setattr(_files, "open_input", open_then_grow)
     with pytest.raises(FatbinFormatError, match="grew while it was read") as info:
         list(iter_fatbins(path, embedded=True))
-    assert info.value.offset == _reader._SMALL_FILE + 1
+    assert info.value.offset == _source._SMALL_FILE + 1
     monkeypatch.setattr(_files, "open_input", real)
     assert len(list(iter_fatbins(path, embedded=True))) == 1  # read again once written: the fatbin is there
 

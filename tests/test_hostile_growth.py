@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cuda_fatbin import _reader, iter_fatbins, parse_archs
+from cuda_fatbin import _reader, _source, iter_fatbins, parse_archs
 from cuda_fatbin._reader import Fatbin
 from cuda_fatbin._select import judge
 from cuda_fatbin._term import MAX_PAD, table
@@ -205,7 +205,7 @@ def test_padding_ends_where_the_old_pattern_ended(words, tail, pos, cut):
 def test_padding_across_chunks_and_holes_ends_where_the_old_pattern_ended(tmp_path, monkeypatch, chunk):
     """A mapped file (over 1 MiB) read through pread: holes (zeros) at offsets that are not multiples of 8,
     words that straddle a hole's end, a run across chunks."""
-    monkeypatch.setattr(_reader, "_PADDING_CHUNK", chunk)
+    monkeypatch.setattr(_source, "_PADDING_CHUNK", chunk)
     size = (1 << 20) + (64 << 10)
     for island in (5, 4096 + 3, (1 << 20) - 2, (1 << 20) + 7, size - 9, None):
         path = tmp_path / f"holes{island}.bin"

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from cuda_fatbin import _arch, _reader, iter_fatbins, parse_archs
+from cuda_fatbin import _arch, _container, _reader, iter_fatbins, parse_archs
 
 from elf_testing import make_elf
 
@@ -117,8 +117,10 @@ def test_parse_archs_accepts_and_refuses_as_before(text):
 def test_near_valid_headers_cost_what_they_read(monkeypatch):
     """Issue 23: 0.5/1/2 MB of near-valid headers took 1.6/6.2/24 s; identifiers were copied per candidate."""
     decoded = []
-    text = _reader._text
-    monkeypatch.setattr(_reader, "_text", lambda buf, begin, length: decoded.append(length) or text(buf, begin, length))
+    text = _container._text
+    monkeypatch.setattr(
+        _container, "_text", lambda buf, begin, length: decoded.append(length) or text(buf, begin, length)
+    )
     data = near_valid(2 << 20)
     start = time.perf_counter()
     assert list(iter_fatbins(data, embedded=True)) == []

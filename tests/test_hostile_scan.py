@@ -199,7 +199,7 @@ def test_an_unreadable_file_is_not_covered(fatbin, tmp_path, monkeypatch):
     """Permission denied on the only sm_80-less binary gave "every GPU is covered": now an error row."""
     (tmp_path / "a.fatbin").write_bytes(fatbin)
     (tmp_path / "b.fatbin").write_bytes(fatbin)
-    import cuda_fatbin._scan as scan_module
+    import cuda_fatbin._inputs as scan_module
 
     real = scan_module.open_input
 

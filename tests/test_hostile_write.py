@@ -45,6 +45,7 @@ from cuda_fatbin import (
     _cache,
     _cli,
     _files,
+    _walk,
 )
 from cuda_fatbin._multiarch import Job, plan_fatbin
 
@@ -728,7 +729,7 @@ def test_links_fifos_and_hostile_names_in_the_include_tree(tmp_path, monkeypatch
     (tree / "a" / "h.h").write_text("2")
     second = _cache.include_digest(options)
     assert second != first
-    monkeypatch.setattr(_cache, "DIR_FD", False)  # the walk by paths, as on Windows: the same digest
+    monkeypatch.setattr(_walk, "DIR_FD", False)  # the walk by paths, as on Windows: the same digest
     assert _cache.include_digest(options) == second
 
 

@@ -508,15 +508,15 @@ def test_pipes_and_standard_input_are_read_up_to_the_limit(artifacts, monkeypatc
     import io
     import sys
 
-    from cuda_fatbin import _reader
+    from cuda_fatbin import _source
 
     data = build_fatbin([artifacts[("cubin", "sm_80")]])
     assert [e.arch for e in read_fatbin(_pipe(data)).entries] == [Arch(8, 0)]
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
     assert [e.arch for e in read_fatbin("-").entries] == [Arch(8, 0)]
-    monkeypatch.setattr(_reader, "MAX_STREAM", len(data))
+    monkeypatch.setattr(_source, "MAX_STREAM", len(data))
     assert read_fatbin(_pipe(data)).size == len(data)  # exactly the limit: read
-    monkeypatch.setattr(_reader, "MAX_STREAM", len(data) - 1)
+    monkeypatch.setattr(_source, "MAX_STREAM", len(data) - 1)
     with pytest.raises(FatbinFormatError) as info:
         read_fatbin(_pipe(data))
     assert info.value.offset == len(data) - 1

@@ -14,8 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cuda_fatbin import FatbinOptions, build_fatbin, iter_fatbins, read_fatbin
+from cuda_fatbin._container import _decompress, _trim_elf
 from cuda_fatbin._elf import iter_sections as iter_sections_of
-from cuda_fatbin._reader import FatbinFormatError, _decompress, _trim_elf
+from cuda_fatbin._reader import FatbinFormatError
 
 from elf_testing import make_elf
 
@@ -159,7 +160,7 @@ def test_a_stream_is_read_to_its_bound_and_no_further(monkeypatch):
     """Standard input and pipes cannot be mapped: at most MAX_STREAM + 1 bytes are asked for."""
     import io
 
-    from cuda_fatbin import _reader
+    from cuda_fatbin import _source
 
     asked = []
 
@@ -172,13 +173,13 @@ def test_a_stream_is_read_to_its_bound_and_no_further(monkeypatch):
             asked.append(n)
             return super().read1(n)
 
-    monkeypatch.setattr(_reader, "MAX_STREAM", 64)
+    monkeypatch.setattr(_source, "MAX_STREAM", 64)
     with pytest.raises(FatbinFormatError) as info:
-        _reader._read_stream(Pipe(bytes(1000)), "standard input")
+        _source._read_stream(Pipe(bytes(1000)), "standard input")
     assert asked == [65] and (info.value.offset, info.value.message) == (
         64, "standard input holds over 64 bytes; save it to a file, which can be mapped, and read that"
     )  # fmt: skip
-    assert bytes(_reader._read_stream(Pipe(bytes(64)), "a pipe").view) == bytes(64)
+    assert bytes(_source._read_stream(Pipe(bytes(64)), "a pipe").view) == bytes(64)
 
 
 @pytest.mark.parametrize("piece", [1, 7, 16, 64, 65, 4096])
@@ -186,18 +187,18 @@ def test_a_stream_that_comes_in_pieces_is_refused_over_its_bound_never_cut_short
     """A pipe gives what was written so far: over the bound in pieces of any size is refused, not read truncated."""
     import io
 
-    from cuda_fatbin import _reader
+    from cuda_fatbin import _source
 
     class Pipe(io.BytesIO):
         def read1(self, n=-1):
             return super().read1(min(n, piece) if n >= 0 else piece)
 
-    monkeypatch.setattr(_reader, "MAX_STREAM", 64)
+    monkeypatch.setattr(_source, "MAX_STREAM", 64)
     for size in (65, 1000):
         with pytest.raises(FatbinFormatError, match="standard input holds over 64 bytes"):
-            _reader._read_stream(Pipe(bytes(size)), "standard input")
+            _source._read_stream(Pipe(bytes(size)), "standard input")
     for size in (0, 1, 63, 64):
-        assert bytes(_reader._read_stream(Pipe(bytes(size)), "a pipe").view) == bytes(size)
+        assert bytes(_source._read_stream(Pipe(bytes(size)), "a pipe").view) == bytes(size)
 
 
 def test_standard_input_is_read_as_it_comes_never_into_a_buffer_of_the_bound():
@@ -578,7 +579,7 @@ def test_identifier_and_options_must_lie_in_the_entry_header(artifacts):
 def test_a_standalone_file_has_the_flags_libnvfatbin_gives_it(artifacts):
     """Read alone, an artifact's entry carries the address-size and arch-suffix flags that libnvfatbin
     writes for it in a fatbin (the outside oracle for those bits)."""
-    from cuda_fatbin._reader import FLAG_64BIT, FLAG_ARCH_SPECIFIC, FLAG_FAMILY
+    from cuda_fatbin._container import FLAG_64BIT, FLAG_ARCH_SPECIFIC, FLAG_FAMILY
 
     mask = FLAG_64BIT | FLAG_ARCH_SPECIFIC | FLAG_FAMILY
     seen = set()
@@ -686,7 +687,8 @@ def _edit(data: bytes, pos: int, **fields) -> bytes:
 
 
 def _refusal(data: bytes, *, strict: bool = False) -> tuple:
-    from cuda_fatbin._reader import _open, _parse
+    from cuda_fatbin._container import _parse
+    from cuda_fatbin._source import _open
 
     with pytest.raises(FatbinFormatError) as info:
         _parse(_open(data), 0, len(data), None, strict=strict) if strict else read_fatbin(data)
@@ -782,7 +784,7 @@ def test_paths_that_cannot_be_read_say_why(tmp_path):
 
 
 def test_a_file_of_exactly_the_read_limit_is_read_whole(tmp_path, artifacts):
-    from cuda_fatbin._reader import _SMALL_FILE
+    from cuda_fatbin._source import _SMALL_FILE
 
     cubin = artifacts[("cubin", "sm_80")]
     for size in (_SMALL_FILE, _SMALL_FILE + 1):  # read, then mapped
@@ -893,7 +895,7 @@ def test_iter_fatbins_takes_single_artifacts_and_says_what_it_cannot_read(artifa
 
 def test_entry_fields_producer_and_construction(elf_and_ptx):
     from cuda_fatbin import FatbinEntry
-    from cuda_fatbin._reader import FLAG_CUDA, FLAG_OPENCL
+    from cuda_fatbin._container import FLAG_CUDA, FLAG_OPENCL
 
     data, e0, _ = elf_and_ptx
     flags = read_fatbin(data).entries[0].flags

@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from cuda_fatbin import _reader
+from cuda_fatbin import _reader, _source
 from cuda_fatbin._reader import FatbinFormatError
 
 W = 8192
@@ -44,7 +44,7 @@ def _run(n: int, marks: dict[int, bytes]) -> bytes:
 
 @pytest.fixture
 def small_windows(monkeypatch):
-    monkeypatch.setattr(_reader, "_WINDOW", W)
+    monkeypatch.setattr(_source, "_WINDOW", W)
 
 
 def _points(content: bytes) -> list[int]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cuda_fatbin import Arch, _scan, build_fatbin, scan
+from cuda_fatbin import Arch, _inputs, _scan, build_fatbin, scan
 
 DATA = Path(__file__).parent / "data"
 
@@ -83,7 +83,7 @@ def test_unreadable_members_are_rows_naming_the_archive_and_member(fatbin, tmp_p
     [row] = report.unreadable
     assert (row.path, row.archive, row.member, row.distribution) == (
         f"{whl}::w/inner.zip", str(whl), "w/inner.zip", "w 1.0")  # fmt: skip
-    assert row.error == f"ArchiveError: {_scan.NESTED}"
+    assert row.error == f"ArchiveError: {_inputs.NESTED}"
 
 
 def test_the_report_records_the_driver_as_given(fatbin, tmp_path):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from cuda_fatbin import Arch, _scan, build_fatbin, scan
+from cuda_fatbin import Arch, _inputs, _scan, _walk, build_fatbin, scan
 from cuda_fatbin._archive import NESTED
 
 from fatbin_testing import run_tool
@@ -36,7 +36,7 @@ def ident(path: Path) -> tuple[int, int]:
     return (st.st_dev, st.st_ino)
 
 
-def items(listing: _scan._Listing) -> list[tuple[str, str | None, int, tuple[int, int], bool, str | None]]:
+def items(listing: _inputs._Listing) -> list[tuple[str, str | None, int, tuple[int, int], bool, str | None]]:
     return [(i.path, i.member.name if i.member else None, i.size, i.identity, i.follow, i.error) for i in listing.items]
 
 
@@ -107,7 +107,7 @@ def test_a_named_fifo_is_a_row_and_a_named_folder_symlink_is_walked(fatbin, tmp_
 def test_each_file_that_cannot_be_opened_is_a_row_and_the_walk_goes_on(fatbin, tmp_path, monkeypatch):
     for name in ("a", "b", "c"):
         (tmp_path / name).write_bytes(fatbin)
-    real = _scan.open_input
+    real = _inputs.open_input
 
     def refusing(path: str, *, follow: bool = True, dir_fd: int | None = None) -> tuple[int, os.stat_result]:
         assert follow is False  # found in a folder: never followed
@@ -115,7 +115,7 @@ def test_each_file_that_cannot_be_opened_is_a_row_and_the_walk_goes_on(fatbin, t
             raise PermissionError(errno.EACCES, "Permission denied", path)
         return real(path, follow=follow, dir_fd=dir_fd)
 
-    monkeypatch.setattr(_scan, "open_input", refusing)
+    monkeypatch.setattr(_inputs, "open_input", refusing)
     listing = _scan._list_inputs([str(tmp_path)])
     assert [(i.path, i.error) for i in listing.items] == [
         (str(tmp_path / "a"), "PermissionError: Permission denied"),
@@ -147,14 +147,14 @@ def test_a_folder_that_cannot_be_listed_is_a_row_and_the_others_are_walked(fatbi
     for name in ("a", "b", "c"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "k.fatbin").write_bytes(fatbin)
-    real = _scan._listdir
+    real = _walk._listdir
 
     def refusing(folder: str, listed_as: tuple[int, int] | None, *parent: int | None) -> object:
         if folder.endswith(("a", "b")):
             raise PermissionError(errno.EACCES, "Permission denied", folder)
         return real(folder, listed_as, *parent)
 
-    monkeypatch.setattr(_scan, "_listdir", refusing)
+    monkeypatch.setattr(_walk, "_listdir", refusing)
     listing = _scan._list_inputs([str(tmp_path)])
     assert [(i.path, i.error) for i in listing.items] == [
         (str(tmp_path / "a"), "PermissionError: Permission denied"),
@@ -285,7 +285,7 @@ def test_scan_binary_follows_the_symlink_it_is_given_and_reports_what_it_cannot_
         z.writestr("w/k.fatbin", fatbin)
         z.writestr("w/cut.fatbin", fatbin[:40])
     (tmp_path / "w.link").symlink_to(whl)
-    good, cut = (_scan.list_members(str(whl))[i] for i in (0, 1))
+    good, cut = (_inputs.list_members(str(whl))[i] for i in (0, 1))
     report = _scan.scan_binary(str(tmp_path / "w.link"), good, gpus, None, True)
     assert (report.path, report.error, report.coverage["8.0"]["status"]) == (
         f"{tmp_path / 'w.link'}::w/k.fatbin", None, "SASS exact")  # fmt: skip
@@ -393,7 +393,7 @@ def test_binaries_are_read_by_as_many_processes_as_asked(
     for i in range(files):
         (tmp_path / f"k{i}.fatbin").write_bytes(fatbin)
     made = Pools()
-    monkeypatch.setattr(_scan.cf, "ProcessPoolExecutor", made)
+    monkeypatch.setattr(cf, "ProcessPoolExecutor", made)  # the pools of _jobs.process_pool
     monkeypatch.setattr(_scan.os, "cpu_count", lambda: cpus)
     report = scan([tmp_path], gpus="80", max_workers=max_workers)
     assert made.made == pools
@@ -460,7 +460,7 @@ def test_a_folder_swapped_while_the_tree_is_walked_is_a_row_and_nothing_outside_
     (root / "sub" / "mine.fatbin").write_bytes(fatbin)
     outside.mkdir()
     (outside / "secret.fatbin").write_bytes(fatbin)
-    real = _scan._listdir
+    real = _walk._listdir
 
     def swapping(folder: str, listed_as: tuple[int, int] | None, *parent: int | None) -> object:
         if folder.endswith("sub"):
@@ -471,7 +471,7 @@ def test_a_folder_swapped_while_the_tree_is_walked_is_a_row_and_nothing_outside_
                 os.rename(outside, folder)
         return real(folder, listed_as, *parent)
 
-    monkeypatch.setattr(_scan, "_listdir", swapping)
+    monkeypatch.setattr(_walk, "_listdir", swapping)
     listing = _scan._list_inputs([str(root)])
     [item] = listing.items
     assert item.path == str(root / "sub") and item.member is None
@@ -494,7 +494,7 @@ def test_a_folder_swapped_after_it_was_listed_leads_no_read_outside(fatbin, tmp_
                 z.writestr(member, fatbin)
         else:
             (where / name).write_bytes(fatbin if where != outside else fatbin + b"secret")
-    real = _scan._listdir
+    real = _walk._listdir
 
     def swapping(folder: str, listed_as: tuple[int, int] | None, *parent: int | None) -> object:
         found = real(folder, listed_as, *parent)
@@ -503,7 +503,7 @@ def test_a_folder_swapped_after_it_was_listed_leads_no_read_outside(fatbin, tmp_
             os.symlink(outside, folder)
         return found
 
-    monkeypatch.setattr(_scan, "_listdir", swapping)
+    monkeypatch.setattr(_walk, "_listdir", swapping)
     listing = _scan._list_inputs([str(root)])
     [item] = listing.items
     assert item.path == str(root / "sub" / name)
@@ -527,7 +527,7 @@ def test_without_folder_descriptors_the_walk_lists_the_same(fatbin, tmp_path, mo
     (tmp_path / "a.fatbin").write_bytes(fatbin)
     (tmp_path / "c").symlink_to(tmp_path / "b")
     with_fds = items(_scan._list_inputs([str(tmp_path)]))
-    monkeypatch.setattr(_scan, "DIR_FD", False)
+    monkeypatch.setattr(_walk, "DIR_FD", False)
     assert items(_scan._list_inputs([str(tmp_path)])) == with_fds
     assert [p for p, *_ in with_fds] == [str(tmp_path / "a.fatbin"), str(tmp_path / "b" / "k.fatbin")]
 
@@ -583,13 +583,13 @@ def test_an_archive_swapped_for_a_symlink_after_it_was_opened_is_not_followed(fa
         z.writestr("k.fatbin", fatbin)
     with zipfile.ZipFile(tmp_path / "other.whl", "w") as z:
         z.writestr("k.fatbin", fatbin)
-    real = _scan.list_members
+    real = _inputs.list_members
 
     def swapped(path, **kw):
         _swap_for_link(Path(path), tmp_path / "other.whl")
         return real(path, **kw)
 
-    monkeypatch.setattr(_scan, "list_members", swapped)
+    monkeypatch.setattr(_inputs, "list_members", swapped)
     [item] = _scan._list_inputs([str(tmp_path / "t")]).items
     assert item.member is None and item.error is not None and "changed since listed" not in item.error
     assert "symbolic link" in item.error or "symlink" in item.error

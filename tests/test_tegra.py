@@ -19,8 +19,8 @@ import pytest
 
 from cli_testing import cli_main
 from cuda_fatbin import Arch, coverage, select_entry
+from cuda_fatbin._container import FLAG_ARCH_SPECIFIC, FLAG_FAMILY
 from cuda_fatbin._nvidia import DATA, gpu_arch, gpu_list, gpu_names, is_tegra, tables
-from cuda_fatbin._reader import FLAG_ARCH_SPECIFIC, FLAG_FAMILY
 from cuda_fatbin._select import RULES, driver_gaps, judge, parse_driver
 
 #: Jetson parts (CUDA GPUs list): TK1, TX1/Nano, TX2, Xavier, Orin, Thor (10.1 under CUDA 12.8-12.9, 11.0 from 13.0)

@@ -38,18 +38,17 @@ from pathlib import Path
 from ._arch import Arch
 from ._errors import Error
 from ._files import (
-    DIR_FD,
     O_CLOEXEC,
     O_NONBLOCK,
     check_regular,
     describe,
     identity,
     loads_json,
-    open_dir,
     open_input,
     read_exact,
 )
 from ._multiarch import Job, JobResult
+from ._walk import Folder, walk_tree
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -289,43 +288,33 @@ def include_state(
 
 
 def _hash_tree(h: Any, root: str, skip: set[tuple[int, int]], budget: _Budget, seen: set[tuple[int, int]]) -> None:
-    """Hash the header-like files under ``root``, depth first in name order, with a stack (no recursion)."""
-    stack = [("", root)]
-    while stack:
-        rel, path = stack.pop()
-        fd = None
-        try:  # with descriptors where the system has them: the folder listed is the folder judged
-            fd = open_dir(path) if DIR_FD else None
-            st = os.fstat(fd) if fd is not None else os.stat(path)
-        except OSError as e:  # gone, unreadable, or past the system's path length (no compiler opens it either)
-            h.update(f"unopened {rel} {e.errno}\0".encode(errors="surrogateescape"))
-            if fd is not None:
-                os.close(fd)
-            continue
-        try:
-            if identity(st) in skip or identity(st) in seen or not stat.S_ISDIR(st.st_mode):
+    """Hash the header-like files under ``root``, depth first in name order (:func:`~cuda_fatbin._walk.walk_tree`):
+    links to folders followed (a linked header is what the compiler reads), each folder once (``seen``), the
+    folders in ``skip`` passed over; a folder that cannot be opened or listed is hashed as such (gone,
+    unreadable: no compiler reads it either)."""
+
+    def listed(folder: Folder) -> list[tuple[str, tuple[int, int] | None]]:
+        folders: list[tuple[str, tuple[int, int] | None]] = []
+        for entry in folder.entries:
+            name = entry.name
+            if name.startswith(".") or name in _SKIPPED_DIRS:
                 continue
-            seen.add(identity(st))
-            with os.scandir(fd if fd is not None else path) as listing:
-                entries = sorted(listing, key=lambda e: e.name)
-            folders = []
-            for entry in entries:
-                name = entry.name
-                if name.startswith(".") or name in _SKIPPED_DIRS:
-                    continue
-                inner = f"{rel}/{name}" if rel else name
-                try:
-                    is_dir = entry.is_dir()  # a link to a folder is followed; `seen` stops a loop
-                except OSError:
-                    is_dir = False
-                if is_dir:
-                    folders.append((inner, os.path.join(path, name)))
-                elif os.path.splitext(name)[1].lower() in _HEADER_SUFFIXES:
-                    _hash_file(h, name if fd is not None else os.path.join(path, name), fd, skip, budget, inner, root)
-            stack.extend(reversed(folders))
-        finally:
-            if fd is not None:
-                os.close(fd)
+            try:
+                is_dir = entry.is_dir()  # a link to a folder is followed; `seen` stops a loop
+            except OSError:
+                is_dir = False
+            if is_dir:
+                folders.append((name, None))
+            elif os.path.splitext(name)[1].lower() in _HEADER_SUFFIXES:
+                inner = f"{folder.rel}/{name}" if folder.rel else name
+                where = name if folder.fd is not None else os.path.join(folder.path, name)
+                _hash_file(h, where, folder.fd, skip, budget, inner, root)
+        return folders
+
+    def unopened(path: str, rel: str, e: OSError) -> None:
+        h.update(f"unopened {rel} {e.errno}\0".encode(errors="surrogateescape"))
+
+    walk_tree(root, listed, unopened, once=seen, skip=skip)
 
 
 def _hash_file(

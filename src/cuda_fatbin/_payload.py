@@ -22,15 +22,16 @@ from __future__ import annotations
 import re
 
 from ._arch import Arch
+from ._container import FatbinEntry
 from ._detect import ptx_target
 from ._elf import ELF_MAGIC, EM_CUDA, ElfFormatError, read_header
-from ._reader import FatbinEntry, FatbinFormatError
+from ._source import FatbinFormatError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from ._reader import _Data
+    from ._source import _Data
 
 __all__ = ["lz4_prefix", "mismatch", "prefixes", "ptx_target_of"]
 

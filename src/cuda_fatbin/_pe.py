@@ -75,8 +75,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any, NamedTuple
 
+    from ._container import Fatbin
     from ._elf import Buffer
-    from ._reader import Fatbin, _Data
+    from ._source import _Data
 
     class PeSection(NamedTuple):
         """One section: its name, where its bytes are in the file, and its address in the image."""
@@ -250,7 +251,8 @@ def iter_pe_fatbins(src: _Data, embedded: bool, relocatable: bool | None) -> Ite
     record points to outside them is read too (registered); ``__nv_relfatbin`` as in ELF objects; with
     ``embedded``, every section with file bytes is searched for fatbins stored as data.
     """
-    from ._reader import FatbinFormatError, _parse, _scan, _Seen, _walk
+    from ._container import _parse
+    from ._reader import FatbinFormatError, _scan, _Seen, _walk
 
     try:
         sections = read_sections(src.view)

@@ -15,38 +15,30 @@ Reading side: imports neither the compile side nor cuda.core.
 from __future__ import annotations
 
 import collections
-import concurrent.futures as cf
-import contextlib
-import errno
-import mmap
 import os
 import re
 import site
-import stat
 import sysconfig
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ._arch import Arch
-from ._archive import MAX_MEMBER, NESTED, SEPARATOR, SUFFIXES, Member
-from ._containers import CONTAINERS, Container, container_of, list_members, read_member
-from ._detect import file_kind
+from ._archive import MAX_MEMBER, SEPARATOR, Member
+from ._containers import read_member
 from ._files import (
-    DIR_FD,
-    describe,
     identity,
     is_regular,
-    open_dir,
     open_input,
-    read_exact,
     read_regular,
     stat_path,
 )
-from ._jobs import process_pool, run_jobs
+from ._inputs import _HEAD, _error, _is_binary, _Item, _list_inputs, _opened
+from ._jobs import fan_out
 from ._nvidia import gpu_arch, gpu_list
-from ._packages import package_kind, read_package
+from ._packages import read_package
 from ._reader import iter_fatbins
 from ._select import _RANK, STATUSES, UNCOVERED, judge, parse_driver
+from ._walk import _listdir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -56,8 +48,6 @@ if TYPE_CHECKING:
     from ._select import DriverSpec, GpuList
 
 __all__ = ["MAX_MEMBER", "STATUSES", "UNCOVERED", "BinaryReport", "ScanReport", "scan"]
-
-_SMALL = 1 << 20  # files up to this size are read, larger ones mapped
 
 
 @dataclass
@@ -224,269 +214,6 @@ def default_paths() -> list[str]:
             seen.add(os.path.realpath(p))
             out.append(p)
     return out
-
-
-#: The kinds of file (``_detect.file_kind``) read as binaries; the others it knows are containers or skipped.
-_READ = ("elf", "fatbin", "pe", "coff")
-#: Bytes of each file and member read to tell its kind.
-_HEAD = 64
-
-
-def _is_binary(head: bytes, name: str = "") -> bool:
-    return file_kind(head, name) in _READ
-
-
-@dataclass(frozen=True)
-class _Item:
-    """One input to read: a file (``member`` None) or an archive member, or one that failed already."""
-
-    path: str
-    member: Member | None = None
-    size: int = 0
-    identity: tuple[int, int] = (0, 0)  # (st_dev, st_ino) of the file when listed
-    follow: bool = False  # a path the user named: a symlink there is followed
-    error: str | None = None
-    package: str | None = None  # "conda", "image" (a tar) or "oci" (a layout folder): read whole, in one pass
-
-    @property
-    def shown(self) -> str:
-        return f"{self.path}{SEPARATOR}{self.member.name}" if self.member else self.path
-
-
-@dataclass
-class _Listing:
-    items: list[_Item] = field(default_factory=list)
-    skipped: collections.Counter[str] = field(default_factory=collections.Counter)
-
-
-def _error(exc: BaseException) -> str:
-    if isinstance(exc, OSError) and exc.strerror:
-        return f"{type(exc).__name__}: {exc.strerror}"
-    return f"{type(exc).__name__}: {exc}"
-
-
-def _list_inputs(roots: Iterable[str]) -> _Listing:
-    """Every file whose first bytes say ELF or fatbin, every archive member likewise, and every input that
-    could not be read (as an item with its error).
-
-    Directories are walked without recursion and without following symlinks (a symlink found in a folder
-    is counted as skipped, never read, so nothing outside the tree is read through one; a folder swapped
-    for a symlink or another folder after it was listed is an error row, see :func:`_listdir`); each real
-    file is read once, opened by its name in the folder listed. Paths the user names are followed.
-    """
-    out = _Listing()
-    seen: set[tuple[int, int]] = set()
-
-    def special(path: str, follow: bool, st: os.stat_result) -> None:
-        if follow:  # a path the user named: it was asked for and cannot be read
-            out.items.append(_Item(path, error=f"OSError: {describe(st)}, not a regular file; not read"))
-        else:
-            out.skipped["not a regular file"] += 1
-
-    def visit(path: str, follow: bool, dir_fd: int | None = None) -> None:
-        name = os.path.basename(path) if dir_fd is not None else path
-        try:  # with dir_fd: the name in the folder listed, not the path looked up again
-            fd, st = open_input(name, follow=follow, dir_fd=dir_fd)
-        except OSError as e:
-            if e.errno == errno.ENXIO:  # a socket cannot be opened: passed over as a FIFO or device is
-                with contextlib.suppress(OSError):
-                    st = os.stat(name, dir_fd=dir_fd, follow_symlinks=follow)
-                    if stat.S_ISSOCK(st.st_mode):
-                        special(path, follow, st)
-                        return
-            out.items.append(_Item(path, error=_error(e)))
-            return
-        try:
-            key = identity(st)
-            if not is_regular(st):
-                special(path, follow, st)
-                return
-            if key in seen:
-                return
-            seen.add(key)
-            if path.lower().endswith(SUFFIXES):
-                _visit_archive(path, follow, out, key, CONTAINERS[0])
-                return
-            if package_kind(path):
-                out.items.append(_Item(path, None, st.st_size, key, follow, package=package_kind(path)))
-                return
-            if st.st_size < 16:
-                return
-            head = os.pread(fd, _HEAD, 0)
-        except OSError as e:
-            out.items.append(_Item(path, error=_error(e)))
-            return
-        finally:
-            os.close(fd)
-        kind = file_kind(head, path)
-        container = container_of(path, head) if kind in ("ar", "thin ar") else None
-        if container is not None:
-            _visit_archive(path, follow, out, key, container)
-        elif kind in _READ:
-            out.items.append(_Item(path, None, st.st_size, key, follow))
-        elif kind is not None:  # a format we know and do not read: counted, never passed over silently
-            out.skipped[kind] += 1
-
-    for root in roots:
-        try:
-            st = stat_path(root)
-        except OSError as e:
-            raise FileNotFoundError(e.errno, f"cannot read {root!r}: {e.strerror}") from None
-        if not stat.S_ISDIR(st.st_mode):
-            visit(root, True)
-            continue
-        _walk(root, out, visit)
-    return out
-
-
-class _Parent:
-    """An open folder whose subfolders wait on the walk's stack: each is opened by its name in it."""
-
-    def __init__(self, fd: int, waiting: int) -> None:
-        self.fd, self.waiting = fd, waiting
-
-    def done_with_one(self) -> None:
-        self.waiting -= 1
-        if self.waiting == 0:
-            os.close(self.fd)
-
-
-#: Folders kept open at most while their subfolders wait (a tree that branches at every level holds one per
-#: level): past that, a subfolder is opened by its path (piece by piece when long), and checked all the same.
-_MAX_PARENTS = 256
-
-
-def _walk(root: str, out: _Listing, visit: Callable[[str, bool, int | None], None]) -> None:
-    """Depth-first, in name order, without recursion: each folder opened by its name in its parent, which is
-    kept open while its subfolders wait, so a tree of any depth is walked (``PATH_MAX`` is never reached:
-    a tree 100,000 deep is fine), each folder checked to be the one its parent listed."""
-    stack: list[tuple[str, tuple[int, int] | None, _Parent | None]] = [(root, None, None)]
-    held: list[_Parent] = []
-    try:
-        while stack:
-            folder, listed_as, parent = stack.pop()
-            try:
-                entries, dir_fd = _listdir(folder, listed_as, parent.fd if parent else None)
-            except OSError as e:
-                out.items.append(_Item(folder, error=_error(e)))
-                continue
-            finally:
-                if parent is not None:
-                    parent.done_with_one()
-            try:
-                if any(e.name == "oci-layout" and _is_file(e) for e in entries):
-                    key = identity(os.fstat(dir_fd) if dir_fd is not None else os.stat(folder))
-                    out.items.append(_Item(folder, None, 0, key, listed_as is None, package="oci"))  # an image
-                    continue
-                subdirs = []
-                for entry in entries:
-                    path = os.path.join(folder, entry.name)
-                    try:
-                        if entry.is_symlink():
-                            out.skipped["symlink"] += 1
-                        elif entry.is_dir(follow_symlinks=False):
-                            found = entry.stat(follow_symlinks=False)
-                            subdirs.append((path, identity(found)))
-                        else:
-                            visit(path, False, dir_fd)
-                    except OSError as e:
-                        out.items.append(_Item(path, error=_error(e)))
-                held = [h for h in held if h.waiting] if len(held) >= _MAX_PARENTS else held
-                keep = None
-                if subdirs and dir_fd is not None and len(held) < _MAX_PARENTS:
-                    keep = _Parent(dir_fd, len(subdirs))
-                    held.append(keep)
-                    dir_fd = None  # closed once its last subfolder is opened
-                stack.extend((path, found_as, keep) for path, found_as in reversed(subdirs))
-            finally:
-                if dir_fd is not None:
-                    os.close(dir_fd)
-    finally:  # an exception (Ctrl-C) leaves folders open: close them
-        for h in held:
-            if h.waiting:
-                os.close(h.fd)
-
-
-def _is_file(entry: os.DirEntry[str]) -> bool:
-    try:
-        return entry.is_file(follow_symlinks=False)
-    except OSError:
-        return False
-
-
-def _listdir(
-    folder: str, listed_as: tuple[int, int] | None, parent: int | None = None
-) -> tuple[list[os.DirEntry[str]], int | None]:
-    """The entries of ``folder`` in name order, and the open folder (``None`` where folders cannot be opened).
-
-    A folder found in the walk (``listed_as``: its device and inode when its parent was listed) is opened
-    without following a symlink, by its name in ``parent`` (its open parent) when given, and must still be
-    that folder (:func:`~cuda_fatbin._files.open_dir`): one swapped since for a symlink, or for a folder
-    elsewhere through a swapped parent, is an error, never listed. The caller closes the folder.
-    """
-    if not DIR_FD:
-        with os.scandir(folder) as it:
-            return sorted(it, key=lambda e: e.name), None
-    if parent is not None:
-        fd = open_dir(os.path.basename(folder), listed_as=listed_as, dir_fd=parent)
-    else:
-        fd = open_dir(folder, listed_as=listed_as)
-    try:
-        with os.scandir(fd) as it:
-            return sorted(it, key=lambda e: e.name), fd
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def _visit_archive(path: str, follow: bool, out: _Listing, listed_as: tuple[int, int], container: Container) -> None:
-    """List the archive at ``path``, which was opened as ``listed_as`` (its device and inode) when its folder
-    was listed: an archive that is another file now (a folder on the way swapped meanwhile) is an error row,
-    none of its members listed."""
-    try:
-        members = list_members(path, container=container, follow=follow, head=_HEAD)
-        if members and members[0].identity[:2] != listed_as:
-            raise OSError(errno.EIO, "another file now (changed since listed)", path)
-    except OSError as e:  # ArchiveError included
-        out.items.append(_Item(path, error=_error(e)))
-        return
-    for m in members:
-        if m.is_dir:
-            continue
-        if m.error:
-            out.items.append(_Item(path, m, m.size, error=f"ArchiveError: {m.error}"))
-        elif m.name.lower().endswith(SUFFIXES):  # not opened: it could hold binaries, so it is not passed over
-            out.items.append(_Item(path, m, m.size, error=f"ArchiveError: {NESTED}"))
-        elif m.size >= 16 and _is_binary(m.head, m.name):  # read as the archive was listed: a named symlink followed
-            out.items.append(_Item(path, m, m.size, follow=follow))
-        elif m.size >= 16 and file_kind(m.head, m.name) is not None:  # Mach-O, an ar archive in an archive
-            kind = file_kind(m.head, m.name)
-            out.skipped[f"{kind} in an archive" if kind in ("ar", "thin ar") else str(kind)] += 1  # not opened
-
-
-@contextlib.contextmanager
-def _opened(path: str, listed_as: tuple[int, int], follow: bool) -> Iterator[str | bytes | mmap.mmap]:
-    """The file as listed: opened without following a symlink (unless the user named it), never blocking,
-    refused unless it is the regular file that was listed (same device and inode).
-
-    Yields what the reader should read: where ``/proc/self/fd`` exists, the open descriptor's name there,
-    so the reader opens exactly the file judged here and reads it its own way (windows that skip holes,
-    no SIGBUS on a file cut short); elsewhere its bytes (files up to 1 MiB are read, larger ones mapped).
-    """
-    fd, st = open_input(path, follow=follow)
-    try:
-        if not is_regular(st):
-            raise OSError(errno.EINVAL, f"{describe(st)} now, not a regular file (changed since listed)", path)
-        if listed_as != (0, 0) and identity(st) != listed_as:
-            raise OSError(errno.EIO, "another file now (changed since listed)", path)
-        if os.path.isdir("/proc/self/fd"):
-            yield f"/proc/self/fd/{fd}"
-        elif st.st_size <= _SMALL:
-            yield read_exact(fd, st.st_size, path)
-        else:
-            yield mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
-    finally:
-        os.close(fd)
 
 
 def scan_binary(
@@ -834,23 +561,9 @@ def scan(
         if progress:
             progress(finished[0], len(items), item.path if item.package else item.shown)
 
-    if workers == 1 or len(items) <= 1:
-        for item in items:
-            done(item, _scan_job(item, *args))
-    else:
-        broken = []
-
-        def finished_job(f: cf.Future[tuple[list[BinaryReport], int]], item: _Item) -> None:
-            try:
-                done(item, f.result())
-            except cf.process.BrokenProcessPool:
-                broken.append(item)
-
-        # Ctrl-C or SIGTERM: the workers are killed and the queued files dropped (_jobs.stop_jobs)
-        with process_pool(min(workers, len(items))) as pool:
-            run_jobs(pool, _scan_job, items, lambda item: (item, *args), finished_job)
-        for item in broken:  # a worker died (a file that shrank under a map: SIGBUS): each alone, to find it
-            done(item, _isolated(item, args))
+    # Ctrl-C or SIGTERM: the workers are killed and the queued files dropped; a worker that died (a file
+    # that shrank under a map: SIGBUS) has its files read again each alone, to find the one (_jobs.fan_out)
+    fan_out(items, _scan_job, args, done, workers, _died)
     reports = [r for r in reports if r.has_device_code or r.error]
     index = _distribution_index(roots, sorted({r.archive or r.path for r in reports}))
     for r in reports:  # a wheel names its distribution; a file or an ar archive is owned by an installed one
@@ -861,14 +574,8 @@ def scan(
     return ScanReport(gpu_keys, None if driver is None else str(driver), reports, finished[1], dict(listing.skipped))
 
 
-def _isolated(item: _Item, args: tuple[list[Arch], DriverSpec, bool]) -> tuple[list[BinaryReport], int]:
-    """Read one item in a process of its own: the reports, or an error row when that process dies too."""
-    with process_pool(1) as pool:
-        try:
-            result: tuple[list[BinaryReport], int]
-            result = run_jobs(pool, _scan_job, [item], lambda i: (i, *args)).popitem()[0].result()
-            return result
-        except cf.process.BrokenProcessPool:
-            return [BinaryReport(item.shown, archive=item.path if item.member else None,
-                                 member=item.member.name if item.member else None,
-                                 error="the process reading it died (a file that changed while read?)")], 0  # fmt: skip
+def _died(item: _Item) -> tuple[list[BinaryReport], int]:
+    """The error row of an item whose process died twice (``fan_out``)."""
+    member = item.member.name if item.member else None
+    error = "the process reading it died (a file that changed while read?)"
+    return [BinaryReport(item.shown, archive=item.path if item.member else None, member=member, error=error)], 0

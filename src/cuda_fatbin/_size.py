@@ -23,20 +23,11 @@ from dataclasses import dataclass, field
 
 from ._archive import SEPARATOR
 from ._elf import iter_sections
+from ._inputs import _HEAD, _error, _is_binary, _Item, _list_inputs, _opened
 from ._jobs import fan_out
 from ._packages import read_package
 from ._reader import iter_fatbins
-from ._scan import (
-    _HEAD,
-    _distribution_index,
-    _error,
-    _is_binary,
-    _Item,
-    _list_inputs,
-    _opened,
-    _wheel_distribution,
-    default_paths,
-)
+from ._scan import _distribution_index, _wheel_distribution, default_paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

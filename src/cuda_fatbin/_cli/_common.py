@@ -207,8 +207,8 @@ def _package_inputs(path: str) -> list[tuple[str, Any]] | None:
         return None
     import errno
 
+    from .._inputs import _is_binary
     from .._packages import read_package
-    from .._scan import _is_binary
 
     def wanted(member: str, head: bytes) -> bool:
         return member == name if name is not None else len(head) >= 16 and _is_binary(head, member)
