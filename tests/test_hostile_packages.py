@@ -115,6 +115,18 @@ def test_archives_inside_a_package_are_never_opened(tmp_path, fatbin):
                                                             "a.whl": inner, "lib/k.fatbin": fatbin})])  # fmt: skip
     report = scan([image], gpus=GPUS, max_workers=1)
     assert [b.member for b in report.binaries] == ["lib/k.fatbin"] and report.files_read == 1
+    assert report.skipped == {"archive in a package": 2}  # never opened, but counted: no silent pass
+
+
+def test_archives_static_libraries_and_mach_o_in_a_package_are_counted_as_skipped(tmp_path, fatbin):
+    """No silent pass: what may hold device code but is not read inside a package is counted, by kind."""
+    layer = tar_bytes({"opt/pkgs/x.tar.zst": b"\x28\xb5\x2f\xfd" + bytes(60), "opt/w/a.whl": b"PK\x03\x04" + bytes(60),
+                       "lib/libk.a": b"!<arch>\n" + bytes(56), "lib/k.dylib": b"\xcf\xfa\xed\xfe" + bytes(60),
+                       "share/data.bin": bytes(64), "lib/k.fatbin": fatbin})  # fmt: skip
+    image = docker_save(tmp_path / "image.tar", [compress(layer, "gzip")])
+    report = scan([image], gpus=GPUS, max_workers=1)
+    assert [b.member for b in report.binaries] == ["lib/k.fatbin"]
+    assert report.skipped == {"archive in a package": 2, "ar in a package": 1, "Mach-O in a package": 1}
 
 
 def test_only_candidate_binaries_are_held_in_memory(tmp_path, fatbin, monkeypatch):

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from ._arch import Arch
 from ._archive import MAX_MEMBER, SEPARATOR, Member
 from ._containers import read_member
+from ._detect import file_kind
 from ._files import (
     identity,
     is_regular,
@@ -270,21 +271,47 @@ def _scan_item(item: _Item, gpus: list[Arch], driver: DriverSpec, embedded: bool
     return scan_binary(item.path, item.member, gpus, driver, embedded, listed_as=item.identity, follow=item.follow)
 
 
-def _scan_job(item: _Item, gpus: list[Arch], driver: DriverSpec, embedded: bool) -> tuple[list[BinaryReport], int]:
-    """The reports of one item (a package or image gives many), and how many binaries were read for them."""
+_Job = tuple[list[BinaryReport], int, dict[str, int]]
+
+
+def _scan_job(item: _Item, gpus: list[Arch], driver: DriverSpec, embedded: bool) -> _Job:
+    """The reports of one item (a package or image gives many), how many binaries were read for them, and
+    the files of a package passed over unread, counted by kind."""
     if item.package and item.error is None:
         return _scan_package(item, gpus, driver, embedded)
-    return [_scan_item(item, gpus, driver, embedded)], int(item.error is None)
+    return [_scan_item(item, gpus, driver, embedded)], int(item.error is None), {}
 
 
-def _scan_package(item: _Item, gpus: list[Arch], driver: DriverSpec, embedded: bool) -> tuple[list[BinaryReport], int]:
+#: Magic numbers of archives and compressed streams that a package's member may be: never opened there.
+_ARCHIVE_MAGIC = (b"PK\x03\x04", b"\x1f\x8b", b"BZh", b"\x28\xb5\x2f\xfd", b"\xfd7zXZ\x00")
+_ARCHIVE_SUFFIXES = (".whl", ".zip", ".conda", ".tar", ".tar.bz2", ".tar.gz", ".tgz", ".tar.zst", ".tar.xz")
+
+
+def _unread_in_package(name: str, head: bytes) -> str | None:
+    """The kind, as the summary counts it, of a package's member that may hold device code but is not read
+    there: an archive or compressed stream (by magic or name), a static library, a Mach-O file; else None."""
+    kind = file_kind(head, name)
+    if kind is not None:
+        return f"{kind} in a package"
+    if head.startswith(_ARCHIVE_MAGIC) or name.lower().endswith(_ARCHIVE_SUFFIXES):
+        return "archive in a package"
+    return None
+
+
+def _scan_package(item: _Item, gpus: list[Arch], driver: DriverSpec, embedded: bool) -> _Job:
     """A conda package or an image, read in one pass (``_packages``): one report per binary, the last of a name."""
     reports: dict[str, BinaryReport] = {}
     meta: dict[str, object] = {}
     read = 0
+    skipped: collections.Counter[str] = collections.Counter()
 
     def wanted(name: str, head: bytes) -> bool:
-        return len(head) >= 16 and _is_binary(head, name)
+        if len(head) >= 16 and _is_binary(head, name):
+            return True
+        kind = _unread_in_package(name, head)
+        if kind is not None:  # counted, never opened: no silent pass (docs/scan.md)
+            skipped[kind] += 1
+        return False
 
     for found in read_package(item.path, item.package or "", wanted, _HEAD, meta, listed_as=item.identity,
                               follow=item.follow):  # fmt: skip
@@ -303,7 +330,7 @@ def _scan_package(item: _Item, gpus: list[Arch], driver: DriverSpec, embedded: b
     dist = meta.get("distribution")
     for r in reports.values():
         r.distribution = dist if isinstance(dist, str) else None
-    return list(reports.values()), read
+    return list(reports.values()), read, dict(skipped)
 
 
 def normalize(name: str) -> str:
@@ -553,11 +580,13 @@ def scan(
     args = (archs, driver, embedded)
 
     finished = [0, 0]  # items, binaries read
+    skipped = collections.Counter(listing.skipped)
 
-    def done(item: _Item, result: tuple[list[BinaryReport], int]) -> None:
+    def done(item: _Item, result: _Job) -> None:
         reports.extend(result[0])
         finished[0] += 1
         finished[1] += result[1]
+        skipped.update(result[2])
         if progress:
             progress(finished[0], len(items), item.path if item.package else item.shown)
 
@@ -571,11 +600,11 @@ def scan(
         r.distribution = r.distribution or owner  # a conda package's own (from its info/index.json) first
     reports.sort(key=lambda r: r.path)
     gpu_keys = [a.capability for a in archs]
-    return ScanReport(gpu_keys, None if driver is None else str(driver), reports, finished[1], dict(listing.skipped))
+    return ScanReport(gpu_keys, None if driver is None else str(driver), reports, finished[1], dict(skipped))
 
 
-def _died(item: _Item) -> tuple[list[BinaryReport], int]:
+def _died(item: _Item) -> _Job:
     """The error row of an item whose process died twice (``fan_out``)."""
     member = item.member.name if item.member else None
     error = "the process reading it died (a file that changed while read?)"
-    return [BinaryReport(item.shown, archive=item.path if item.member else None, member=member, error=error)], 0
+    return [BinaryReport(item.shown, archive=item.path if item.member else None, member=member, error=error)], 0, {}
