@@ -66,7 +66,9 @@ def test_two_ctrl_c_stop_a_many_arch_compile_at_once(tmp_path, attempt):
             proc.kill()
             proc.wait()
     assert rc == 130, (rc, rest)
-    assert elapsed < 2.0, elapsed
+    # generous: os._exit waits for the kernel to stop the running compiler threads (2.95 s was seen at a load
+    # of 3 on 2 cores); waiting for the running jobs would take the compile time of the pool's jobs, far longer
+    assert elapsed < 10.0, elapsed
     assert "Traceback" not in rest and "Aborted" not in rest, rest
     assert not out.exists() and list(tmp_path.iterdir()) == [src]  # no output, no temporary file left
 

@@ -130,7 +130,9 @@ def run_jobs(
     futures: dict[cf.Future[Any], T] = {}
 
     def cancel_rest(f: cf.Future[Any]) -> None:
-        if not f.cancelled() and f.exception() is not None:
+        # a broken pool (its workers killed on Ctrl-C, or one died) fails its queue itself: a future cancelled
+        # here meanwhile made its thread die on InvalidStateError (printed) before it reaped its workers
+        if not f.cancelled() and f.exception() is not None and not isinstance(f.exception(), cf.BrokenExecutor):
             for other in list(futures):
                 other.cancel()
 
