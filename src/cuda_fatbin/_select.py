@@ -10,18 +10,20 @@ data with their sources. This module does not import the compile side.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ._arch import Arch
 from ._nvidia import (
+    DRIVER_CUDA,
     DRIVER_DROPPED_GPU,
     DRIVER_PREDATES_GPU,
-    _version,
+    PTX_ISA_CUDA,
     gpu_arch,
     gpu_list,
     is_tegra,
+    parse_driver,
+    ptx_isa_needs,
     support_gap,
     tables,
 )
@@ -41,8 +43,8 @@ if TYPE_CHECKING:
     GpuList: TypeAlias = "str | Iterable[Arch | str | int]"
     _Row: TypeAlias = "tuple[tuple[str, str], Fatbin | None]"  # ((status, reason), fatbin)
 
-__all__ = ["RULES", "STATUSES", "UNCOVERED", "Selection", "coverage", "driver_gaps", "fatbin_status", "judge",
-           "needed_driver", "select_entry"]  # fmt: skip
+__all__ = ["DRIVER_CUDA", "PTX_ISA_CUDA", "RULES", "STATUSES", "UNCOVERED", "Selection", "coverage", "driver_gaps",
+           "fatbin_status", "judge", "needed_driver", "parse_driver", "ptx_isa_needs", "select_entry"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -64,20 +66,6 @@ RULES: dict[str, Rule] = {k: Rule(**v) for k, v in tables()["rules"].items()}
 #: Suffix preference among entries for the same SM (RULES["suffix_order"], RULES["suffix_order_f"]).
 _SUFFIX_RANK = {"a": 0, "f": 1, "": 2}
 
-
-#: PTX ISA version -> first CUDA release (driver) that loads it; ``data/nvidia.json`` cites a source per row.
-PTX_ISA_CUDA: dict[tuple[int, int], tuple[int, int]] = {
-    _version(r["isa"]): _version(r["cuda"]) for r in tables()["ptx_isa_cuda"]
-}
-
-#: Linux x86-64 driver version -> CUDA version it supports (the GA minimum driver of each toolkit), ascending;
-#: ``data/nvidia.json`` cites the release notes per row.
-DRIVER_CUDA: list[tuple[tuple[int, ...], tuple[int, int]]] = [
-    (tuple(int(p) for p in r["driver"].split(".")), _version(r["cuda"])) for r in tables()["driver_cuda"]
-]
-_NEWEST_DRIVER_BRANCH = DRIVER_CUDA[-1][0][0]
-#: The oldest driver modelled: CUDA 11.0 (R450); every spelling of an older one is refused alike.
-_OLDEST_CUDA = DRIVER_CUDA[0][1]
 
 ZSTD_MIN_CUDA = (12, 4)
 _CONCAT_MIN_CUDA = (13, 4)
@@ -139,68 +127,6 @@ class Selection:
     def unconfirmed(self) -> bool:
         """True if the decision rests on a rule that is only ``reported``."""
         return any(RULES[r].status != "checked" for r in self.rules)
-
-
-def parse_driver(driver: DriverSpec) -> tuple[int, int] | None:
-    """Turn a driver spelling into the CUDA version it supports.
-
-    Accepts ``"12.4"`` (CUDA), ``"550.54.14"`` (driver), ``12040`` (``cuDriverGetVersion``) or ``(12, 4)``.
-    Every spelling has the same floor: CUDA 11.0 (driver 450.36.06), the oldest the tables model.
-
-    Raises
-    ------
-    ValueError
-        For an unknown spelling, a driver older than CUDA 11.0 in any spelling, or a driver version newer
-        than the table (pass the CUDA version ``nvidia-smi`` shows instead).
-
-    Examples
-    --------
-    >>> parse_driver("550.54.14"), parse_driver("12.4"), parse_driver(12040), parse_driver((12, 4))
-    ((12, 4), (12, 4), (12, 4), (12, 4))
-    """
-    if driver is None:
-        return None
-    cuda = _cuda_of(driver)
-    if cuda < _OLDEST_CUDA:
-        shown = f"{driver[0]}.{driver[1]}" if isinstance(driver, tuple) else str(driver).strip()
-        first = ".".join(f"{p:02d}" if i else str(p) for i, p in enumerate(DRIVER_CUDA[0][0]))
-        raise ValueError(
-            f"driver {shown} is older than CUDA {_OLDEST_CUDA[0]}.{_OLDEST_CUDA[1]} ({first}); not modelled"
-        )
-    return cuda
-
-
-def _cuda_of(driver: DriverSpec) -> tuple[int, int]:
-    """The CUDA version of a driver spelling (:func:`parse_driver` checks the floor)."""
-    if isinstance(driver, tuple) and len(driver) == 2 and all(type(x) is int and 0 <= x <= 99 for x in driver):
-        return (driver[0], driver[1])
-    if type(driver) is int and 1000 <= driver < 100_000:
-        return (driver // 1000, driver % 1000 // 10)
-    if isinstance(driver, str) and re.fullmatch(r"[0-9]{1,3}(\.[0-9]{1,3}){1,2}", driver.strip(), re.ASCII):
-        parts = tuple(int(p) for p in driver.strip().split("."))
-        if parts[0] < 100:
-            if parts[1] < 100:
-                return (parts[0], parts[1])
-        elif parts[0] > _NEWEST_DRIVER_BRANCH:
-            raise ValueError(
-                f"driver {driver} is newer than this package's driver table (up to R{_NEWEST_DRIVER_BRANCH}); "
-                "pass the CUDA version nvidia-smi reports instead, e.g. driver='13.1'"
-            )
-        else:
-            found = (0, 0)
-            for first, cuda in DRIVER_CUDA:
-                if parts >= first:
-                    found = cuda
-            return found
-    shown = repr(driver) if not isinstance(driver, str) or len(driver) <= 80 else repr(driver[:80] + "...")
-    raise ValueError(f"not a driver or CUDA version: {shown}; use '12.4', '550.54.14' or 12040")
-
-
-def ptx_isa_needs(version: tuple[int, int]) -> tuple[int, int]:
-    """The first CUDA version whose driver JIT-compiles PTX ISA ``version`` (newer ones: ISA major + 4)."""
-    if version in PTX_ISA_CUDA:
-        return PTX_ISA_CUDA[version]
-    return (version[0] + 4, version[1])
 
 
 def _fatbin_of(fatbin: Fatbin | Source) -> Fatbin:
