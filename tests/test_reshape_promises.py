@@ -49,3 +49,20 @@ def test_a_separator_in_a_folder_name_is_never_taken_for_an_archive_member(tmp_p
         z.writestr("pkg/lib.so", b"x")
     assert split(f"{wheel}::pkg/lib.so") == (str(wheel), "pkg/lib.so")
     assert split(f"{wheel}::pkg/lib.so", known=lambda left: False) == (f"{wheel}::pkg/lib.so", None)
+
+
+def _dies_once(item: int, marker_dir: str) -> int:
+    """Kill this worker the first time item 2 runs (a file that shrank under a map), then succeed."""
+    marker = os.path.join(marker_dir, "died")
+    if item == 2 and not os.path.exists(marker):
+        open(marker, "w").close()
+        os._exit(1)
+    return item * 10
+
+
+def test_fan_out_runs_an_item_whose_worker_died_again_alone_before_giving_up(tmp_path):
+    from cuda_fatbin._jobs import fan_out
+
+    got: dict[int, int] = {}
+    fan_out([1, 2, 3], _dies_once, (str(tmp_path),), got.__setitem__, 2, lambda item: -1)
+    assert got == {1: 10, 2: 20, 3: 30}
