@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import sys
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -19,7 +20,7 @@ def _open_fds() -> int:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts descriptors through /proc/self/fd")
-def test_the_walk_closes_every_folder_it_opened_when_subfolders_cannot_be_opened(tmp_path):
+def test_the_walk_closes_every_folder_it_opened_when_subfolders_cannot_be_opened(tmp_path: Path) -> None:
     for i in range(20):
         (tmp_path / f"d{i}").mkdir()
     failures: list[str] = []
@@ -38,7 +39,7 @@ def test_the_walk_closes_every_folder_it_opened_when_subfolders_cannot_be_opened
     assert max(held) - before <= 4, held
 
 
-def test_a_separator_in_a_folder_name_is_never_taken_for_an_archive_member(tmp_path):
+def test_a_separator_in_a_folder_name_is_never_taken_for_an_archive_member(tmp_path: Path) -> None:
     folder = tmp_path / "a.whl::x"
     folder.mkdir()
     (folder / "lib.so").write_bytes(b"\x7fELF")
@@ -60,7 +61,7 @@ def _dies_once(item: int, marker_dir: str) -> int:
     return item * 10
 
 
-def test_fan_out_runs_an_item_whose_worker_died_again_alone_before_giving_up(tmp_path):
+def test_fan_out_runs_an_item_whose_worker_died_again_alone_before_giving_up(tmp_path: Path) -> None:
     from cuda_fatbin._jobs import fan_out
 
     got: dict[int, int] = {}
