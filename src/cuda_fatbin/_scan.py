@@ -33,7 +33,7 @@ from ._files import (
     read_regular,
     stat_path,
 )
-from ._inputs import _HEAD, _error, _is_binary, _Item, _list_inputs, _opened
+from ._inputs import _HEAD, _error, _is_binary, _Item, _list_inputs, _Listing, _opened
 from ._jobs import fan_out
 from ._nvidia import gpu_arch, gpu_list
 from ._packages import read_package
@@ -510,6 +510,22 @@ def _wheel_distribution(path: str) -> str | None:
     return f"{normalize(parts[0])} {parts[1]}" if path.lower().endswith(".whl") and len(parts) >= 5 else None
 
 
+def _inputs_of(
+    paths: Iterable[str | os.PathLike[str]] | None, max_workers: int | None, caller: str
+) -> tuple[list[str], _Listing, list[_Item], int]:
+    """The roots, listing, items (largest first: a pool's tail holds small files) and worker count of a
+    ``scan`` or ``size`` call, its misuse refused alike."""
+    if max_workers is not None and (not isinstance(max_workers, int) or isinstance(max_workers, bool)
+                                    or max_workers < 1):  # fmt: skip
+        raise ValueError(f"max_workers must be a positive int; got {max_workers!r}")
+    if isinstance(paths, (str, bytes, os.PathLike)):  # iterated, a path would be its characters: "/" first
+        raise TypeError(f"paths must be a list of paths; got one path: {caller}([{os.fspath(paths)!r}], ...)")
+    roots = [os.fspath(p) for p in paths] if paths is not None else default_paths()
+    listing = _list_inputs(roots)
+    items = sorted(listing.items, key=lambda c: -c.size)
+    return roots, listing, items, max_workers or os.cpu_count() or 1
+
+
 def scan(
     paths: Iterable[str | os.PathLike[str]] | None = None,
     *,
@@ -567,15 +583,7 @@ def scan(
     if not archs:
         raise ValueError("scan needs at least one GPU (gpus=)")
     parse_driver(driver)
-    if max_workers is not None and (not isinstance(max_workers, int) or isinstance(max_workers, bool)
-                                    or max_workers < 1):  # fmt: skip
-        raise ValueError(f"max_workers must be a positive int; got {max_workers!r}")
-    if isinstance(paths, (str, bytes, os.PathLike)):  # iterated, a path would be its characters: "/" first
-        raise TypeError(f"paths must be a list of paths; got one path: scan([{os.fspath(paths)!r}], ...)")
-    roots = [os.fspath(p) for p in paths] if paths is not None else default_paths()
-    listing = _list_inputs(roots)
-    items = sorted(listing.items, key=lambda c: -c.size)  # largest first: the pool's tail holds small files
-    workers = max_workers or os.cpu_count() or 1
+    roots, listing, items, workers = _inputs_of(paths, max_workers, "scan")
     reports: list[BinaryReport] = []
     args = (archs, driver, embedded)
 

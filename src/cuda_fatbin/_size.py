@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 
 from ._archive import SEPARATOR
 from ._elf import iter_sections
-from ._inputs import _HEAD, _error, _is_binary, _Item, _list_inputs, _opened
+from ._inputs import _HEAD, _error, _is_binary, _Item, _opened
 from ._jobs import fan_out
 from ._packages import read_package
 from ._reader import iter_fatbins
-from ._scan import _distribution_index, _wheel_distribution, default_paths
+from ._scan import _distribution_index, _inputs_of, _wheel_distribution
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -504,15 +504,7 @@ def size(
     _drop_keys(drop)
     if recompress is not None and recompress not in RECOMPRESS:
         raise ValueError(f"recompress must be one of {', '.join(RECOMPRESS)}; got {recompress!r}")
-    if max_workers is not None and (not isinstance(max_workers, int) or isinstance(max_workers, bool)
-                                    or max_workers < 1):  # fmt: skip
-        raise ValueError(f"max_workers must be a positive int; got {max_workers!r}")
-    if isinstance(paths, (str, bytes, os.PathLike)):
-        raise TypeError(f"paths must be a list of paths; got one path: size([{os.fspath(paths)!r}], ...)")
-    roots = [os.fspath(p) for p in paths] if paths is not None else default_paths()
-    listing = _list_inputs(roots)
-    items = sorted(listing.items, key=lambda c: -c.size)
-    workers = max_workers or os.cpu_count() or 1
+    roots, listing, items, workers = _inputs_of(paths, max_workers, "size")
     rows: list[BinarySize] = []
     finished = [0, 0]
 
