@@ -510,6 +510,17 @@ def _wheel_distribution(path: str) -> str | None:
     return f"{normalize(parts[0])} {parts[1]}" if path.lower().endswith(".whl") and len(parts) >= 5 else None
 
 
+def _attribute(roots: list[str], rows: list[Any]) -> None:
+    """Give each row (``BinaryReport`` or ``size``'s ``BinarySize``) its distribution, then sort by path: a
+    conda package's own (from its info/index.json) first, then a wheel's name, then the installed
+    distribution whose RECORD owns the file (or the ar archive holding it)."""
+    index = _distribution_index(roots, sorted({r.archive or r.path for r in rows}))
+    for r in rows:
+        owner = (r.archive and _wheel_distribution(r.archive)) or index.get(r.archive or r.path)
+        r.distribution = r.distribution or owner
+    rows.sort(key=lambda r: r.path)
+
+
 def _inputs_of(
     paths: Iterable[str | os.PathLike[str]] | None, max_workers: int | None, caller: str
 ) -> tuple[list[str], _Listing, list[_Item], int]:
@@ -602,11 +613,7 @@ def scan(
     # that shrank under a map: SIGBUS) has its files read again each alone, to find the one (_jobs.fan_out)
     fan_out(items, _scan_job, args, done, workers, _died)
     reports = [r for r in reports if r.has_device_code or r.error]
-    index = _distribution_index(roots, sorted({r.archive or r.path for r in reports}))
-    for r in reports:  # a wheel names its distribution; a file or an ar archive is owned by an installed one
-        owner = (r.archive and _wheel_distribution(r.archive)) or index.get(r.archive or r.path)
-        r.distribution = r.distribution or owner  # a conda package's own (from its info/index.json) first
-    reports.sort(key=lambda r: r.path)
+    _attribute(roots, reports)
     gpu_keys = [a.capability for a in archs]
     return ScanReport(gpu_keys, None if driver is None else str(driver), reports, finished[1], dict(skipped))
 

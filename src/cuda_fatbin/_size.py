@@ -27,7 +27,7 @@ from ._inputs import _HEAD, _error, _is_binary, _Item, _opened
 from ._jobs import fan_out
 from ._packages import read_package
 from ._reader import iter_fatbins
-from ._scan import _distribution_index, _inputs_of, _wheel_distribution
+from ._scan import _attribute, _inputs_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -517,10 +517,5 @@ def size(
 
     fan_out(items, _size_job, (embedded, recompress), done, workers, _died)
     rows = [r for r in rows if r.entries or r.error]
-    index = _distribution_index(roots, sorted({r.archive or r.path for r in rows}))
-    for r in rows:
-        r.distribution = (
-            r.distribution or (r.archive and _wheel_distribution(r.archive)) or index.get(r.archive or r.path)
-        )
-    rows.sort(key=lambda r: r.path)
+    _attribute(roots, rows)
     return SizeReport(rows, finished[1], dict(listing.skipped), list(drop), recompress)
