@@ -195,7 +195,7 @@ def test_probe_report_and_cli(monkeypatch, capsys, builder):
     # the fake driver runs whatever the model predicts, except that it crashes on one case
     runs: list[str] = []
 
-    def fake_observe(case, data, other, workdir, index):
+    def fake_observe(case, data, other, workdir, index, children=None):
         runs.append(case.name)
         predicted = predict(case, data, "9.0", 13000)[0]
         if case.name.startswith("single cubin lower: sm_89 [warm]"):  # predicted ERROR: a crash agrees

@@ -28,7 +28,7 @@ class FakeChild:
         self.outcomes = list(outcomes)
         self.runs: list[tuple[str, bytes, dict[str, str], bool]] = []
 
-    def __call__(self, path: Path, env: dict[str, str], timeout: float = 0) -> tuple[str, str]:
+    def __call__(self, path: Path, env: dict[str, str], timeout: float = 0, children: object = None) -> tuple[str, str]:
         cuda = {k: v for k, v in env.items() if k in _probe._ENV_KEYS}  # the variables that change loading
         self.runs.append((path.name, path.read_bytes(), cuda, os.path.isdir(env["CUDA_CACHE_PATH"])))
         return self.outcomes.pop(0)
@@ -177,7 +177,7 @@ def test_each_case_is_built_predicted_observed_and_reported(fake_gpu, monkeypatc
     seen: list[tuple[str, bytes, bytes | None, Path, int]] = []
     progress: list[tuple[int, int, str]] = []
 
-    def fake_observe(case, data, other, workdir, index):
+    def fake_observe(case, data, other, workdir, index, children=None):
         seen.append((case.name, data, other, workdir, index))
         assert workdir.is_dir() and workdir.name.startswith("cuda-fatbin-probe-")
         if "[warm-other]" in case.name:
@@ -363,9 +363,54 @@ def test_what_the_child_said_or_how_it_died(tmp_path, monkeypatch):
 def test_a_cache_folder_already_gone_is_no_error(tmp_path, monkeypatch, clean):
     import shutil
 
-    def child(path, env, timeout=0):
+    def child(path, env, timeout=0, children=None):
         shutil.rmtree(env["CUDA_CACHE_PATH"])  # the driver (or anyone) removed it
         return "TAG 1", ""
 
     monkeypatch.setattr(_probe, "run_child", child)
     assert _probe.observe(Case("c", "r", CASE), b"x", None, tmp_path, 0) == ("TAG 1", "")
+
+
+def test_a_stopped_probe_kills_its_running_cases_instead_of_awaiting_them(fake_gpu, monkeypatch, tmp_path):
+    """Ctrl-C while cases run (a driver JIT may take minutes): the probe ends at once, its case processes
+    killed and reaped, its folder of fatbins removed, and no queued case starts."""
+    import signal
+    import tempfile
+    import threading
+    import time
+
+    started, scratch = tmp_path / "started", tmp_path / "tmp"
+    started.mkdir()
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.setattr(_probe, "build_case", lambda case, builder: b"fatbin")
+    monkeypatch.setattr(_probe, "predict", lambda *a: ("TAG 1", None, ""))
+    # each case process says it started, then hangs as a long JIT would
+    hang = f"import os, time\nopen(os.path.join({str(started)!r}, str(os.getpid())), 'w').close()\ntime.sleep(600)\n"
+    monkeypatch.setattr(_probe, "_CHILD", hang)
+    main = threading.get_ident()
+
+    def interrupt_once_two_run() -> None:
+        deadline = time.monotonic() + 60
+        while len(os.listdir(started)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        signal.pthread_kill(main, signal.SIGINT)
+
+    threading.Thread(target=interrupt_once_two_run, daemon=True).start()
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        _probe.probe(select=["single cubin exact"], jobs=2)
+    assert time.monotonic() - t0 < 30  # a case process sleeps 600 s: awaiting even one would fail this
+    pids = [int(name) for name in os.listdir(started)]
+    assert len(pids) == 2  # the two running cases; the queued ones never started
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):  # killed and reaped (no zombie left either)
+            os.kill(pid, 0)
+    assert os.listdir(scratch) == []  # the case files and JIT caches are gone
+
+
+def test_a_stopped_set_of_children_starts_no_new_one(tmp_path):
+    children = _probe._Children()
+    children.stop()
+    with pytest.raises(_probe._Stopped):
+        _probe.run_child(tmp_path / "x.fatbin", dict(os.environ), children=children)

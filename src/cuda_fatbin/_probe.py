@@ -17,6 +17,7 @@ The compile side (cuda.bindings, NVRTC, libnvfatbin) is imported when a probe ru
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
 import re
@@ -27,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -398,27 +399,70 @@ if sys.platform.startswith("linux"):
 """
 
 
-def run_child(path: Path, env: dict[str, str], timeout: float = _CASE_TIMEOUT) -> tuple[str, str]:
-    """Load and launch the fatbin at ``path`` in a fresh process: ``(outcome, detail)``."""
-    try:
-        res = subprocess.run(
-            [sys.executable, "-I", "-c", _DIE_WITH_PARENT + _CHILD, str(path), str(os.getpid())],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=timeout,
-        )
-    except subprocess.TimeoutExpired:
-        return "TIMEOUT", f"no answer in {timeout:.0f} s"
-    if res.returncode < 0:
+class _Children:
+    """The case processes running now, so that a stopped probe ends them instead of awaiting them.
+
+    :meth:`stop` kills every running child and refuses new ones (:class:`_Stopped`): Ctrl-C or SIGTERM then
+    ends a probe within a second, whatever its cases were doing (a driver JIT may take minutes).
+    """
+
+    def __init__(self) -> None:
+        import threading
+
+        self._lock = threading.Lock()
+        self._live: set[subprocess.Popen[str]] = set()
+        self._stopped = False
+
+    @contextlib.contextmanager
+    def start(self, cmd: list[str], env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
+        """Start ``cmd``; it is killed and reaped when the block ends, and by :meth:`stop` meanwhile."""
+        with self._lock:
+            if self._stopped:
+                raise _Stopped
+            child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+            self._live.add(child)
         try:
-            name = signal.Signals(-res.returncode).name
+            yield child
+        finally:
+            with self._lock:
+                self._live.discard(child)
+            if child.poll() is None:
+                child.kill()
+            child.communicate()
+
+    def stop(self) -> None:
+        """Kill every running child; no new one starts."""
+        with self._lock:
+            self._stopped = True
+            for child in self._live:
+                if child.poll() is None:
+                    child.kill()
+
+
+class _Stopped(Exception):
+    """The probe is stopping: no case process starts."""
+
+
+def run_child(
+    path: Path, env: dict[str, str], timeout: float = _CASE_TIMEOUT, children: _Children | None = None
+) -> tuple[str, str]:
+    """Load and launch the fatbin at ``path`` in a fresh process: ``(outcome, detail)``."""
+    cmd = [sys.executable, "-I", "-c", _DIE_WITH_PARENT + _CHILD, str(path), str(os.getpid())]
+    with (children or _Children()).start(cmd, env) as child:
+        try:
+            stdout, stderr = child.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return "TIMEOUT", f"no answer in {timeout:.0f} s"
+        returncode = child.returncode
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
         except ValueError:
-            name = f"signal {-res.returncode}"
+            name = f"signal {-returncode}"
         return f"CRASH {name}", "the process loading the fatbin died"
-    lines = [ln for ln in res.stdout.splitlines() if ln.startswith(("TAG ", "ERROR "))]
+    lines = [ln for ln in stdout.splitlines() if ln.startswith(("TAG ", "ERROR "))]
     if not lines:
-        return "CRASH exit", f"exit {res.returncode}: {(res.stderr.strip().splitlines() or [''])[-1][:200]}"
+        return "CRASH exit", f"exit {returncode}: {(stderr.strip().splitlines() or [''])[-1][:200]}"
     words = lines[-1].split()
     return " ".join(words[:2]), " ".join(words[2:])
 
@@ -435,7 +479,9 @@ def _clean_env(cache: str) -> dict[str, str]:
     return env
 
 
-def observe(case: Case, data: bytes, other: bytes | None, workdir: Path, index: int) -> tuple[str, str]:
+def observe(
+    case: Case, data: bytes, other: bytes | None, workdir: Path, index: int, children: _Children | None = None
+) -> tuple[str, str]:
     """Run one case in fresh processes (a warm-up first for the warm-cache cases)."""
     path = workdir / f"case{index}.fatbin"
     path.write_bytes(data)
@@ -444,14 +490,14 @@ def observe(case: Case, data: bytes, other: bytes | None, workdir: Path, index: 
     base = _clean_env(str(cache))
     detail = ""
     if case.cache == "warm":
-        warm, _ = run_child(path, base)
+        warm, _ = run_child(path, base, children=children)
         detail = f"warm-up run: {warm}; "
     elif case.cache == "warm-other" and other is not None:
         other_path = workdir / f"other{index}.fatbin"
         other_path.write_bytes(other)
-        warm, _ = run_child(other_path, base)
+        warm, _ = run_child(other_path, base, children=children)
         detail = f"warm-up with other PTX: {warm}; "
-    outcome, more = run_child(path, {**base, **dict(case.env)})
+    outcome, more = run_child(path, {**base, **dict(case.env)}, children=children)
     shutil.rmtree(cache, ignore_errors=True)
     return outcome, detail + more
 
@@ -563,11 +609,12 @@ def probe(
         built.append((r, data, other))
     workers = max(1, jobs or os.cpu_count() or 1)
     done = 0
+    children = _Children()
     with tempfile.TemporaryDirectory(prefix="cuda-fatbin-probe-") as tmp:
 
         def one(item: tuple[int, tuple[CaseResult, bytes, bytes | None]]) -> CaseResult:
             i, (r, data, other) = item
-            r.observed, more = observe(r.case, data, other, Path(tmp), i)
+            r.observed, more = observe(r.case, data, other, Path(tmp), i, children)
             r.agree = _agree(r.predicted, r.observed)
             r.detail = "; ".join(x for x in (r.detail, more) if x)
             return r
@@ -579,9 +626,13 @@ def probe(
             if progress is not None:
                 progress(done, len(built), r.case.name)
 
-        # Ctrl-C or SIGTERM: the queued cases are dropped, the running ones awaited (_jobs.stop_jobs)
+        # Ctrl-C or SIGTERM: the queued cases are dropped (_jobs.stop_jobs) and the running ones killed
         with ThreadPoolExecutor(workers) as pool:
-            run_jobs(pool, one, enumerate(built), lambda item: (item,), finished)
+            try:
+                run_jobs(pool, one, enumerate(built), lambda item: (item,), finished)
+            except BaseException:
+                children.stop()
+                raise
     return ProbeReport(
         info.name,
         f"{gpu.major}.{gpu.minor}",
