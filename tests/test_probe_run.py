@@ -371,13 +371,18 @@ def test_a_cache_folder_already_gone_is_no_error(tmp_path, monkeypatch, clean):
     assert _probe.observe(Case("c", "r", CASE), b"x", None, tmp_path, 0) == ("TAG 1", "")
 
 
-def test_a_stopped_probe_kills_its_running_cases_instead_of_awaiting_them(fake_gpu, monkeypatch, tmp_path):
-    """Ctrl-C while cases run (a driver JIT may take minutes): the probe ends at once, its case processes
-    killed and reaped, its folder of fatbins removed, and no queued case starts."""
+@pytest.mark.parametrize("signum", ["SIGINT", "SIGTERM"])
+def test_a_stopped_probe_kills_its_running_cases_instead_of_awaiting_them(fake_gpu, monkeypatch, tmp_path, capsys,
+                                                                          signum):  # fmt: skip
+    """Ctrl-C or SIGTERM while cases run (a driver JIT may take minutes), under the command line's handlers:
+    the probe ends at once, its case processes killed and reaped, its folder of fatbins removed, no queued
+    case started, and no "waiting for running cases" said."""
     import signal
     import tempfile
     import threading
     import time
+
+    from cuda_fatbin._jobs import signal_handlers
 
     started, scratch = tmp_path / "started", tmp_path / "tmp"
     started.mkdir()
@@ -394,12 +399,13 @@ def test_a_stopped_probe_kills_its_running_cases_instead_of_awaiting_them(fake_g
         deadline = time.monotonic() + 60
         while len(os.listdir(started)) < 2 and time.monotonic() < deadline:
             time.sleep(0.01)
-        signal.pthread_kill(main, signal.SIGINT)
+        signal.pthread_kill(main, getattr(signal, signum))
 
     threading.Thread(target=interrupt_once_two_run, daemon=True).start()
     t0 = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt), signal_handlers("probe"):  # SIGTERM: Terminated, a KeyboardInterrupt
         _probe.probe(select=["single cubin exact"], jobs=2)
+    assert "waiting" not in capsys.readouterr().err
     assert time.monotonic() - t0 < 30  # a case process sleeps 600 s: awaiting even one would fail this
     pids = [int(name) for name in os.listdir(started)]
     assert len(pids) == 2  # the two running cases; the queued ones never started

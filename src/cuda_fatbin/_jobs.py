@@ -108,13 +108,15 @@ def run_jobs(
     done: Callable[[cf.Future[Any], T], None] | None = None,
     *,
     cancel_on_error: bool = False,
+    stop: Callable[[], None] | None = None,
 ) -> dict[cf.Future[Any], T]:
     """Submit ``fn(*args(item))`` for each item; call ``done(future, item)`` in this thread as each ends.
 
     Returns the futures (in submission order) with their items. Anything raised while submitting or
     waiting (Ctrl-C, SIGTERM's :class:`Terminated`, an error from ``done``) first stops the jobs
     (:func:`stop_jobs`), then propagates. ``cancel_on_error``: the first job that fails cancels those not
-    started (before its worker takes another).
+    started (before its worker takes another). ``stop``: ends the running jobs (threads that wait on
+    processes of their own, as ``probe``'s cases); given, it is called instead of awaiting them.
 
     Examples
     --------
@@ -148,7 +150,12 @@ def run_jobs(
             if done is not None:
                 done(f, futures[f])
     except BaseException as e:
-        stop_jobs(pool, futures, e)
+        if stop is None:
+            stop_jobs(pool, futures, e)
+        else:  # the running jobs end at once: nothing to await
+            stop()
+            for f in futures:
+                f.cancel()
         raise
     return futures
 

@@ -628,11 +628,7 @@ def probe(
 
         # Ctrl-C or SIGTERM: the queued cases are dropped (_jobs.stop_jobs) and the running ones killed
         with ThreadPoolExecutor(workers) as pool:
-            try:
-                run_jobs(pool, one, enumerate(built), lambda item: (item,), finished)
-            except BaseException:
-                children.stop()
-                raise
+            run_jobs(pool, one, enumerate(built), lambda item: (item,), finished, stop=children.stop)
     return ProbeReport(
         info.name,
         f"{gpu.major}.{gpu.minor}",
