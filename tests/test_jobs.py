@@ -252,3 +252,21 @@ def test_a_broken_process_pool_with_cancel_on_error_prints_no_traceback(monkeypa
         run_jobs(pool, _nap, items, job, interrupt, cancel_on_error=True)
     assert _shut_down_within(pool, before, results, 30)
     assert errors == [], errors
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_ignored_when_the_command_starts_stays_ignored(signum):
+    """`nohup cuda-fatbin scan ... &` (or a background job of a script): Ctrl-C in the terminal, or SIGHUP's
+    friends, must not stop a command started with the signal ignored."""
+    from cuda_fatbin._jobs import signal_handlers
+
+    before = signal.signal(signum, signal.SIG_IGN)
+    try:
+        with signal_handlers("scan"):
+            assert signal.getsignal(signum) is signal.SIG_IGN
+            signal.raise_signal(signum)  # nothing happens
+        assert signal.getsignal(signum) is signal.SIG_IGN
+    finally:
+        signal.signal(signum, before)
+    with signal_handlers("scan"):  # not ignored: ours
+        assert signal.getsignal(signum) not in (signal.SIG_IGN, before)

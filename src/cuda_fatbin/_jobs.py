@@ -249,7 +249,8 @@ def signal_handlers(command: str) -> Iterator[None]:
     143. While jobs that cannot be stopped (threads) are awaited, a second signal exits at once with
     ``os._exit`` (no interpreter teardown while compiler threads still run: that was seen to abort with
     ``free(): invalid pointer``), and so does SIGTERM. Other repeated signals during the unwinding are
-    ignored, so that it ends its clean-up. Outside the main thread this does nothing.
+    ignored, so that it ends its clean-up. A signal ignored on entry (``nohup``, a background job of a
+    non-interactive shell) stays ignored. Outside the main thread this does nothing.
     """
     global awaiting
     if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
@@ -283,7 +284,9 @@ def signal_handlers(command: str) -> Iterator[None]:
         print(f"cuda-fatbin {command}: interrupted; waiting for {running} running {noun}; Ctrl-C again to quit now",
               file=sys.stderr, flush=True)  # fmt: skip
 
-    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    # a signal ignored when we started (`nohup`, a background job of a shell without job control) stays ignored
+    kept = [s for s in (signal.SIGINT, signal.SIGTERM) if signal.getsignal(s) is not signal.SIG_IGN]
+    previous = {s: signal.signal(s, handler) for s in kept}
     previous_hook, awaiting = awaiting, waiting
     try:
         yield
