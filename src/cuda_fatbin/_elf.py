@@ -28,6 +28,7 @@ __all__ = [
     "iter_sections",
     "read_header",
     "section_headers",
+    "section_link",
 ]
 
 ELF_MAGIC = b"\x7fELF"
@@ -227,6 +228,18 @@ def section_count(buf: Buffer, header: ElfHeader) -> int:
     if header.shnum == 0:  # extended numbering: the count lives in section 0's size
         return int(_section_header(buf, header, 0)[3])
     return int(header.shnum)
+
+
+def section_link(buf: Buffer, header: ElfHeader, index: int) -> int:
+    """``sh_link`` of section ``index``: the section it refers to (a symbol table's string table).
+
+    Raises
+    ------
+    ElfFormatError
+        If the section's header lies outside ``buf``.
+    """
+    off = header.shoff + index * header.shentsize + (40 if header.bits == 64 else 24)
+    return int(_unpack(header.order + "I", buf, off)[0])
 
 
 def _rows_held(fd: int, header: ElfHeader, shnum: int, row: int) -> list[tuple[int, int]]:

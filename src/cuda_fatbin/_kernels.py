@@ -1,0 +1,257 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
+"""Kernel names: the kernels of a SASS image (ELF cubin) or a PTX text, and their demangled spelling.
+
+The one home of kernel names (``scan`` names the kernels a GPU cannot load; ``diff`` the kernels gained
+and lost). Every reader here is linear in its input and bounded: a name is kept up to
+:data:`MAX_NAME` bytes (a longer one ends with ``…``), symbol names that overlap beyond what the string
+table holds are refused, and demangling runs in a child process with a memory and time limit (a
+mangled name of a few hundred bytes can expand to gigabytes, see docs/security.md).
+
+Demangling uses ``cpp-demangle`` (the optional extra ``cuda-fatbin[demangle]``), a binding of the Rust
+``cpp_demangle`` crate: memory-safe, fuzzed, with a recursion limit. Without it, or when a name does
+not demangle, the mangled name is kept.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+import sys
+
+from ._elf import ElfFormatError, read_header, section_headers, section_link
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from ._container import FatbinEntry
+    from ._elf import Buffer
+
+__all__ = ["MAX_NAME", "cubin_kernels", "demangle", "demangle_all", "entry_kernels", "ptx_kernels"]
+
+#: Bytes of a kernel name kept; a longer name is cut and ends with ``…`` (CUTLASS names reach a few KiB).
+MAX_NAME = 16384
+_CUT = "…"
+_SHT_SYMTAB = 2
+_STT_FUNC = 2
+#: ``st_other`` bit of a kernel (``cuobjdump -symbols`` prints it as ``ENTRY``; device functions lack it)
+_STO_CUDA_ENTRY = 0x10
+#: ``(st_name, st_info, st_other)`` positions in an Elf64_Sym / Elf32_Sym
+_SYM = {64: ("IBBHQQ", 24, 0, 1, 2), 32: ("IIIBBH", 16, 0, 3, 4)}
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8", "backslashreplace")
+
+
+def cubin_kernels(data: Buffer) -> list[str]:
+    """The kernels (``__global__`` functions) an ELF cubin defines, in symbol-table order, each once.
+
+    A kernel is a ``FUNC`` symbol marked ``STO_CUDA_ENTRY`` (``cuobjdump -symbols`` prints ``ENTRY``):
+    device functions compiled apart (``-rdc``, ``__noinline__``) have a ``.text.NAME`` section too and are
+    left out. A cubin without a symbol table names no kernel.
+
+    Raises
+    ------
+    ElfFormatError
+        If ``data`` is not a well-formed ELF image, or its symbol names overlap beyond what the string
+        table holds (a forged table: real names are stored once each).
+
+    Examples
+    --------
+    >>> from cuda_fatbin import Program, ProgramOptions
+    >>> src = 'extern "C" __global__ void k(float* p) { p[0] = 1; }  __global__ void t(int) {}'
+    >>> sorted(cubin_kernels(bytes(Program(src, "c++", ProgramOptions(arch="sm_90")).compile("cubin").code)))
+    ['_Z1ti', 'k']
+    """
+    view = memoryview(data).cast("B")
+    header = read_header(view)
+    rows = section_headers(view, header)
+    fmt, size, at_name, at_info, at_other = _SYM[header.bits]
+    found: dict[str, None] = {}
+    for index, (_n, typ, offset, length) in enumerate(rows):
+        if typ != _SHT_SYMTAB:
+            continue
+        link = section_link(view, header, index)
+        if link >= len(rows) or rows[link][1] == 8:  # no such section, or SHT_NOBITS: no bytes
+            raise ElfFormatError(f"symbol table {index} names string table {link}, which holds no data", offset)
+        table = bytes(view[rows[link][2] : rows[link][2] + rows[link][3]])
+        records = view[offset : offset + length // size * size]
+        wanted = {rec[at_name] for rec in struct.iter_unpack(header.order + fmt, records)
+                  if rec[at_info] & 0xF == _STT_FUNC and rec[at_other] & _STO_CUDA_ENTRY}  # fmt: skip
+        names = _names(table, wanted, offset)
+        for rec in struct.iter_unpack(header.order + fmt, records):
+            if rec[at_name] in names and rec[at_info] & 0xF == _STT_FUNC and rec[at_other] & _STO_CUDA_ENTRY:
+                found.setdefault(names[rec[at_name]])
+    found.pop("", None)
+    return list(found)
+
+
+def _names(table: bytes, offsets: set[int], where: int) -> dict[int, str]:
+    """The NUL-terminated names at ``offsets`` of a string table, each byte of it searched once."""
+    out: dict[int, str] = {}
+    nul = -1  # the first NUL at or after the last offset searched
+    budget = 2 * len(table) + 65536  # the bytes of names kept: overlapping names cannot multiply the table
+    for off in sorted(offsets):
+        if off >= len(table):
+            out[off] = ""
+            continue
+        if off > nul:
+            nul = table.find(b"\0", off)
+            nul = len(table) if nul < 0 else nul
+        end = min(nul, off + MAX_NAME)
+        budget -= end - off
+        if budget < 0:
+            raise ElfFormatError(f"symbol names overlap beyond the {len(table)} bytes of their string table", where)
+        out[off] = _text(table[off:end]) + (_CUT if end < nul else "")
+    return out
+
+
+#: ``//`` and ``/* */`` comments (an unclosed one runs to the end), and ``.entry NAME``: one linear pass
+_PTX = re.compile(rb"//[^\n]*|/\*(?:.*?\*/|.*)|\.entry\s+([A-Za-z_$%%][A-Za-z0-9_$]{0,%d})" % (MAX_NAME - 1), re.S)
+_IDENT_BYTE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_$")
+
+
+def ptx_kernels(text: bytes | str) -> list[str]:
+    """The kernels (``.entry`` directives) of a PTX text, in order, each once; comments are skipped.
+
+    Linear in the text whatever it holds (non-UTF-8 bytes, unclosed comments, huge identifiers: a name is
+    kept up to :data:`MAX_NAME` bytes and then ends with ``…``).
+
+    Examples
+    --------
+    >>> ptx_kernels(".visible .entry _Z1ki(\\n.param .u32 p)\\n{ ret; }\\n// .entry old(\\n.entry k2()")
+    ['_Z1ki', 'k2']
+    """
+    raw = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else bytes(text)
+    found: dict[str, None] = {}
+    for m in _PTX.finditer(raw):
+        name = m.group(1)
+        if name:
+            cut = m.end() < len(raw) and raw[m.end()] in _IDENT_BYTE
+            found.setdefault(name.decode("ascii") + (_CUT if cut else ""))
+    return list(found)
+
+
+def entry_kernels(entry: FatbinEntry) -> list[str]:
+    """The kernels of one fatbin entry: its cubin's (SASS) or its PTX text's; ``[]`` for other kinds.
+
+    Raises
+    ------
+    ValueError
+        If the entry's payload cannot be read or decompressed (:class:`~cuda_fatbin.FatbinFormatError`)
+        or is not a well-formed cubin (:class:`~cuda_fatbin._elf.ElfFormatError`).
+
+    Examples
+    --------
+    >>> from cuda_fatbin import Program, read_fatbin
+    >>> src = 'extern "C" __global__ void k(float* p) { p[0] = 1; }'
+    >>> fb = read_fatbin(bytes(Program(src, "c++").compile("fatbin", archs=["sm_90"], ptx_for=["sm_90"]).code))
+    >>> [(e.kind, entry_kernels(e)) for e in fb.iter_entries()]
+    [('elf', ['k']), ('ptx', ['k'])]
+    """
+    if entry.kind == "elf":
+        return cubin_kernels(entry.data())
+    if entry.kind == "ptx":
+        return ptx_kernels(entry.data())
+    return []
+
+
+#: The child process that demangles: its address space and time are capped (see :func:`demangle_all`)
+_CHILD = """
+import sys
+try:
+    import resource
+    resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[1]), int(sys.argv[1])))
+except (ImportError, ValueError, OSError):
+    pass
+import cpp_demangle
+out = []
+for name in sys.stdin.buffer.read().split(b"\\0"):
+    try:
+        text = cpp_demangle.demangle(name.decode())
+    except Exception:
+        text = ""
+    out.append(text.encode("utf-8", "backslashreplace") if len(text) <= int(sys.argv[2]) else b"")
+sys.stdout.buffer.write(b"\\0".join(out))
+"""
+#: Limits of one demangling child: address space, seconds; and of one :func:`demangle_all` call
+CHILD_MEMORY = 128 << 20
+CHILD_SECONDS = 20.0
+TOTAL_SECONDS = 60.0
+#: A demangled name longer than this is not kept (the mangled one is)
+MAX_DEMANGLED = 65536
+
+
+def _available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("cpp_demangle") is not None
+
+
+def demangle_all(names: Iterable[str]) -> dict[str, str]:
+    """Each name's demangled spelling, or the name itself where it does not demangle.
+
+    Only Itanium-mangled names (``_Z...``) of at most :data:`MAX_NAME` characters are tried. They are
+    demangled in one child process whose address space (:data:`CHILD_MEMORY`) and time
+    (:data:`CHILD_SECONDS`) are capped: a hostile name that expands exponentially (nested substitutions)
+    or crashes the demangler takes only that child down; the batch is then split in halves until the
+    name is found, and every call stops trying after :data:`TOTAL_SECONDS` (the rest stay mangled).
+    Without ``cpp-demangle`` installed (``pip install cuda-fatbin[demangle]``) every name stays mangled.
+
+    Examples
+    --------
+    >>> d = demangle_all(["_Z5scaleIfEvPT_S0_", "plain", "_Zbogus"])
+    >>> d["plain"], d["_Zbogus"]
+    ('plain', '_Zbogus')
+    >>> d["_Z5scaleIfEvPT_S0_"]
+    'void scale<float>(float*, float)'
+    """
+    import time
+
+    out = {n: n for n in names}
+    todo = [n for n in out if n.startswith("_Z") and len(n) <= MAX_NAME and "\0" not in n and _CUT not in n]
+    if not todo or not _available():
+        return out
+    deadline = time.monotonic() + TOTAL_SECONDS
+    for name, text in zip(todo, _demangled(todo, deadline), strict=True):
+        if text:
+            out[name] = text
+    return out
+
+
+def _demangled(names: list[str], deadline: float) -> list[str]:
+    """The demangled names (``""`` where not), splitting the batch when its child fails."""
+    import subprocess
+    import time
+
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return [""] * len(names)
+    data = "\0".join(names).encode("utf-8", "surrogateescape")
+    cmd = [sys.executable, "-c", _CHILD, str(CHILD_MEMORY), str(MAX_DEMANGLED)]
+    try:
+        done = subprocess.run(cmd, input=data, capture_output=True, timeout=min(CHILD_SECONDS, left), check=False)
+        texts = done.stdout.split(b"\0") if done.returncode == 0 else []
+    except (subprocess.TimeoutExpired, OSError):
+        texts = []
+    if len(texts) == len(names):
+        return [_text(t) for t in texts]
+    if len(names) == 1:
+        return [""]
+    half = len(names) // 2
+    return _demangled(names[:half], deadline) + _demangled(names[half:], deadline)
+
+
+def demangle(name: str) -> str:
+    """The demangled spelling of one kernel name, or the name itself (see :func:`demangle_all`).
+
+    Examples
+    --------
+    >>> demangle("plain")
+    'plain'
+    >>> demangle("_Z1ki")
+    'k(int)'
+    """
+    return demangle_all([name])[name]

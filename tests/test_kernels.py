@@ -1,0 +1,234 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
+"""Kernel names of cubins and PTX (checked against cuobjdump and nvcc 13.0), and hostile-safe demangling."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import string
+import struct
+import subprocess
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cuda_fatbin import _kernels
+from cuda_fatbin._elf import ElfFormatError
+from cuda_fatbin._kernels import MAX_NAME, cubin_kernels, demangle, demangle_all, entry_kernels, ptx_kernels
+
+SOURCE = r"""
+template <typename T> __global__ void scale(T* p, T s) { p[threadIdx.x] *= s; }
+template __global__ void scale<float>(float*, float);
+template __global__ void scale<double>(double*, double);
+extern "C" __global__ void plain(int* p) { p[0] = 1; }
+namespace ns { struct S { int a; }; __global__ void withs(S s, int* o) { o[0] = s.a; } }
+__device__ __noinline__ int helper(int x) { return x * 3; }
+__global__ void useshelper(int* p) { p[0] = helper(p[1]); }
+"""
+KERNELS = {"_Z5scaleIfEvPT_S0_", "_Z5scaleIdEvPT_S0_", "plain", "_ZN2ns5withsENS_1SEPi", "_Z10useshelperPi"}
+
+
+@pytest.fixture(scope="module")
+def nvcc_outputs(needs_nvcc, tmp_path_factory):
+    """The source built by nvcc 13.0 as a cubin, a relocatable (-rdc) cubin and PTX."""
+    tmp = tmp_path_factory.mktemp("kernels")
+    (tmp / "k.cu").write_text(SOURCE)
+    out = {}
+    for name, flags in {"cubin": ["-cubin"], "rdc": ["-cubin", "-rdc=true"], "ptx": ["-ptx"]}.items():
+        path = tmp / f"k.{name}"
+        subprocess.run([needs_nvcc, *flags, "-arch=sm_90", "-o", str(path), str(tmp / "k.cu")], check=True, timeout=300)
+        out[name] = path.read_bytes()
+    return out
+
+
+def _entries_of(listing: str) -> set[str]:
+    """The kernel symbols of ``cuobjdump -symbols``: ``FUNC ... ENTRY name`` rows."""
+    return {line.split()[-1] for line in listing.splitlines() if re.match(r"\s*FUNC\s.*\sENTRY\s", line)}
+
+
+@pytest.mark.parametrize("kind", ["cubin", "rdc"])
+def test_cubin_kernels_are_cuobjdumps_entry_symbols(nvcc_outputs, cuobjdump, kind):
+    data = nvcc_outputs[kind]
+    listed = _entries_of(cuobjdump(data, "-symbols"))
+    assert listed == KERNELS  # the oracle itself: templated, extern "C", namespaced, calling a device function
+    found = cubin_kernels(data)
+    assert len(found) == len(set(found))
+    assert set(found) == listed
+    # the device function has a .text section of its own (in -rdc) but is no kernel
+    assert not any("helper" in k and "useshelper" not in k for k in found)
+
+
+def test_ptx_kernels_are_the_entries_nvcc_wrote(nvcc_outputs):
+    text = nvcc_outputs["ptx"]
+    assert set(ptx_kernels(text)) == KERNELS
+    assert ptx_kernels(text.decode()) == ptx_kernels(text)
+
+
+def test_entry_kernels_of_a_fatbin_nvcc_made(needs_nvcc, tmp_path, cuobjdump):
+    from cuda_fatbin import read_fatbin
+
+    (tmp_path / "k.cu").write_text(SOURCE)
+    out = tmp_path / "k.fatbin"
+    subprocess.run([needs_nvcc, "-fatbin", "-gencode=arch=compute_80,code=[sm_80,compute_80]", "-o", str(out),
+                    str(tmp_path / "k.cu")], check=True, timeout=300)  # fmt: skip
+    kinds = {e.kind: set(entry_kernels(e)) for e in read_fatbin(out.read_bytes()).iter_entries()}
+    assert kinds == {"elf": KERNELS, "ptx": KERNELS}
+    assert _entries_of(cuobjdump(out.read_bytes(), "-symbols")) == KERNELS
+
+
+def test_demangled_names_match_cxxfilt(nvcc_outputs):
+    cxxfilt = shutil.which("cu++filt") or shutil.which("c++filt")
+    if cxxfilt is None:
+        pytest.skip("no c++filt on PATH")
+    names = sorted(KERNELS)
+    oracle = subprocess.run([cxxfilt], input="\n".join(names), capture_output=True, text=True, check=True)
+    assert [demangle_all(names)[n] for n in names] == oracle.stdout.splitlines()
+    assert demangle("_Z5scaleIdEvPT_S0_") == "void scale<double>(double*, double)"
+
+
+def test_names_that_do_not_demangle_stay_mangled():
+    names = ["plain", "_Z", "_Zxx", "", "_Z1fIT_EvT_", "_Z\x1b[31m", "_Z\udcff", "a" * 10]
+    assert demangle_all(names) == {n: n for n in names}
+
+
+def _bomb(levels: int) -> str:
+    """A mangled name whose demangled form doubles with every level (nested substitutions)."""
+
+    def sub(i: int) -> str:
+        digits = string.digits + string.ascii_uppercase
+        s = ""
+        while True:
+            s, i = digits[i % 36] + s, i // 36
+            if i == 0:
+                return f"S{s}_"
+
+    parts = ["1A", "1BIS_S_E", *(f"S0_I{sub(i)}{sub(i)}E" for i in range(1, levels + 1))]
+    return "_Z1fI" + "".join(parts) + "Evv"
+
+
+def test_a_name_that_expands_exponentially_stays_mangled_and_costs_little():
+    import cpp_demangle
+
+    assert len(cpp_demangle.demangle(_bomb(16))) > 40 * len(_bomb(16))  # it does expand: 2x a level
+    bomb = _bomb(80)  # 2**80 characters demangled: the child runs out of its address space
+    start = time.monotonic()
+    got = demangle_all(["_Z10useshelperPi", bomb, "plain"])
+    assert time.monotonic() - start < 30
+    assert got == {"_Z10useshelperPi": "useshelper(int*)", bomb: bomb, "plain": "plain"}
+
+
+def test_huge_names_are_bounded():
+    name = "_Z" + "1a" * 500_000  # 1 MB: over MAX_NAME, not tried
+    assert demangle(name) == name
+    deep = "_Z1fI" + "St6vectorI" * 50_000 + "i" + "E" * 50_001 + "vv"  # deep nesting: the crate's recursion limit
+    assert demangle(deep) == deep
+
+
+def test_without_the_demangler_names_stay_mangled(monkeypatch):
+    monkeypatch.setattr(_kernels, "_available", lambda: False)
+    assert demangle("_Z1ki") == "_Z1ki"
+
+
+def test_a_crashing_child_leaves_the_names_mangled(monkeypatch):
+    monkeypatch.setattr(_kernels, "_CHILD", "import os; os.abort()")
+    assert demangle_all(["_Z1ki", "_Z1ji"]) == {"_Z1ki": "_Z1ki", "_Z1ji": "_Z1ji"}
+
+
+# --- hostile cubins -----------------------------------------------------------------------------------------
+
+
+def _cubin(names: list[bytes], *, strtab: bytes | None = None, offsets: list[int] | None = None,
+           other: int = 0x10, link: int = 2) -> bytes:  # fmt: skip
+    """A 64-bit ELF with a symbol table (section 1) of FUNC symbols and its string table (section 2)."""
+    if strtab is None:
+        strtab = b"\0" + b"".join(n + b"\0" for n in names)
+        offsets = [1 + sum(len(n) + 1 for n in names[:i]) for i in range(len(names))]
+    assert offsets is not None
+    syms = bytes(24) + b"".join(struct.pack("<IBBHQQ", o, 0x12, other, 3, 0, 0) for o in offsets)
+    shstr = b"\0.symtab\0.strtab\0.shstrtab\0"
+    body = syms + strtab + shstr
+    shoff = 64 + len(body)
+    base = 64
+    sections = [bytes(64),
+                struct.pack("<IIQQQQIIQQ", 1, 2, 0, 0, base, len(syms), link, 1, 8, 24),
+                struct.pack("<IIQQQQIIQQ", 9, 3, 0, 0, base + len(syms), len(strtab), 0, 0, 1, 0),
+                struct.pack("<IIQQQQIIQQ", 17, 3, 0, 0, shoff - len(shstr), len(shstr), 0, 0, 1, 0)]  # fmt: skip
+    header = (b"\x7fELF" + bytes([2, 1, 1, 0x41, 8]) + bytes(7)
+              + struct.pack("<HHIQQQIHHHHHH", 2, 190, 1, 0, 0, shoff, 0x5A, 64, 0, 0, 64, 4, 3))  # fmt: skip
+    return header + body + b"".join(sections)
+
+
+def test_forged_cubins_read_as_built():
+    assert cubin_kernels(_cubin([b"k1", b"_Z1ki"])) == ["k1", "_Z1ki"]
+    assert cubin_kernels(_cubin([b"k1"], other=0)) == []  # not marked as a kernel: a device function
+    assert cubin_kernels(_cubin([b"k\x1b[2J\xff"])) == ["k\x1b[2J\\xff"]  # bytes kept, non-UTF-8 escaped
+
+
+def test_a_long_name_is_cut_and_marked():
+    (name,) = cubin_kernels(_cubin([b"_Z" + b"a" * (MAX_NAME + 100)]))
+    assert len(name) == MAX_NAME + 1 and name.endswith("…")
+    assert demangle(name) == name
+
+
+def test_overlapping_names_are_refused_in_linear_time():
+    table = b"\0" + b"a" * 200_000 + b"\0"
+    data = _cubin([], strtab=table, offsets=list(range(1, 200_000, 4)))
+    start = time.monotonic()
+    with pytest.raises(ElfFormatError, match="overlap"):
+        cubin_kernels(data)
+    assert time.monotonic() - start < 5
+
+
+def test_a_symbol_table_linked_to_no_section_is_refused():
+    with pytest.raises(ElfFormatError, match="string table"):
+        cubin_kernels(_cubin([b"k"], link=99))
+
+
+def test_names_past_the_string_table_are_empty_and_left_out():
+    assert cubin_kernels(_cubin([], strtab=b"\0k\0", offsets=[1, 10_000])) == ["k"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=600), st.integers(0, 500))
+def test_mutated_cubins_give_names_or_elf_errors(noise, at):
+    data = bytearray(_cubin([b"k1", b"_Z1ki"]))
+    data[at : at + len(noise)] = noise[: len(data) - at]
+    try:
+        names = cubin_kernels(bytes(data))
+    except ElfFormatError:
+        return
+    assert all(isinstance(n, str) and len(n) <= MAX_NAME + 1 for n in names)
+
+
+# --- hostile PTX --------------------------------------------------------------------------------------------
+
+
+def test_ptx_comments_hide_entries():
+    text = "/* .entry a( */ .entry b(\n// .entry c(\n.visible .entry d (\n/* .entry e("
+    assert ptx_kernels(text) == ["b", "d"]
+
+
+def test_ptx_identifiers_are_bounded_and_marked():
+    (name,) = ptx_kernels(b".entry " + b"k" * (MAX_NAME * 3) + b"(")
+    assert name == "k" * MAX_NAME + "…"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [b"/*" * 400_000, b".entry" * 300_000, b".entry " + b" " * 2_000_000, b"//" * 500_000, b"\xff\x00" * 1_000_000,
+     b".entry \t\n" * 200_000 + b"x"],
+)  # fmt: skip
+def test_ptx_reading_is_linear_on_hostile_text(text):
+    start = time.monotonic()
+    ptx_kernels(text)
+    assert time.monotonic() - start < 5
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=400))
+def test_ptx_of_any_bytes_gives_printable_ascii_names(raw):
+    for name in ptx_kernels(b".entry a(" + raw + b".entry b("):
+        assert re.fullmatch(r"[A-Za-z_$%][A-Za-z0-9_$]*…?", name)
