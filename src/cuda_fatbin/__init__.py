@@ -40,6 +40,8 @@ _LAZY: dict[str, str] = {
     "build_fatbin": "._fatbin",
     "from_parts": "._fatbin",
     "nvfatbin_version": "._libnvfatbin",
+    "MetadataReport": "._metadata",
+    "metadata": "._metadata",
     "FatbinCompileError": "._multiarch",
     "Job": "._multiarch",
     "Plan": "._multiarch",
@@ -86,6 +88,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names come from
     from ._libnvfatbin import FatbinLibraryError as FatbinLibraryError
     from ._libnvfatbin import FatbinOptions as FatbinOptions
     from ._libnvfatbin import nvfatbin_version as nvfatbin_version
+    from ._metadata import MetadataReport as MetadataReport
+    from ._metadata import metadata as metadata
     from ._multiarch import FatbinCompileError as FatbinCompileError
     from ._multiarch import Job as Job
     from ._multiarch import Plan as Plan
@@ -130,6 +134,7 @@ __all__ = [
     "Job",
     "KernelBundle",
     "KernelSuite",
+    "MetadataReport",
     "NoDriverError",
     "Part",
     "Plan",
@@ -145,6 +150,7 @@ __all__ = [
     "extract_entries",
     "from_parts",
     "iter_fatbins",
+    "metadata",
     "nvfatbin_version",
     "parse_archs",
     "plan_fatbin",

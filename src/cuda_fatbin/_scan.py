@@ -38,7 +38,7 @@ from ._jobs import fan_out
 from ._nvidia import gpu_arch, gpu_list
 from ._packages import read_package
 from ._reader import iter_fatbins
-from ._select import _RANK, STATUSES, UNCOVERED, judge, parse_driver
+from ._select import _RANK, STATUSES, UNCOVERED, driver_needs, judge, parse_driver
 from ._walk import _listdir
 
 TYPE_CHECKING = False
@@ -79,6 +79,10 @@ class BinaryReport:
     layer : dict or None
         For a file of a container image: the layer it was read from, ``{"index": 0-based from the bottom,
         "id": its digest (or its path in a legacy ``docker save``)}``.
+    needs : dict
+        What in its SASS, PTX and relocatable PTX entries needs a newer driver: rule name
+        (:func:`~cuda_fatbin._select.driver_needs`) -> the oldest CUDA version that loads every such entry
+        (``"13.0"``). Not part of ``scan --json``; ``cuda-fatbin metadata`` reports it.
     """
 
     path: str
@@ -92,6 +96,7 @@ class BinaryReport:
     archive: str | None = None
     member: str | None = None
     layer: dict[str, int | str] | None = None
+    needs: dict[str, str] = field(default_factory=dict)
 
     @property
     def has_device_code(self) -> bool:
@@ -240,20 +245,29 @@ def scan_binary(
     return _judged(report, fatbins, gpus, driver)
 
 
+#: Entry kinds a driver loads (LTO-IR, Tile IR and index entries it does not: RULES["ignored_kinds"]).
+_LOADED = ("elf", "ptx", "reloc")
+
+
 def _judged(report: BinaryReport, fatbins: list[Fatbin], gpus: list[Arch], driver: DriverSpec) -> BinaryReport:
     """``report`` with the entries, fatbin counts and coverage of ``fatbins``."""
     kinds: collections.Counter[str] = collections.Counter()
     isa: set[str] = set()
     compression: set[str] = set()
+    needs: dict[str, tuple[int, int]] = {}
     for fb in fatbins:
         for e in fb.iter_entries():
             kinds[f"{e.kind} {e.arch or 'sm_' + str(e.sm)}"] += 1
             if e.kind == "ptx":
                 isa.add(f"{e.version[0]}.{e.version[1]}")
+            if e.kind in _LOADED:
+                for rule, cuda in driver_needs(e).items():
+                    needs[rule] = max(needs.get(rule, cuda), cuda)
         compression.update(top.compression for top in fb.entries)  # members are stored in their concat entry's
     report.entries = dict(sorted(kinds.items()))
     report.ptx_isa = sorted(isa, key=lambda v: tuple(map(int, v.split("."))))
     report.compression = sorted(compression)
+    report.needs = {rule: f"{v[0]}.{v[1]}" for rule, v in sorted(needs.items())}
     report.fatbins = {"registered": sum(fb.loadable and not fb.embedded for fb in fatbins),
                       "relocatable": sum(fb.relocatable for fb in fatbins),
                       "embedded": sum(fb.embedded for fb in fatbins)}  # fmt: skip

@@ -44,7 +44,8 @@ if TYPE_CHECKING:
     _Row: TypeAlias = "tuple[tuple[str, str], Fatbin | None]"  # ((status, reason), fatbin)
 
 __all__ = ["DRIVER_CUDA", "PTX_ISA_CUDA", "RULES", "STATUSES", "UNCOVERED", "Selection", "coverage", "driver_gaps",
-           "fatbin_status", "judge", "needed_driver", "parse_driver", "ptx_isa_needs", "select_entry"]  # fmt: skip
+           "driver_needs", "fatbin_status", "judge", "needed_driver", "parse_driver", "ptx_isa_needs",
+           "select_entry"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -505,13 +506,19 @@ def coverage(
 
 def needed_driver(entry: FatbinEntry) -> tuple[int, int]:
     """The oldest CUDA version whose driver can load ``entry``: its PTX ISA, zstd (12.4), concatenation (13.4)."""
-    need = (0, 0)
+    return max(driver_needs(entry).values(), default=(0, 0))
+
+
+def driver_needs(entry: FatbinEntry) -> dict[str, tuple[int, int]]:
+    """What in ``entry`` needs a newer driver, by the rule that says so (:data:`RULES`): ``"ptx_isa_driver"``
+    (its PTX ISA), ``"zstd_driver"`` (zstd, 12.4), ``"concat_driver"`` (a member of a concatenated entry, 13.4)."""
+    need = {}
     if entry.kind in ("ptx", "reloc"):
-        need = max(need, ptx_isa_needs(entry.version))
+        need["ptx_isa_driver"] = ptx_isa_needs(entry.version)
     if entry.compression == "zstd":
-        need = max(need, ZSTD_MIN_CUDA)
+        need["zstd_driver"] = ZSTD_MIN_CUDA
     if entry.concatenated:  # whatever its container's compression: zstd (12.4) is older than concatenation
-        need = max(need, _CONCAT_MIN_CUDA)
+        need["concat_driver"] = _CONCAT_MIN_CUDA
     return need
 
 

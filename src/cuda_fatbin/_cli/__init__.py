@@ -22,6 +22,7 @@ from . import (
     main_extract,
     main_gpus,
     main_inspect,
+    main_metadata,
     main_probe,
     main_scan,
     main_size,
@@ -37,7 +38,8 @@ if TYPE_CHECKING:
     from typing import Any, NoReturn
 
 _COMMANDS = (
-    main_compile, main_build, main_inspect, main_which, main_scan, main_size, main_extract, main_gpus, main_probe
+    main_compile, main_build, main_inspect, main_which, main_scan, main_size, main_metadata, main_extract, main_gpus,
+    main_probe,
 )  # fmt: skip
 
 
