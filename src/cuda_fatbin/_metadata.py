@@ -259,6 +259,7 @@ def read_declared(wheel: str | os.PathLike[str]) -> Declared:
     expected = _filename_label(path)
     if out.error is None and out.label is not None and expected is not None and expected != out.label:
         out.error = f"variant.json names the variant {out.label!r}; the file name says {expected!r}"
+        out.properties = []  # of another wheel: not this one's claims
     return out
 
 

@@ -1,0 +1,201 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
+"""``cuda-fatbin metadata``: the variant properties the bytes justify, and ``--check`` against a wheel's own."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import zipfile
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from cli_testing import cli_main
+from cuda_fatbin import Part, build_fatbin, metadata
+from cuda_fatbin._metadata import MAX_VARIANT_JSON, read_declared
+from test_scan import curand_wheel  # noqa: F401  (the session fixture: the wheel from PyPI)
+
+from fatbin_testing import listing
+
+
+def validate(doc: dict) -> None:
+    import jsonschema
+
+    schema = json.loads((resources.files("cuda_fatbin") / "schemas" / "metadata.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.Draft202012Validator(schema).validate(doc)
+
+
+def variant_json(label: str, nvidia: dict[str, list[str]]) -> str:
+    """A ``variant.json`` as PEP 825 and variantlib 0.2.2 write it."""
+    return json.dumps({
+        "$schema": "https://variants-schema.wheelnext.dev/v0.2.0.json",
+        "default-priorities": {"namespace": ["nvidia"]},
+        "providers": {"nvidia": {"requires": ["nvidia-variant-provider>=0.0.1,<1.0.0"],
+                                 "plugin-api": "nvidia_variant_provider.plugin:NvidiaVariantPlugin"}},
+        "variants": {label: {"nvidia": nvidia}},
+    })  # fmt: skip
+
+
+def variant_wheel(path: Path, members: dict[str, bytes], declared: str | bytes | None) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+        zf.writestr("demo-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n")
+        if declared is not None:
+            zf.writestr("demo-1.0.dist-info/variant.json", declared)
+    return path
+
+
+@pytest.fixture(scope="module")
+def sass80_90_ptx80(artifacts) -> bytes:
+    parts = [artifacts[("cubin", "sm_80")], artifacts[("cubin", "sm_90")],
+             Part(artifacts[("ptx", "sm_80")], kind="ptx", arch="sm_80")]  # fmt: skip
+    return build_fatbin(parts)
+
+
+@pytest.fixture(scope="module")
+def sass80(artifacts) -> bytes:
+    return build_fatbin([artifacts[("cubin", "sm_80")]])
+
+
+def test_curand_wheel_gives_its_sass_as_real_and_its_ptx_floor_as_virtual(curand_wheel, tmp_path, cuobjdump_path):  # noqa: F811
+    report = metadata([curand_wheel], max_workers=1)
+    [pkg] = report.packages
+    [lib] = [b for b in pkg.binaries if "libcurand.so" in b.path]
+    with zipfile.ZipFile(curand_wheel) as zf:
+        member = next(n for n in zf.namelist() if Path(n).name.startswith("libcurand.so"))
+        extracted = tmp_path / "libcurand.so"
+        extracted.write_bytes(zf.read(member))
+    out = subprocess.run([cuobjdump_path, "-lelf", str(extracted)], capture_output=True, text=True, check=True).stdout
+    theirs = sorted({arch[3:].rstrip("af") for kind, arch in listing(out) if kind == "elf"}, key=int)
+    assert theirs == ["75", "80", "86", "87", "89", "90", "100", "110", "120"]
+    assert [c.replace(".", "") for c in lib.sass] == theirs  # the SASS cuobjdump lists (stored fatbins add none)
+    real = [p.split(" :: ")[2] for p in pkg.properties if ":: sm_arch ::" in p]
+    assert real == [f"{cc}_real" for cc in theirs] + ["75_virtual"]
+    assert "nvidia :: sm_arch :: 70_real" not in pkg.properties and pkg.cuda_arch == "7.5"
+    # its PTX is of ISA 9.4 (cuobjdump -lptx names no ISA; the reader's own test checks the headers)
+    assert pkg.cuda_version_lower_bound == "13.4"
+    assert [n["rule"] for n in pkg.needs] == ["ptx_isa_driver", "zstd_driver"]
+    validate({"schema": 1, **report.to_dict()})
+
+
+def test_properties_meet_variantlib_syntax(curand_wheel):  # noqa: F811
+    from variantlib.models.variant import VariantProperty
+
+    [pkg] = metadata([curand_wheel], max_workers=1).packages
+    for prop in pkg.properties:
+        parsed = VariantProperty.from_str(prop)
+        assert parsed.to_str() == prop and parsed.namespace == "nvidia"
+
+
+def test_a_package_claims_what_every_binary_justifies(sass80_90_ptx80, sass80, tmp_path):
+    whl = variant_wheel(tmp_path / "demo-1.0-py3-none-any.whl", {"demo/a.fatbin": sass80_90_ptx80,
+                                                                  "demo/b.fatbin": sass80}, None)  # fmt: skip
+    [pkg] = metadata([whl], max_workers=1).packages
+    a, b = sorted(pkg.binaries, key=lambda r: r.path)
+    assert (a.real, a.virtual, a.cuda_arch) == (["8.0", "9.0"], "8.0", "8.0")
+    assert (b.real, b.virtual, b.cuda_arch) == (["8.0"], None, None)  # no PTX: nothing runs on newer GPUs
+    assert (pkg.real, pkg.virtual, pkg.cuda_arch) == (["8.0"], None, None)
+    assert pkg.properties[0] == "nvidia :: sm_arch :: 80_real" and not any("virtual" in p for p in pkg.properties)
+
+
+def test_check_fails_a_declared_real_without_its_sass_and_passes_a_consistent_wheel(sass80_90_ptx80, tmp_path):
+    bound = metadata([_folder(tmp_path / "f", sass80_90_ptx80)], max_workers=1).packages[0].cuda_version_lower_bound
+    assert bound is not None and tuple(map(int, bound.split("."))) >= (12, 0)
+    good = {"sm_arch": ["80_real", "90_real", "80_virtual", "86_virtual"], "cuda_version_lower_bound": [bound]}
+    ok = variant_wheel(tmp_path / "demo-1.0-py3-none-any-cu13.whl", {"demo/k.fatbin": sass80_90_ptx80},
+                       variant_json("cu13", good))  # fmt: skip
+    res = cli_main("metadata", ok, "--check", check=0)
+    assert "ok  nvidia :: sm_arch :: 90_real" in res.stdout and "CLAIMS MORE" not in res.stdout
+    doc = json.loads(cli_main("metadata", ok, "--check", "--json", check=0).stdout)
+    validate(doc)
+    assert doc["consistent"] is True and {c["verdict"] for c in doc["packages"][0]["check"]} == {"justified"}
+    for declared, word in ((["100_real"], "sm_100"), (["75_virtual"], "from 7.5"), (["70_real"], "sm_70")):
+        bad = variant_wheel(tmp_path / "demo-1.0-py3-none-any-x.whl", {"demo/k.fatbin": sass80_90_ptx80},
+                            variant_json("x", {"sm_arch": declared}))  # fmt: skip
+        res = cli_main("metadata", bad, "--check", check=1)
+        assert f"CLAIMS MORE  nvidia :: sm_arch :: {declared[0]}" in res.stdout and word in res.stdout
+        bad.unlink()
+    low = variant_wheel(tmp_path / "demo-1.0-py3-none-any-y.whl", {"demo/k.fatbin": sass80_90_ptx80},
+                        variant_json("y", {"cuda_version_lower_bound": ["12.0"]}))  # fmt: skip
+    doc = json.loads(cli_main("metadata", low, "--check", "--json", check=1).stdout)
+    validate(doc)
+    [verdict] = doc["packages"][0]["check"]
+    assert verdict["verdict"] == "unjustified" and "ptx_isa_driver" in verdict["reason"]
+    # without --check the same wheel is only described: exit 0
+    cli_main("metadata", low, check=0)
+
+
+def test_a_wheel_claiming_sm_90_with_only_sm_80_sass_fails_check(sass80, tmp_path):
+    whl = variant_wheel(tmp_path / "demo-1.0-py3-none-any-cu13.whl", {"demo/k.fatbin": sass80},
+                        variant_json("cu13", {"sm_arch": ["80_real", "90_real"]}))  # fmt: skip
+    [pkg] = metadata([whl], check=True, max_workers=1).packages
+    verdicts = {c["property"]: c["verdict"] for c in pkg.check}
+    assert verdicts == {"nvidia :: sm_arch :: 80_real": "justified", "nvidia :: sm_arch :: 90_real": "unjustified"}
+    assert not pkg.consistent
+
+
+def _folder(path: Path, data: bytes) -> Path:
+    path.mkdir()
+    (path / "k.fatbin").write_bytes(data)
+    return path
+
+
+def test_declared_metadata_read_as_variantlib_reads_it(tmp_path):
+    from variantlib.variant_dist_info import VariantDistInfo
+
+    text = variant_json("cu13", {"sm_arch": ["90_real", "120_virtual"], "cuda_version_lower_bound": ["12.8"]})
+    whl = variant_wheel(tmp_path / "demo-1.0-py3-none-any-cu13.whl", {}, text)
+    ours = read_declared(whl)
+    theirs = VariantDistInfo(text, expected_label="cu13")
+    assert ours.error is None and ours.label == theirs.variant_label == "cu13"
+    assert sorted(ours.properties) == sorted(p.to_str() for p in theirs.variant_desc.properties)
+
+
+HOSTILE = {
+    "huge": (b" " * (MAX_VARIANT_JSON + 1), "over the"),
+    "not JSON": (b"{'variants': ", "Expecting property name"),
+    "not UTF-8": (b'{"variants": {"\xff": {}}}', "not UTF-8"),
+    "control characters": (variant_json("cu13", {"sm_arch": ["90_real\x1b[31m"]}).encode(), "is not [a-z0-9_.]+"),
+    "nested": (b"[" * 200_000 + b"]" * 200_000, "nested too deep"),
+    "two variants": (b'{"variants": {"a": {}, "b": {}}}', "exactly one variant"),
+    "values not a list": (b'{"variants": {"cu13": {"nvidia": {"sm_arch": "90_real"}}}}', "list of values"),
+    "label of another wheel": (variant_json("cu12", {"sm_arch": ["90_real"]}).encode(), "the file name says 'cu13'"),
+    "many values": (variant_json("cu13", {"sm_arch": ["90_real"] * 5000}).encode(), "more than 4096"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_hostile_declared_metadata_is_an_error_row(case, sass80, tmp_path):
+    data, words = HOSTILE[case]
+    whl = variant_wheel(tmp_path / "demo-1.0-py3-none-any-cu13.whl", {"demo/k.fatbin": sass80}, data)
+    declared = read_declared(whl)
+    assert declared.error is not None and words in declared.error and declared.properties == []
+    res = cli_main("metadata", whl, "--check", check=1)
+    assert "declared: cannot be read" in res.stdout and "Traceback" not in res.stderr + res.stdout
+    assert "\x1b" not in res.stdout and "\x1b" not in res.stderr
+    doc = json.loads(cli_main("metadata", whl, "--check", "--json", check=1).stdout)
+    validate(doc)
+    assert doc["consistent"] is False and doc["packages"][0]["declared"]["error"]
+
+
+def test_two_variant_json_files_and_a_broken_wheel_are_errors(sass80, tmp_path):
+    whl = variant_wheel(tmp_path / "demo-1.0-py3-none-any.whl", {"other-1.0.dist-info/variant.json": b"{}"},
+                        variant_json("x", {}))  # fmt: skip
+    assert "2 variant.json files" in (read_declared(whl).error or "")
+    broken = tmp_path / "broken-1.0-py3-none-any.whl"
+    broken.write_bytes(b"PK\x03\x04 not a zip")
+    assert read_declared(broken).error is not None
+    res = cli_main("metadata", broken, "--check", check=1)
+    assert "could not be read" in res.stdout
+
+
+def test_no_device_code_justifies_nothing_and_usage_errors_exit_2(tmp_path):
+    (tmp_path / "plain.txt").write_text("nothing\n")
+    res = cli_main("metadata", tmp_path, check=0)
+    assert "none holds device code" in res.stdout
+    cli_main("metadata", tmp_path, "--jobs", "0", check=2)
+    cli_main("metadata", tmp_path / "missing", check=1)
