@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 def configure_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The ``metadata`` subcommand's options."""
     p = add_command(subparsers, "metadata",
-                    help="the wheel-variant properties (nvidia :: sm_arch :: 90_real...) the bytes justify")  # fmt: skip
+                    help="the wheel-variant properties (sm_arch :: 90_real...) the bytes justify")  # fmt: skip
     p.add_argument("paths", nargs="*", metavar="PATH",
                    help="wheels, files, directories, conda packages, container images "
                         "(default: this Python's site-packages)")  # fmt: skip
