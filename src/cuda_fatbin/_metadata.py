@@ -454,10 +454,12 @@ class MetadataReport:
 
     @property
     def binaries(self) -> list[BinaryMetadata]:
+        """Every binary with device code, and every input that could not be read, package by package."""
         return [b for p in self.packages for b in p.binaries]
 
     @property
     def unreadable(self) -> list[BinaryMetadata]:
+        """The inputs that could not be read."""
         return [b for b in self.binaries if b.error is not None]
 
     @property
@@ -510,6 +512,18 @@ def metadata(
         ``max_workers`` is not a positive int.
     FileNotFoundError
         A path given does not exist.
+
+    Examples
+    --------
+    >>> from cuda_fatbin import Program
+    >>> src = 'extern "C" __global__ void k(float* p) { p[0] = 1; }'
+    >>> data = bytes(Program(src, "c++").compile("fatbin", archs=["sm_80", "sm_90"], ptx_for=["sm_80"]).code)
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "kernels.fatbin").write_bytes(data)
+    >>> [pkg] = metadata([folder], max_workers=1).packages
+    >>> pkg.real, pkg.virtual, pkg.cuda_arch
+    (['8.0', '9.0'], '8.0', '8.0')
     """
     from ._scan import scan
 
