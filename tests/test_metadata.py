@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import zipfile
 from importlib import resources
@@ -199,3 +200,91 @@ def test_no_device_code_justifies_nothing_and_usage_errors_exit_2(tmp_path):
     assert "none holds device code" in res.stdout
     cli_main("metadata", tmp_path, "--jobs", "0", check=2)
     cli_main("metadata", tmp_path / "missing", check=1)
+
+
+def test_sass_in_one_fatbin_of_several_justifies_no_real_where_another_has_nothing(artifacts, tmp_path):
+    """h.o's .nv_fatbin holds sm_80 SASS + compute_90 PTX and sm_90 SASS: on 8.0 the second fatbin has nothing
+    (scan: partial), so its sm_80 SASS justifies no 80_real; on 9.0 both run."""
+    from elf_testing import make_elf
+
+    one = build_fatbin([artifacts[("cubin", "sm_80")], artifacts[("ptx", "sm_90")]])
+    two = build_fatbin([artifacts[("cubin", "sm_90")]])
+    (tmp_path / "h.o").write_bytes(make_elf([(".nv_fatbin", 1, one + two)]))
+    [pkg] = metadata([tmp_path], max_workers=1).packages
+    [b] = pkg.binaries
+    assert b.sass == ["8.0", "9.0"] and b.real == ["9.0"] and pkg.real == ["9.0"]
+    assert b.virtual is None and b.cuda_arch is None  # the second fatbin has no PTX
+
+
+def _isa(ptx: bytes) -> tuple[int, int]:
+    found = re.search(rb"^\.version (\d+)\.(\d+)", ptx, re.M)
+    assert found, "no .version line"
+    return int(found.group(1)), int(found.group(2))
+
+
+def test_the_lower_bound_names_each_need_with_its_rule(artifacts, tmp_path):
+    from cuda_fatbin import FatbinOptions
+    from cuda_fatbin._nvidia import tables
+
+    cubin, ptx = artifacts[("cubin", "sm_80")], artifacts[("ptx", "sm_80")]
+    isa = "{}.{}".format(*_isa(ptx))  # the PTX text's own .version line
+    ptx_cuda = next(r["cuda"] for r in tables()["ptx_isa_cuda"] if r["isa"] == isa)
+    cases = {
+        "plain": (build_fatbin([cubin], options=FatbinOptions(compress=False)), {}),
+        "zstd": (build_fatbin([cubin], options=FatbinOptions(compress_all=True, compress_mode="size")),
+                 {"zstd_driver": "12.4"}),
+        "concat": (build_fatbin([cubin], options=FatbinOptions(concat=True)), {"concat_driver": "13.4"}),
+        "ptx": (build_fatbin([Part(ptx, kind="ptx", arch="sm_80")], options=FatbinOptions(compress=False)),
+                {"ptx_isa_driver": ptx_cuda}),
+    }  # fmt: skip
+    for name, (data, needs) in cases.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "k.fatbin").write_bytes(data)
+        [pkg] = metadata([folder], max_workers=1).packages
+        got = {n["rule"]: n["cuda"] for n in pkg.needs}
+        if name == "concat":  # libnvfatbin may also compress the concatenated entry
+            got.pop("zstd_driver", None)
+        assert got == needs, name
+        bound = max(needs.values(), key=lambda v: tuple(map(int, v.split("."))), default=None)
+        assert pkg.cuda_version_lower_bound == bound
+        assert any(LOWER in p for p in pkg.properties) == (bound is not None)
+        assert all(n["source"] and n["text"] for n in pkg.needs)
+    if ptx_cuda:
+        assert isa in next(n["text"] for n in metadata([tmp_path / "ptx"], max_workers=1).packages[0].needs)
+
+
+LOWER = "cuda_version_lower_bound"
+
+
+def _site(folder: Path, data: bytes, declared: str | None, link: bool = False) -> Path:
+    """A site-packages folder: demo 1.0 installed (METADATA, RECORD owning demo/k.fatbin), with its variant.json."""
+    (folder / "demo").mkdir(parents=True)
+    (folder / "demo" / "k.fatbin").write_bytes(data)
+    info = folder / "demo-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: Demo\nVersion: 1.0\n")
+    (info / "RECORD").write_text("demo/k.fatbin,,\ndemo-1.0.dist-info/RECORD,,\n")
+    if link:
+        (folder / "elsewhere.json").write_text(declared or "")
+        (info / "variant.json").symlink_to(folder / "elsewhere.json")
+    elif declared is not None:
+        (info / "variant.json").write_text(declared)
+    return folder
+
+
+def test_check_reads_what_an_installed_distribution_declares(sass80, tmp_path):
+    bad = _site(tmp_path / "bad", sass80, variant_json("cu13", {"sm_arch": ["80_real", "90_real"]}))
+    res = cli_main("metadata", bad, "--check", check=1)
+    assert "CLAIMS MORE  nvidia :: sm_arch :: 90_real" in res.stdout and "demo 1.0" in res.stdout
+    good = _site(tmp_path / "good", sass80, variant_json("cu13", {"sm_arch": ["80_real"]}))
+    doc = json.loads(cli_main("metadata", good, "--check", "--json", check=0).stdout)
+    validate(doc)
+    [pkg] = doc["packages"]
+    assert pkg["package"] == "demo 1.0" and pkg["declared"]["source"].endswith("variant.json")
+    plain = _site(tmp_path / "plain", sass80, None)  # not from a variant wheel: nothing declared, nothing to fail
+    doc = json.loads(cli_main("metadata", plain, "--check", "--json", check=0).stdout)
+    assert doc["packages"][0]["declared"] is None
+    linked = _site(tmp_path / "linked", sass80, variant_json("cu13", {"sm_arch": ["80_real"]}), link=True)
+    res = cli_main("metadata", linked, "--check", check=1)  # a symlink is not followed: an error, not a read
+    assert "declared: cannot be read" in res.stdout

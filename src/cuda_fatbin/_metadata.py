@@ -41,8 +41,8 @@ if TYPE_CHECKING:
 
     from ._scan import BinaryReport
 
-__all__ = ["MAX_VARIANT_JSON", "NAMESPACE", "Declared", "MetadataReport", "PackageMetadata", "metadata",
-           "read_declared"]  # fmt: skip
+__all__ = ["MAX_VARIANT_JSON", "NAMESPACE", "Declared", "MetadataReport", "PackageMetadata", "installed_declared",
+           "metadata", "read_declared"]  # fmt: skip
 
 #: The variant provider namespace of NVIDIA's provider plugin (wheelnext/nvidia-variant-provider).
 NAMESPACE = "nvidia"
@@ -178,9 +178,10 @@ class Declared:
 
     Attributes
     ----------
-    wheel : str
+    path : str
+        The wheel, or the installed ``.dist-info`` folder.
     source : str or None
-        ``wheel::member`` of the ``variant.json`` read; None when the wheel has none (not a variant wheel).
+        ``wheel::member`` (or the path) of the ``variant.json`` read; None when there is none (not a variant wheel).
     label : str or None
         The variant label ``variant.json`` names.
     properties : list of str
@@ -189,7 +190,7 @@ class Declared:
         Why the declared metadata could not be read or is not valid (hostile input is an error, never a crash).
     """
 
-    wheel: str
+    path: str
     source: str | None = None
     label: str | None = None
     properties: list[str] = field(default_factory=list)
@@ -197,7 +198,7 @@ class Declared:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``declared`` record of ``metadata --json``."""
-        return {"wheel": self.wheel, "source": self.source, "label": self.label, "properties": self.properties,
+        return {"path": self.path, "source": self.source, "label": self.label, "properties": self.properties,
                 "error": self.error}  # fmt: skip
 
 
@@ -238,28 +239,90 @@ def read_declared(wheel: str | os.PathLike[str]) -> Declared:
 
     path = os.fspath(wheel)
     out = Declared(path)
-    try:
+
+    def read() -> bytes | None:
         found = [m for m in list_members(path) if _VARIANT_JSON.fullmatch(m.name)]
         if not found:
-            return out
+            return None
         if len(found) > 1:
             raise ValueError(f"{len(found)} variant.json files in .dist-info folders; a wheel has one")
         [member] = found
         out.source = f"{path}{SEPARATOR}{member.name}"
         if member.size > MAX_VARIANT_JSON:
             raise ValueError(f"variant.json is {member.size} bytes, over the {MAX_VARIANT_JSON} read")
-        text = read_member(path, member, MAX_VARIANT_JSON).decode("utf-8")
-        out.label, out.properties = _parse_variant_json(json.loads(text))
+        return read_member(path, member, MAX_VARIANT_JSON)
+
+    _fill(out, read)
+    expected = _filename_label(path)
+    if out.error is None and out.label is not None and expected is not None and expected != out.label:
+        out.error = f"variant.json names the variant {out.label!r}; the file name says {expected!r}"
+        out.properties = []  # of another wheel: not this one's claims
+    return out
+
+
+def _fill(out: Declared, read: Callable[[], bytes | None]) -> None:
+    """``out``'s label and properties from the ``variant.json`` bytes ``read()`` gives (None: there is none), or
+    its ``error``: what was wrong, never an exception."""
+    try:
+        data = read()
+        if data is not None:
+            out.label, out.properties = _parse_variant_json(json.loads(data.decode("utf-8")))
     except UnicodeDecodeError as e:
         out.error = f"variant.json is not UTF-8 (byte {e.start})"
     except RecursionError:
         out.error = "variant.json is nested too deep"
     except (OSError, ValueError) as e:  # ArchiveError is an OSError; json's errors are ValueErrors
         out.error = f"{type(e).__name__}: {e}" if isinstance(e, OSError) else str(e)
-    expected = _filename_label(path)
-    if out.error is None and out.label is not None and expected is not None and expected != out.label:
-        out.error = f"variant.json names the variant {out.label!r}; the file name says {expected!r}"
-        out.properties = []  # of another wheel: not this one's claims
+
+
+def installed_declared(folder: str | os.PathLike[str]) -> dict[str, Declared]:
+    """The variant properties each distribution installed in ``folder`` declares: ``"name version"`` (PEP 503
+    name, as ``scan`` names distributions) -> :class:`Declared`, for each ``*.dist-info`` folder directly in
+    ``folder`` that holds a ``variant.json`` (an installed variant wheel keeps its ``.dist-info`` as it was).
+
+    Read as every input is: regular files only, never through a symlink, ``METADATA`` within
+    ``scan.MAX_RECORD_BYTES``, ``variant.json`` within :data:`MAX_VARIANT_JSON`; a dist-info without a
+    readable ``METADATA`` naming a Name and a Version is passed over (it names no distribution), a
+    ``variant.json`` that cannot be read or is not valid is a :class:`Declared` with ``error``.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> site = pathlib.Path(tempfile.mkdtemp())
+    >>> info = site / "k-1.0.dist-info"
+    >>> info.mkdir()
+    >>> _ = (info / "METADATA").write_text("Metadata-Version: 2.1\\nName: K\\nVersion: 1.0\\n")
+    >>> _ = (info / "variant.json").write_text('{"variants": {"cu13": {"nvidia": {"sm_arch": ["90_real"]}}}}')
+    >>> {name: d.properties for name, d in installed_declared(site).items()}
+    {'k 1.0': ['nvidia :: sm_arch :: 90_real']}
+    """
+    from email.parser import HeaderParser
+
+    from ._files import read_regular
+    from ._scan import MAX_RECORD_BYTES, normalize
+
+    out: dict[str, Declared] = {}
+    try:
+        with os.scandir(folder) as listing:
+            infos = sorted(e.path for e in listing if e.name.endswith(".dist-info") and e.is_dir(follow_symlinks=False))
+    except OSError:
+        return out
+    for info in infos:
+        source = os.path.join(info, "variant.json")
+        if not os.path.lexists(source):
+            continue
+        try:
+            meta = HeaderParser().parsestr(
+                read_regular(os.path.join(info, "METADATA"), MAX_RECORD_BYTES).decode("utf-8", "replace")
+            )
+        except (OSError, ValueError):
+            continue
+        name, version = meta.get("Name"), meta.get("Version")
+        if not (isinstance(name, str) and isinstance(version, str) and name.strip() and version.strip()):
+            continue
+        declared = Declared(info, source=source)
+        _fill(declared, lambda: read_regular(source, MAX_VARIANT_JSON))  # noqa: B023  (called at once)
+        out[f"{normalize(name.strip())} {version.strip()}"] = declared
     return out
 
 
@@ -309,7 +372,7 @@ class PackageMetadata:
     needs : list of dict
         ``{"rule", "cuda", "text", "source"}``: what needs which driver, from the rule table with its source.
     declared : Declared or None
-        What the wheel declares (``check=True`` and a wheel only).
+        What the wheel or installed distribution declares (``check=True``), None when nothing was read.
     check : list of dict
         ``{"property", "verdict", "reason"}`` per declared property: ``justified``, ``unjustified`` (it claims
         more than the bytes give) or ``not checked`` (nothing in the bytes says: another namespace or feature).
@@ -497,8 +560,9 @@ def metadata(
         What :func:`~cuda_fatbin.scan` reads: files, folders, wheels, conda packages, images. Default: this
         Python environment's site-packages.
     check : bool, optional
-        Also read the variant properties each ``.whl`` of ``paths`` declares (:func:`read_declared`) and judge
-        each against the bytes (``PackageMetadata.check``).
+        Also read the variant properties each ``.whl`` of ``paths`` declares (:func:`read_declared`), and those
+        of each distribution installed directly in a folder of ``paths`` (:func:`installed_declared`), and
+        judge each against the bytes (``PackageMetadata.check``).
     embedded, max_workers, progress
         As for :func:`~cuda_fatbin.scan`.
 
@@ -525,7 +589,7 @@ def metadata(
     >>> pkg.real, pkg.virtual, pkg.cuda_arch
     (['8.0', '9.0'], '8.0', '8.0')
     """
-    from ._scan import scan
+    from ._scan import default_paths, scan
 
     if paths is not None and not isinstance(paths, (str, bytes, os.PathLike)):
         paths = list(paths)  # read twice: by scan, and for the wheels to check
@@ -535,13 +599,20 @@ def metadata(
     for b in report.binaries:
         name = _package_of(b)
         groups.setdefault(name, []).append(_binary(b, name, judged))
-    wheels = [os.fspath(p) for p in paths or () if os.fspath(p).lower().endswith(".whl")] if check else []
-    for w in wheels:
-        groups.setdefault(w, [])
+    roots = [os.fspath(p) for p in paths] if paths is not None else default_paths()
+    declared: dict[str, Declared] = {}
+    if check:
+        for root in roots:
+            if root.lower().endswith(".whl") and not os.path.isdir(root):
+                declared[root] = read_declared(root)
+            elif os.path.isdir(root):
+                declared.update((k, v) for k, v in installed_declared(root).items() if k not in declared)
+    for name in declared:
+        groups.setdefault(name, [])
     packages = [_package(name, rows) for name, rows in sorted(groups.items())]
     for pkg in packages:
-        if pkg.package in wheels:
-            pkg.declared = read_declared(pkg.package)
+        pkg.declared = declared.get(pkg.package)
+        if pkg.declared is not None:
             pkg.check = [dict(zip(("property", "verdict", "reason"), (p, *_verdict(p, pkg)), strict=True))
                          for p in pkg.declared.properties]  # fmt: skip
     return MetadataReport(packages, report.files_read, check)
