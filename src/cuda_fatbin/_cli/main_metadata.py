@@ -73,15 +73,17 @@ def _package(pkg: PackageMetadata, check: bool) -> None:
     print(f"{_shown(pkg.package)}: {len(code)} binary(ies) with device code")
     for prop in pkg.properties:
         print(f"  {prop}")
-    if code and not pkg.virtual:
-        print("  (no _virtual: a binary lacks PTX that runs on every GPU from some capability on)")
     for need in pkg.needs:
         print(f"    needs CUDA {need['cuda']}: {need['rule']}")
+    if code and not pkg.virtual:
+        print("  no _virtual: a binary lacks PTX that runs on every GPU from some capability on")
     bound = f"cuda-arch >={pkg.cuda_arch}" if pkg.cuda_arch else "none (a binary has no PTX for newer GPUs)"
     print(f"  conda: {bound}" if code else "  no device code: no property is justified")
     if len(code) > 1:
         for b in code:
-            values = [p.rsplit(" :: ", 1)[1] for p in b.to_dict()["properties"]]
+            values = [p.rsplit(" :: ", 1)[1] for p in b.to_dict()["properties"] if ":: sm_arch ::" in p]
+            bound = b.to_dict()["cuda_version_lower_bound"]
+            values += [f"cuda>={bound}"] if bound else []
             print(f"    {_shown(b.path)}: {' '.join(values) or '-'}")
     if check and pkg.declared is not None:
         _declared(pkg)
