@@ -15,19 +15,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from importlib import import_module
 
-from . import (
-    main_build,
-    main_compile,
-    main_extract,
-    main_gpus,
-    main_inspect,
-    main_metadata,
-    main_probe,
-    main_scan,
-    main_size,
-    main_which,
-)
 from ._common import Failure, UsageError, _shown
 
 __all__ = ["build_parser", "main"]
@@ -37,10 +26,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any, NoReturn
 
-_COMMANDS = (
-    main_compile, main_build, main_inspect, main_which, main_scan, main_size, main_metadata, main_extract, main_gpus,
-    main_probe,
-)  # fmt: skip
+#: The subcommands, in this order in --help and in "unknown command"; ``NAME`` is run by module ``main_NAME``.
+_COMMANDS = ("compile", "build", "inspect", "which", "scan", "size", "metadata", "extract", "gpus", "probe")
 
 
 def versions_text() -> str:
@@ -92,8 +79,12 @@ class _Parser(argparse.ArgumentParser):
         super().error("\n".join(_shown(line) for line in message.split("\n")))
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser of ``cuda-fatbin``: each subcommand's options come from its module's ``configure_parser``."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of ``cuda-fatbin``: each subcommand's options come from its module's ``configure_parser``.
+
+    ``only`` (a name in ``_COMMANDS``) configures that subcommand alone: a command line that names one parses
+    the same way, without importing the others' modules or building their parsers (start-up time).
+    """
     parser = _Parser(
         prog="cuda-fatbin", description="Make, inspect and check CUDA fat binaries (toolkit-free inspection)."
     )
@@ -101,8 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_VersionAction)
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    for command in _COMMANDS:  # in this order in --help and in "unknown command"
-        command.configure_parser(subparsers)
+    for name in _COMMANDS if only is None else (only,):  # in this order in --help and in "unknown command"
+        import_module(f"{__name__}.main_{name}").configure_parser(subparsers)
     return parser
 
 
@@ -143,8 +134,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
+    first = next((a for a in argv if not a.startswith("-")), None)  # the command: no option before it takes a value
+    parser = build_parser(first if first in _COMMANDS else None)
     _suggest_command(parser, argv)
     try:  # --version and --help print while parsing: into `head`, too
         args = parser.parse_args(_join_option_values(argv))
