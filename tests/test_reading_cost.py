@@ -72,3 +72,40 @@ def test_the_parser_of_one_command_parses_as_the_whole_one(argv):
     sub = {name: next(a for a in p._actions if a.dest == "command").choices[command] for name, p in
            (("whole", whole), ("alone", alone))}  # fmt: skip
     assert sub["alone"].format_help() == sub["whole"].format_help()
+
+
+def _stored(kind: int, sm: int, payload: bytes, at: int):
+    """A fatbin stored as data at ``at``: one uncompressed entry whose header says ``sm`` whatever its payload."""
+    import struct
+
+    from cuda_fatbin import read_fatbin
+    from cuda_fatbin._reader import Fatbin
+
+    payload += bytes(-len(payload) % 8)
+    entry = struct.pack("<HHIQIIHHIIIQQQ", kind, 0x0101, 64, len(payload), 0, 0, 0, 8, sm, 0, 0, 0x15, 0, 0) + payload
+    fb = read_fatbin(struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(entry)) + entry)
+    return Fatbin(fb.entries, at, fb.size, fb.version, embedded=True)
+
+
+@pytest.mark.parametrize("pattern", ["gbgb", "bggg", "ggbb", "gggg", "bbbb", "gxbx"])
+def test_fatbins_stored_as_data_are_judged_once_per_signature_and_as_each_alone(monkeypatch, pattern):
+    """Thousands of stored fatbins share a few signatures (libcufft: 24,454 fatbins): each signature is read
+    once, not once per GPU; and a fatbin whose payload disagrees with its header still gets its own answer."""
+    from cuda_fatbin import Arch, _select
+    from cuda_fatbin._select import _RANK, fatbin_status, judge
+
+    payloads = {"g": (1, 80, b".version 8.0\n.target sm_80\n"), "b": (1, 80, b".version 8.0\n.target sm_90\n"),
+                "x": (1, 75, b".version 8.0\n.target sm_75\n")}  # fmt: skip
+    gpus = ["7.5", "8.0", "8.6", "9.0", "10.0", "12.0"]
+    fatbins = [_stored(*payloads[c], 4096 * i) for i, c in enumerate(pattern * 50)]
+    calls = []
+    signature = _select._signature
+    monkeypatch.setattr(_select, "_signature", lambda fb: calls.append(fb) or signature(fb))
+    got = judge(fatbins, gpus)
+    assert len(calls) <= len(fatbins) + 3 * len(gpus), len(calls)
+    for gpu in gpus:  # each fatbin's own answer, no memo: the best of them, and how many load
+        alone = [fatbin_status(fb, Arch.parse(gpu), None) for fb in fatbins]
+        best = min(alone, key=lambda a: _RANK[a[0]])
+        loading = sum(_RANK[a[0]] <= _RANK["PTX JIT"] for a in alone)
+        note = f"{loading} of {len(fatbins)} fatbins stored as data load ({best[0]} at best)"
+        assert got[gpu] == {"status": best[0], "reason": f"a fatbin stored as data: {best[1]}; {note}"}, gpu

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     #: GPUs: ``"75;80;9.0"``, ``"T4;A100"`` or an iterable of capabilities or GPU names (``_nvidia.gpu_arch``).
     GpuList: TypeAlias = "str | Iterable[Arch | str | int]"
     _Row: TypeAlias = "tuple[tuple[str, str], Fatbin | None]"  # ((status, reason), fatbin)
+    _Class: TypeAlias = "list[Any]"  # fatbins that get one answer on each GPU: [answers by GPU, how many]
 
 __all__ = ["DRIVER_CUDA", "PTX_ISA_CUDA", "RULES", "STATUSES", "UNCOVERED", "Selection", "coverage", "driver_gaps",
            "driver_needs", "fatbin_status", "judge", "needed_driver", "parse_driver", "ptx_isa_needs",
@@ -598,6 +599,38 @@ def fatbin_status(fb: Fatbin, gpu: Arch, driver: DriverSpec, cache: dict[object,
     return found
 
 
+_ANSWERS_PER_SIGNATURE = 8  # classes kept per signature (payloads that disagree differently): the work stays linear
+
+def _classes(fatbins: list[Fatbin], gpus: list[Arch], driver: DriverSpec) -> list[_Class]:
+    """``fatbins`` (stored as data: thousands in a library, sharing a few signatures) in classes of one answer.
+
+    A fatbin joins the class of an earlier one with its signature (:func:`_signature`, read once) whose
+    payloads read for its answers (:attr:`~cuda_fatbin.FatbinEntry.payload_mismatch`) agree with its own, as
+    :func:`fatbin_status` shares an answer; otherwise it is judged on every GPU and starts a class. The
+    judgement then costs one answer per class and GPU, not one per fatbin and GPU.
+    """
+    classes: list[_Class] = []
+    known: dict[tuple[object, ...], list[tuple[_Class, tuple[tuple[int, object], ...]]]] = {}
+    for fb in fatbins:
+        same = known.setdefault(_signature(fb), [])
+        found = next((c for c, read in same if not read or _agree(fb, read)), None)
+        if found is None:
+            found = [{gpu: fatbin_status(fb, gpu, driver) for gpu in gpus}, 0]
+            classes.append(found)
+            if len(same) < _ANSWERS_PER_SIGNATURE:
+                same.append((found, _payloads_read(fb)))
+        found[1] += 1
+    return classes
+
+
+def _agree(fb: Fatbin, read: tuple[tuple[int, object], ...]) -> bool:
+    """Do ``fb``'s entries say what the entries of another fatbin said when their payloads were read?"""
+    entries = fb.entries if len(read) == 1 and read[0][0] == 0 and fb.entries[0].kind != "concat" else None
+    if entries is None:
+        entries = tuple(fb.iter_entries())
+    return all(entries[i].payload_mismatch == seen for i, seen in read)
+
+
 def _specialised(fb: Fatbin) -> bool:
     """Every entry is arch- or family-specific (``a``/``f``): code a library calls only on those GPUs."""
     return all(e.arch is not None and e.arch.suffix for e in fb.iter_entries())
@@ -670,19 +703,21 @@ def judge(fatbins: Iterable[Fatbin], gpus: GpuList, driver: DriverSpec = None) -
     cache: dict[object, Any] = {}
     out = {}
     cuda = parse_driver(driver)
+    gaps = {gpu: support_gap(gpu, cuda) for gpu in specs}
+    classes = _classes(stored, [gpu for gpu in specs if gaps[gpu] is None], driver)
     for gpu in specs:
-        gap = support_gap(gpu, cuda)
+        gap = gaps[gpu]
         if gap is not None:  # the driver does not run this GPU at all: no fatbin decides
             out[gpu.capability] = {"status": gap[0], "reason": gap[1]}
             continue
-        out[gpu.capability] = _judge_one(registered, relocatable, stored, gpu, driver, cache)
+        out[gpu.capability] = _judge_one(registered, relocatable, classes, gpu, driver, cache)
     return out
 
 
 def _judge_one(
     registered: list[Fatbin],
     relocatable: list[Fatbin],
-    stored: list[Fatbin],
+    stored: list[_Class],
     gpu: Arch,
     driver: DriverSpec,
     cache: dict[object, Any],
@@ -728,11 +763,9 @@ def _judge_one(
         if status is None:
             (status, reason), _fb = min(special, key=rank)
     if stored:
-        srows: list[_Row] = [(fatbin_status(fb, gpu, driver, cache), fb) for fb in stored]
-        (best, why), _fb = min(srows, key=rank)
-        notes.append(
-            f"{sum(rank(r) <= ok for r in srows)} of {len(srows)} fatbins stored as data load ({best} at best)"
-        )
+        best, why = min((c[0][gpu] for c in stored), key=lambda answer: _RANK[answer[0]])  # the first of the best
+        loading = sum(c[1] for c in stored if _RANK[c[0][gpu][0]] <= ok)
+        notes.append(f"{loading} of {sum(c[1] for c in stored)} fatbins stored as data load ({best} at best)")
         if status is None:
             status, reason = best, f"a fatbin stored as data: {why}"
     if status is None:
