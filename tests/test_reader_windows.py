@@ -166,8 +166,8 @@ def test_a_window_read_short_says_how_small_the_file_is_now(tmp_path, small_wind
     path = tmp_path / "f.bin"
     _layout(path, [(0, _run(2 * MiB, {}))], 2 * MiB)
     data = _reader._open(str(path))
-    real = os.pread
-    monkeypatch.setattr(os, "pread", lambda fd, n, at: (os.truncate(path, MiB + 10), real(fd, n, at))[1])
+    real = os.preadv
+    monkeypatch.setattr(os, "preadv", lambda fd, bufs, at: (os.truncate(path, MiB + 10), real(fd, bufs, at))[1])
     with pytest.raises(FatbinFormatError) as e:  # SEEK_HOLE said data to 2 MiB; the read finds 10 bytes
         data.find(SUB, MiB, 2 * MiB)
     assert (e.value.message, e.value.offset) == (
@@ -184,8 +184,8 @@ def test_a_search_reads_each_byte_once_but_the_overlap_a_straddling_match_needs(
     content = _layout(path, [(0, _run(2 * MiB, {}))], 2 * MiB)
     data = _reader._open(str(path))
     reads: list[tuple[int, int]] = []
-    real = os.pread
-    monkeypatch.setattr(os, "pread", lambda fd, n, at: (reads.append((at, n)), real(fd, n, at))[1])
+    real = os.preadv  # the windows are read into one buffer
+    monkeypatch.setattr(os, "preadv", lambda fd, bufs, at: (reads.append((at, len(bufs[0]))), real(fd, bufs, at))[1])
     start, end = 100, MiB + 100
     assert data.find(SUB, start, end) == -1 == content.find(SUB, start, end)
     windows = -(-(end - start - len(SUB) + 1) // (W - len(SUB) + 1))  # steps of W - overlap
@@ -193,7 +193,7 @@ def test_a_search_reads_each_byte_once_but_the_overlap_a_straddling_match_needs(
     assert sum(n for _, n in reads) == (end - start) + (windows - 1) * (len(SUB) - 1)
     assert all(b_at == a_at + a_n - len(SUB) + 1 for (a_at, a_n), (b_at, _) in itertools.pairwise(reads))
     reads.clear()
-    last_at, last_n = data._win_at, len(data._win)
+    last_at, last_n = data._win_at, data._win_len
     assert data.find(b"\x01", last_at, last_at + last_n) == last_at  # inside the window read last
     assert data.find(SUB, last_at, last_at + last_n) == -1
     assert reads == []
@@ -252,8 +252,8 @@ def test_a_short_read_of_a_file_that_did_not_shrink_is_an_error_at_its_end(tmp_p
     path = tmp_path / "f.bin"
     _layout(path, [(0, _run(2 * MiB, {MiB + 100: SUB}))], 2 * MiB)
     data = _reader._open(str(path))
-    real = os.pread
-    monkeypatch.setattr(os, "pread", lambda fd, n, at: real(fd, n, at)[: n - 7])
+    real = os.preadv
+    monkeypatch.setattr(os, "preadv", lambda fd, bufs, at: real(fd, [bufs[0][: len(bufs[0]) - 7]], at))
     with pytest.raises(FatbinFormatError) as e:
         data.find(SUB, MiB, 2 * MiB)
     assert (e.value.message, e.value.offset) == (f"{str(path)!r} shrank while it was being read", MiB + W - 7)
