@@ -83,6 +83,11 @@ def _described(kind: int, sm: int, vmajor: int, vminor: int, flags: int) -> dict
     }
 
 
+#: :func:`_described` of the headers seen last, shared (read only: copied into each entry). A library's thousands
+#: of entries have a few dozen distinct kind, SM, version and flags.
+_described_once = functools.lru_cache(maxsize=1024)(_described)
+
+
 def _arch(sm: int, flags: int) -> Arch | None:
     return _arch_of(sm, "a" if flags & FLAG_ARCH_SPECIFIC else ("f" if flags & FLAG_FAMILY else ""))
 
@@ -543,8 +548,10 @@ def _parse_entry(
     """One entry header at ``pos``; its strings are checked and appended to ``texts``, not read."""
     buf = src.view
     src.headers += 1
-    (kind, hver, hsize, psize, csize, opt_off, vminor, vmajor, sm, id_off, id_len, flags, _key, usize) = _u(
-        _ENTRY.format, buf, pos, end, "entry header"
+    if pos + _ENTRY_SIZE > end:  # as _u says it; unpacked here directly: a library has tens of thousands of entries
+        raise FatbinFormatError(f"truncated entry header: need {_ENTRY_SIZE} bytes, {max(0, end - pos)} left", pos)
+    (kind, hver, hsize, psize, csize, opt_off, vminor, vmajor, sm, id_off, id_len, flags, _key, usize) = (
+        _ENTRY.unpack_from(buf, pos)
     )
     if hsize < _ENTRY_SIZE or pos + hsize > end:
         raise FatbinFormatError(f"entry header size {hsize} is outside 64..{end - pos}", pos + 4)
@@ -570,12 +577,13 @@ def _parse_entry(
         size = usize
     else:
         size = usize if compression == "obfuscated" and usize else psize
-    values = _described(kind, sm, vmajor, vminor, flags)
-    values.update(identifier=None, options=None, compression=compression, stored_size=psize, size=size,
-                  offset=pos, _src=src, _payload=header_end,
-                  _compressed=csize if compression in ("zstd", "lz4") else 0)  # fmt: skip
     entry = FatbinEntry.__new__(FatbinEntry)  # the fields are known to be right: no check of their names
-    entry.__dict__.update(_ENTRY_DEFAULTS, **values, _stream=[])
+    state = entry.__dict__
+    state.update(_ENTRY_DEFAULTS)
+    state.update(_described_once(kind, sm, vmajor, vminor, flags))
+    state.update(identifier=None, options=None, compression=compression, stored_size=psize, size=size,
+                 offset=pos, _src=src, _payload=header_end,
+                 _compressed=csize if compression in ("zstd", "lz4") else 0, _stream=[])  # fmt: skip
     texts.extend((entry, field, begin, length) for field, begin, length in strings)
     if kind == 0x100:
         entry.__dict__["members"] = _parse_members(src, pos, opt_off, header_end, entry, texts)
