@@ -132,3 +132,22 @@ def test_the_search_reads_every_window_into_one_buffer(tmp_path, monkeypatch):
         pos += 1
     assert found == [5, (256 << 10) - 2, (1 << 20) + 3, (3 << 20) - 4]
     assert len(buffers) >= 12 and all(b is buffers[0] for b in buffers), len(buffers)
+
+
+def test_a_scan_of_a_folder_without_installed_distributions_does_not_load_the_metadata_parser(tmp_path):
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    shutil.copy(Path(__file__).parent / "data" / "nvrtc129_sm_80.cubin", tmp_path / "k.cubin")
+    code = ("import sys, runpy; sys.argv = ['cuda-fatbin'] + sys.argv[1:]\n"
+            "try:\n    runpy.run_module('cuda_fatbin', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "print(' '.join(sorted(sys.modules)), file=sys.stderr)")  # fmt: skip
+    argv = ["scan", str(tmp_path), "--gpu", "8.0", "-j", "1"]
+    res = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True)
+    assert "1 with device code" in res.stdout
+    assert "email.parser" not in res.stderr.split()
+    (tmp_path / "k-1.0.dist-info").mkdir()  # a folder that has some: read (nothing owns k.cubin here)
+    res = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True)
+    assert "email.parser" in res.stderr.split()
