@@ -151,3 +151,40 @@ def test_a_scan_of_a_folder_without_installed_distributions_does_not_load_the_me
     (tmp_path / "k-1.0.dist-info").mkdir()  # a folder that has some: read (nothing owns k.cubin here)
     res = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True)
     assert "email.parser" in res.stderr.split()
+
+
+def _zstd_fatbin(payload: bytes, sm: int) -> bytes:
+    """A fatbin of one zstd-compressed PTX entry whose header says ``sm``."""
+    import struct
+
+    import zstandard
+
+    raw = zstandard.ZstdCompressor().compress(payload)
+    stored = raw + bytes(-len(raw) % 8)
+    entry = struct.pack("<HHIQIIHHIIIQQQ", 1, 0x0101, 64, len(stored), len(raw), 0, 0, 8, sm, 0, 0, 0x8011, 0,
+                        len(payload)) + stored  # fmt: skip
+    return struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(entry)) + entry
+
+
+def test_zstd_prefixes_use_their_decoders_again(monkeypatch):
+    """Making a zstd decoder per entry cost a third of reading its first block (libcurand: 186 entries)."""
+    import zstandard
+
+    from cuda_fatbin import read_fatbin
+
+    made = []
+
+    class Counted(zstandard.ZstdDecompressor):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            made.append(self)
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(zstandard, "ZstdDecompressor", Counted)
+    filler = b"".join(b".global .b32 g%d;\n" % i for i in range(300))
+    verdicts = []
+    for i in range(20):
+        target = 80 if i % 3 else 90
+        entry = read_fatbin(_zstd_fatbin(b".version 8.0\n.target sm_%d\n" % target + filler, 80)).entries[0]
+        verdicts.append(entry.payload_mismatch)
+    assert verdicts == [None if i % 3 else "the header says compute_80, the PTX .target is sm_90" for i in range(20)]
+    assert len(made) <= 1, len(made)

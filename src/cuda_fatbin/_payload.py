@@ -30,6 +30,7 @@ from ._source import FatbinFormatError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from typing import Any
 
     from ._source import _Data
 
@@ -157,12 +158,33 @@ def prefixes(entry: FatbinEntry) -> Iterator[tuple[bytes, bool]]:
     yield from _zstd_prefixes(entry, src, start, raw_end, size)
 
 
+#: zstd decoders to use again (each ``stream_reader`` starts a new session in its decoder): making one per entry
+#: cost a third of reading its first block. One reader at a time holds each; the list's pop and append are atomic.
+_ZSTD: list[Any] = []
+
+
 def _zstd_prefixes(entry: FatbinEntry, src: _Data, start: int, end: int, size: int) -> Iterator[tuple[bytes, bool]]:
+    import zstandard
+
+    decoder = _ZSTD.pop() if _ZSTD else zstandard.ZstdDecompressor()
+    try:
+        yield from _zstd_stream(entry, decoder, src, start, end, size)
+    finally:  # run once the caller has what it needed, or drops this generator
+        if len(_ZSTD) < 4:
+            _ZSTD.append(decoder)
+    # the whole payload as data() reads it (held once, checked to end at the header's size): gathering it here
+    # beside the prefix and copying it took three times its size
+    yield entry._decompressed(), True
+
+
+def _zstd_stream(
+    entry: FatbinEntry, decoder: Any, src: _Data, start: int, end: int, size: int
+) -> Iterator[tuple[bytes, bool]]:
     import zstandard
 
     try:
         span = _Span(src, start, end)  # any object with read(): zstandard asks for 16 KiB at a time
-        reader = zstandard.ZstdDecompressor().stream_reader(span, read_size=1 << 14)  # type: ignore[arg-type]
+        reader = decoder.stream_reader(span, read_size=1 << 14)
         got = bytearray()
         want = _FIRST
         while want < size:
@@ -179,10 +201,6 @@ def _zstd_prefixes(entry: FatbinEntry, src: _Data, start: int, end: int, size: i
         raise FatbinFormatError(e.message, entry.offset) from None
     except zstandard.ZstdError as e:
         raise FatbinFormatError(f"zstd payload does not decompress: {e}", entry.offset) from None
-    del got
-    # the whole payload as data() reads it (held once, checked to end at the header's size): gathering it here
-    # beside the prefix and copying it took three times its size
-    yield entry._decompressed(), True
 
 
 _UNDECIDED = object()
