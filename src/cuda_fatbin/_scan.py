@@ -251,19 +251,27 @@ _LOADED = ("elf", "ptx", "reloc")
 
 def _judged(report: BinaryReport, fatbins: list[Fatbin], gpus: list[Arch], driver: DriverSpec) -> BinaryReport:
     """``report`` with the entries, fatbin counts and coverage of ``fatbins``."""
-    kinds: collections.Counter[str] = collections.Counter()
-    isa: set[str] = set()
-    compression: set[str] = set()
-    needs: dict[str, tuple[int, int]] = {}
+    # counted by the header fields first, named and weighed once per distinct value: a library holds 24,454
+    # fatbins (driver_needs reads only kind, version, compression and concatenation: all in the key)
+    fields: collections.Counter[tuple[Any, ...]] = collections.Counter()
+    examples: dict[tuple[Any, ...], Any] = {}
     for fb in fatbins:
         for e in fb.iter_entries():
-            kinds[f"{e.kind} {e.arch or 'sm_' + str(e.sm)}"] += 1
-            if e.kind == "ptx":
-                isa.add(f"{e.version[0]}.{e.version[1]}")
-            if e.kind in _LOADED:
-                for rule, cuda in driver_needs(e).items():
-                    needs[rule] = max(needs.get(rule, cuda), cuda)
-        compression.update(top.compression for top in fb.entries)  # members are stored in their concat entry's
+            key = (e.kind, e.arch, e.sm, e.version, e.compression, e.concatenated)
+            fields[key] += 1
+            examples.setdefault(key, e)
+    kinds: collections.Counter[str] = collections.Counter()
+    isa: set[str] = set()
+    needs: dict[str, tuple[int, int]] = {}
+    for key, n in fields.items():
+        kind, arch, sm, version = key[:4]
+        kinds[f"{kind} {arch or 'sm_' + str(sm)}"] += n
+        if kind == "ptx":
+            isa.add(f"{version[0]}.{version[1]}")
+        if kind in _LOADED:
+            for rule, cuda in driver_needs(examples[key]).items():
+                needs[rule] = max(needs.get(rule, cuda), cuda)
+    compression = {top.compression for fb in fatbins for top in fb.entries}  # members: their concat entry's
     report.entries = dict(sorted(kinds.items()))
     report.ptx_isa = sorted(isa, key=lambda v: tuple(map(int, v.split("."))))
     report.compression = sorted(compression)
