@@ -188,3 +188,28 @@ def test_zstd_prefixes_use_their_decoders_again(monkeypatch):
         verdicts.append(entry.payload_mismatch)
     assert verdicts == [None if i % 3 else "the header says compute_80, the PTX .target is sm_90" for i in range(20)]
     assert len(made) <= 1, len(made)
+
+
+def test_ptx_answers_kept_by_their_lines_are_the_answers_and_stay_bounded():
+    """PTX entries start with the same few lines: their ``.target`` is read once per distinct text, and what is
+    kept has a bound (texts up to 4 KiB, at most 1024 of them)."""
+    from cuda_fatbin import _payload
+    from cuda_fatbin._detect import ptx_target
+
+    texts = [b".version 8.%d\n.target sm_%d\n" % (i % 10, 50 + i % 71) for i in range(3000)]
+    texts += [b".version 8.0\n.target sm_90a\n", b".version 8.0\n.target sm_9x\n", b"no directives\n", b".target"]
+    for _ in range(2):  # the second time from what was kept
+        for text in texts:
+            for whole in (True, False):
+                try:
+                    want: object = ptx_target(text if whole else text[: text.rfind(b"\n") + 1])
+                except ValueError as e:
+                    assert isinstance(_payload._ptx(text, whole), ValueError), text
+                    assert str(_payload._ptx(text, whole)) == str(e)
+                    continue
+                if want is None and not whole:
+                    want = _payload._UNDECIDED
+                assert _payload._ptx(text, whole) == want, (text, whole)
+                assert len(_payload._PTX_SEEN) <= _payload._PTX_SEEN_MAX
+    big = b".version 8.0\n.target sm_80\n" + b"// x\n" * 2000
+    assert str(_payload._ptx(big, True)) == "sm_80" and (big, True) not in _payload._PTX_SEEN

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 from ._arch import Arch
-from ._container import FatbinEntry
+from ._container import FatbinEntry, _arch_of
 from ._detect import ptx_target
 from ._elf import ELF_MAGIC, EM_CUDA, ElfFormatError, read_header
 from ._source import FatbinFormatError
@@ -56,31 +56,37 @@ def lz4_prefix(raw: bytes, want: int) -> bytes:
         input, an offset of 0 or before the start of the output.
     """
     out = bytearray()
-    i, n = 0, len(raw)
-    while i < n and len(out) < want:
+    got, i, n = 0, 0, len(raw)  # got: len(out), kept in a local (a library has thousands of payloads)
+    while i < n and got < want:
         token = raw[i]
         i += 1
         length = token >> 4
         if length == 15:
-            run = _RUN_FF.match(raw, i).end()  # type: ignore[union-attr]  # always matches (maybe empty)
-            if run >= n:
-                raise ValueError("LZ4 literal length runs past the end of the block")
-            length += 255 * (run - i) + raw[run]
-            i = run + 1
+            if i < n and raw[i] != 255:  # the usual short run: one byte, no search
+                length += raw[i]
+                i += 1
+            else:
+                run = _RUN_FF.match(raw, i).end()  # type: ignore[union-attr]  # always matches (maybe empty)
+                if run >= n:
+                    raise ValueError("LZ4 literal length runs past the end of the block")
+                length += 255 * (run - i) + raw[run]
+                i = run + 1
         if i + length > n:
             raise ValueError("LZ4 literals run past the end of the block")
-        out += raw[i : i + min(length, want - len(out))]
+        take = min(length, want - got)
+        out += raw[i : i + take]
+        got += take
         i += length
-        if i >= n or len(out) >= want:  # the last sequence holds literals only
+        if i >= n or got >= want:  # the last sequence holds literals only
             break
         if i + 2 > n:
             raise ValueError("LZ4 match offset runs past the end of the block")
         offset = raw[i] | raw[i + 1] << 8
         i += 2
-        if offset == 0 or offset > len(out):
-            raise ValueError(f"LZ4 match offset {offset} is outside the {len(out)} bytes decoded")
+        if offset == 0 or offset > got:
+            raise ValueError(f"LZ4 match offset {offset} is outside the {got} bytes decoded")
         length = token & 15
-        room = want - len(out)
+        room = want - got
         if length == 15:  # a long match: only its first ``room`` bytes are needed
             while i < n and length < room + 19:
                 length += raw[i]
@@ -89,11 +95,12 @@ def lz4_prefix(raw: bytes, want: int) -> bytes:
                 i += 1
             i += 1
         length = min(length + 4, room)
-        start = len(out) - offset
+        start = got - offset
         if offset >= length:
             out += out[start : start + length]
         else:  # the match overlaps what it writes: its first ``offset`` bytes repeat
             out += (out[start:] * (length // offset + 1))[:length]
+        got += length
     return bytes(out[:want])
 
 
@@ -204,6 +211,11 @@ def _zstd_stream(
 
 
 _UNDECIDED = object()
+#: :func:`_ptx`'s answers by the lines read: a library's thousands of PTX entries start with the same few lines.
+#: Bounded: texts up to 4 KiB, emptied at 1024 of them.
+_PTX_SEEN: dict[tuple[bytes, bool], object] = {}
+_PTX_SEEN_TEXT = 4096
+_PTX_SEEN_MAX = 1024
 
 
 def _ptx(head: bytes, whole: bool) -> object:
@@ -214,11 +226,20 @@ def _ptx(head: bytes, whole: bool) -> object:
     a shorter one.
     """
     text = head if whole else head[: head.rfind(b"\n") + 1]
+    key = (text, whole)
+    known = _PTX_SEEN.get(key, _PTX_SEEN)
+    if known is not _PTX_SEEN:
+        return known
     try:
         target = ptx_target(text)
     except ValueError as e:
-        return e
-    return target if target is not None or whole else _UNDECIDED
+        return e  # not kept: the caller may raise it, and an exception raised again keeps growing its traceback
+    answer = target if target is not None or whole else _UNDECIDED
+    if len(text) <= _PTX_SEEN_TEXT:
+        if len(_PTX_SEEN) >= _PTX_SEEN_MAX:
+            _PTX_SEEN.clear()
+        _PTX_SEEN[key] = answer
+    return answer
 
 
 def _verdict(entry: FatbinEntry, arch: Arch, head: bytes, whole: bool) -> object:
@@ -249,9 +270,8 @@ def _verdict(entry: FatbinEntry, arch: Arch, head: bytes, whole: bool) -> object
     from ._detect import flags_sm
 
     sm, a_flag, _ = flags_sm(header)
-    try:  # e_flags that name no arch (an "a" below sm_90) give no verdict, as cubin_arch gives none
-        image = Arch(sm // 10, sm % 10, "a" if a_flag else "")
-    except ValueError:
+    image = _arch_of(sm, "a" if a_flag else "")  # one Arch per value, None for e_flags that name no arch
+    if image is None:  # (an "a" below sm_90): no verdict, as cubin_arch gives none
         return None
     if image.sm != arch.sm:
         return f"the header says {arch}, the ELF image is for {image}"
