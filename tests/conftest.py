@@ -102,3 +102,17 @@ def needs_nvcc() -> str:
             pytest.fail("nvcc is not on PATH in CI")
         pytest.skip("nvcc not on PATH: the tests of nvcc-made files need it")
     return path
+
+
+def _signals_as_in_a_terminal() -> None:
+    """A suite started in the background of a script (``pytest &``) inherits SIGINT ignored, and the commands
+    under test rightly keep an ignored signal ignored: give the suite, and the processes it starts, the
+    handling of a terminal's foreground job, so that its Ctrl-C tests test Ctrl-C."""
+    import signal
+
+    for signum, handler in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL)):
+        if signal.getsignal(signum) is signal.SIG_IGN:
+            signal.signal(signum, handler)
+
+
+_signals_as_in_a_terminal()
