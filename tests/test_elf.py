@@ -264,3 +264,33 @@ def test_the_section_name_table_must_be_a_section_inside_the_data(bits):
     with pytest.raises(ElfFormatError) as info:
         list(iter_sections(patched(nobits, size_at, fmt, len(image) - str_off + 1)))
     assert (info.value.offset, info.value.message) == (str_off, "section-name table runs past the end of the data")
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.text(st.sampled_from(".abt\x00é"), max_size=300), min_size=0, max_size=5),
+    st.sampled_from([(64, None), (32, None), (64, 72)]),
+    st.lists(st.tuples(st.integers(0, 1 << 12), st.integers(0, 255)), max_size=6),
+)
+@example(["a" * 300, ".text.k"], (64, None), [])
+def test_section_names_in_one_pass_are_the_names_iter_sections_reads(names, layout, edits):
+    """section_names (the name table copied once) gives iter_sections' names, or its error, on any bytes."""
+    from cuda_fatbin._elf import section_names
+
+    bits, shentsize = layout
+    image = bytearray(make_elf([(n, 1, b"xy") for n in names], bits=bits, shentsize=shentsize))
+    for at, value in edits:
+        image[at % len(image)] = value
+    data = bytes(image)
+
+    def outcome(read):
+        try:
+            return read()
+        except ElfFormatError as e:
+            return ("error", e.message, e.offset)
+
+    def bulk():
+        header = read_header(data)
+        return section_names(data, header, section_headers(data, header))
+
+    assert outcome(bulk) == outcome(lambda: [s.name for s in iter_sections(data)])

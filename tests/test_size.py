@@ -228,3 +228,70 @@ def test_a_wheel_names_its_distribution_and_meets_a_budget(curand_wheel_path):
     assert dist["distribution"] == "nvidia-curand 10.4.5.25" and dist["file_bytes"] == 104860296
     assert res.returncode == 0 and doc["totals"]["projected_bytes"] < 100 << 20 < doc["totals"]["file_bytes"]
     assert cli_main("size", curand_wheel_path, "--budget", "99M").returncode == 1
+
+
+def _figures_one_by_one(path):
+    """The SASS figures of each entry read alone, as a plain reading gives them: ``data()`` (a copy), then every
+    section named by ``iter_sections``; ``None`` when the file cannot be read."""
+    import collections
+
+    from cuda_fatbin._elf import iter_sections
+    from cuda_fatbin._size import _category
+
+    cats, kernels, unparsed = collections.Counter(), {}, 0
+    try:
+        fatbins = list(iter_fatbins(str(path), embedded=True, relocatable=True))
+    except ValueError:
+        return None
+    for e in (e for fb in fatbins for e in fb.iter_entries() if e.kind == "elf"):
+        try:
+            data = e.data()
+        except ValueError:
+            unparsed += 1
+            cats["other"] += e.size
+            continue
+        try:
+            sections = list(iter_sections(data))
+        except ValueError:
+            unparsed += 1
+            cats["other"] += len(data)
+            continue
+        held = 0
+        for s in sections:
+            if s.type != 8 and s.size:
+                held += s.size
+                cats[_category(s.name)] += s.size
+                if _category(s.name) == "code" and s.name.startswith(".text."):
+                    row = kernels.setdefault(s.name[6:], [0, 0])
+                    row[0] += s.size
+                    row[1] += 1
+        cats["headers"] += max(0, len(data) - held)
+    return dict(+cats), kernels, unparsed
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.integers(0, 1 << 16), st.integers(0, 255)), max_size=6), st.sampled_from(["none", "size"]))
+def test_sass_figures_read_in_place_and_once_per_payload_are_those_of_each_payload_alone(artifacts, tmp_path, edits,
+                                                                                         mode):  # fmt: skip
+    """Uncompressed images are measured in place and a payload stored again is not parsed again: the figures are
+    still, byte for byte, those of each entry decompressed and parsed on its own (hostile bytes included)."""
+    cubins = [artifacts[("cubin", s)] for s in ("sm_80", "sm_90")]
+    with FatbinBuilder(FatbinOptions(compress_mode=mode)) as b:
+        for i, cubin in enumerate(cubins * 2):  # each image stored twice
+            b.add_cubin(cubin, identifier=f"k{i}")
+        data = bytearray(b.build())
+    for at, value in edits:
+        data[at % len(data)] = value
+    path = tmp_path / "x.fatbin"
+    path.write_bytes(bytes(data))
+    expected = _figures_one_by_one(path)
+    rows = size([path], max_workers=1).binaries
+    if not rows:  # no fatbin is found any more
+        assert expected in (None, ({}, {}, 0))
+        return
+    [b] = rows
+    if expected is None:
+        assert b.error
+        return
+    cats, kernels, unparsed = expected
+    assert ({k: v for k, v in b.categories.items() if v}, b.kernels, b.unparsed) == (cats, kernels, unparsed)

@@ -30,9 +30,11 @@ from ._source import _IDENT, FatbinFormatError, _Data, _ptx_line
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time: benchmarks/bench_cli.py)
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from typing import Any
+    from typing import Any, TypeVar
 
     from ._elf import Buffer
+
+    _Image = TypeVar("_Image", bytes, memoryview)
 
 _ENTRY = struct.Struct("<HHIQIIHHIIIQQQ")  # the 64 fixed bytes of an entry header
 _ENTRY_SIZE = 64
@@ -337,12 +339,13 @@ _ENTRY_DEFAULTS = {"members": (), "_src": None, "_payload": 0, "_compressed": 0,
 _ENTRY_FIELDS = frozenset(FatbinEntry.__annotations__)
 
 
-def _trim_elf(data: bytes, offset: int) -> bytes:
-    """Cut container padding after an ELF image; refuse anything but zeros there."""
+def _trim_elf(data: _Image, offset: int) -> _Image:
+    """Cut container padding after an ELF image; refuse anything but zeros there (bytes, or a view cut in place)."""
     try:
         header = read_header(data)
     except ElfFormatError:  # not an ELF image at all: nothing to cut by
         return data
+    rows: list[tuple[int, int, int, int]]
     try:
         rows = section_headers(data, header)
     except ElfFormatError as e:
@@ -352,7 +355,7 @@ def _trim_elf(data: bytes, offset: int) -> bytes:
     end = max([tables, *(offset + size for _n, typ, offset, size in rows if typ != _SHT_NOBITS)])  # rows may be []
     if end >= len(data):
         return data
-    if data.count(0, end) != len(data) - end:
+    if bytes(data[end:]).count(0) != len(data) - end:
         raise FatbinFormatError(
             f"the ELF image ends at +{end:#x} of its {len(data)}-byte payload, but non-zero bytes follow "
             "(a corrupt ELF header or a corrupt entry)",

@@ -319,12 +319,12 @@ def fan_out(
     >>> got
     {1: 1, 2: 4, 3: 9}
     """
-    import concurrent.futures as cf
-
     if workers == 1 or len(items) <= 1:
         for item in items:
             done(item, job(item, *args))
         return
+    import concurrent.futures as cf  # not before: one worker runs without it (start-up time)
+
     broken: list[T] = []
 
     def finished(f: cf.Future[R], item: T) -> None:

@@ -22,7 +22,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ._archive import SEPARATOR
-from ._elf import iter_sections
+from ._container import _trim_elf
+from ._elf import read_header, section_headers, section_names
 from ._inputs import _HEAD, _error, _is_binary, _Item, _opened
 from ._jobs import fan_out
 from ._packages import read_package
@@ -33,7 +34,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from ._elf import Buffer
     from ._reader import Fatbin, FatbinEntry
+
+    #: (why it cannot be read, SASS bytes by category, kernels and their bytes, 1 if unparsed, recompressed size)
+    _Figures = tuple[str | None, tuple[tuple[str, int], ...], tuple[tuple[str, int], ...], int, int | None]
 
 __all__ = ["CATEGORIES", "RECOMPRESS", "BinarySize", "SizeReport", "parse_size", "size"]
 
@@ -99,8 +104,8 @@ class BinarySize:
     kernels : dict
         Kernel (mangled name of its ``.text.NAME`` section) -> ``[bytes of code, images]``.
     payloads : list
-        ``[digest, "kind arch", record bytes, recompressed record bytes]`` per entry: the BLAKE2b digest of its
-        payload as stored (and its compression; a concatenated entry's member: of its uncompressed bytes),
+        ``[digest, "kind arch", record bytes, recompressed record bytes]`` per entry: the digest (SHA-256, 16
+        bytes) of its payload as stored (and its compression; a concatenated entry's member: of its uncompressed bytes),
         the bytes its record (header and stored payload) takes in the container, and what it
         would take recompressed (``recompress=``; the record bytes again without it).
     error : str or None
@@ -153,12 +158,14 @@ def _measure(out: BinarySize, fatbins: list[Fatbin], recompress: str | None) -> 
         out.overhead += max(0, fb.size - stored_payloads) if not fb.standalone else 0
 
 
-#: Recompressed sizes already computed in this process, by (payload digest, mode): a payload stored many times
-#: is compressed once.
-_RECOMPRESSED: dict[tuple[str, str], int] = {}
+#: What a payload gives (why it cannot be read, its SASS categories and kernels, its recompressed size) by
+#: (digest, uncompressed size, kind, standalone, recompress mode) in this process: a payload stored many times
+#: is decompressed, parsed and recompressed once. Bounded by entries and by the kernel rows it holds.
+_SEEN: dict[tuple[str, int, str, bool, str | None], _Figures] = {}
+_SEEN_ROWS = [0]
 
 
-def _compressed_size(data: bytes, mode: str) -> int:
+def _compressed_size(data: Buffer, mode: str) -> int:
     """Bytes ``data`` would be stored in, padded to 8, once compressed as libnvfatbin's ``mode`` does (kept
     uncompressed when that does not make it smaller)."""
     codec = RECOMPRESS[mode]
@@ -167,65 +174,105 @@ def _compressed_size(data: bytes, mode: str) -> int:
         if codec[0] == "zstd":
             import zstandard
 
-            n = min(n, len(zstandard.ZstdCompressor(level=codec[1]).compress(data)))
+            n = min(n, len(zstandard.ZstdCompressor(level=codec[1]).compress(bytes(data))))
         else:
             import lz4.block
 
-            n = min(n, len(lz4.block.compress(data, store_size=False, mode="high_compression", compression=codec[1])))
+            n = min(n, len(lz4.block.compress(bytes(data), store_size=False, mode="high_compression",
+                                              compression=codec[1])))  # fmt: skip
     return -(-n // 8) * 8
 
 
 def _entry(out: BinarySize, e: FatbinEntry, stored: int, record: int, recompress: str | None = None) -> None:
-    row = out.entries.setdefault(_key(e), [0, 0, 0])
+    key = _key(e)
+    row = out.entries.setdefault(key, [0, 0, 0])
     row[0] += 1
     row[1] += stored
     row[2] += e.size
     try:
         raw = e._stored()  # hashed as stored: a PTX payload is never decompressed unless recompressed
-        data = e.data() if raw is None or e.kind == "elf" or recompress is not None else None
-        digest = hashlib.blake2b(raw if raw is not None else data or b"", digest_size=16)
+        data = e.data() if raw is None else None  # a concatenated entry's member: by its uncompressed bytes
+        digest = hashlib.sha256(raw if raw is not None else data or b"")
     except (ValueError, MemoryError) as exc:  # a payload that cannot be read or decompressed: counted, not hashed
-        out.payloads.append([f"unreadable: {type(exc).__name__}", _key(e), record, record])
-        if e.kind == "elf":
-            out.unparsed += 1
-            out.categories["other"] = out.categories.get("other", 0) + e.size
+        _unreadable(out, e, key, record, exc)
         return
     digest.update(e.compression.encode() if raw is not None else b"member")
-    name = digest.hexdigest()
-    again = record
-    if recompress is not None and data is not None:
-        known = _RECOMPRESSED.get((name, recompress))
-        if known is None:
-            if len(_RECOMPRESSED) >= 1 << 16:  # bounded: a worker measures many files
-                _RECOMPRESSED.clear()
-            known = _RECOMPRESSED[name, recompress] = _compressed_size(data, recompress)
-        again = record - stored + known
-    out.payloads.append([name, _key(e), record, again])
-    if e.kind == "elf" and data is not None:
-        _sass(out, data)
-
-
-def _sass(out: BinarySize, data: bytes) -> None:
-    """Add a SASS image's bytes by category, and its kernels."""
-    cats = out.categories
-    try:
-        sections = list(iter_sections(data))
-    except ValueError:
-        out.unparsed += 1
-        cats["other"] = cats.get("other", 0) + len(data)
+    name = digest.hexdigest()[:32]
+    if e.kind != "elf" and recompress is None:
+        out.payloads.append([name, key, record, record])
         return
+    memo = (name, e.size, e.kind, e._exact, recompress)
+    figures = _SEEN.get(memo)
+    if figures is None:
+        figures = _figures(e, raw, data, recompress)
+        if len(_SEEN) >= 1 << 16 or _SEEN_ROWS[0] >= 1 << 20:
+            _SEEN.clear()
+            _SEEN_ROWS[0] = 0
+        _SEEN[memo] = figures
+        _SEEN_ROWS[0] += len(figures[2])
+    error, categories, kernels, unparsed, again = figures
+    if error is not None:
+        _unreadable(out, e, key, record, error)
+        return
+    out.payloads.append([name, key, record, record if again is None else record - stored + again])
+    cats = out.categories
+    for category, n in categories:
+        cats[category] = cats.get(category, 0) + n
+    for kernel, n in kernels:
+        k = out.kernels.setdefault(kernel, [0, 0])
+        k[0] += n
+        k[1] += 1
+    out.unparsed += unparsed
+
+
+def _unreadable(out: BinarySize, e: FatbinEntry, key: str, record: int, why: BaseException | str) -> None:
+    """A payload that cannot be read or decompressed: counted (its SASS bytes in "other"), not hashed."""
+    out.payloads.append([why if isinstance(why, str) else f"unreadable: {type(why).__name__}", key, record, record])
+    if e.kind == "elf":
+        out.unparsed += 1
+        out.categories["other"] = out.categories.get("other", 0) + e.size
+
+
+def _figures(e: FatbinEntry, raw: Buffer | None, data: bytes | None, recompress: str | None) -> _Figures:
+    """What a SASS payload (or, with ``recompress``, any payload) gives: see :data:`_SEEN`."""
+    try:
+        image: Buffer
+        if data is not None:
+            image = data
+        elif raw is not None and e.compression == "none":  # the payload in place, cut as data() cuts it
+            image = raw if e.kind != "elf" or e._exact else _trim_elf(memoryview(raw), e.offset)
+        else:
+            image = e.data()
+        again = _compressed_size(image, recompress) if recompress is not None else None
+    except (ValueError, MemoryError) as exc:
+        return f"unreadable: {type(exc).__name__}", (), (), 0, None
+    if e.kind != "elf":
+        return None, (), (), 0, again
+    return (None, *_sass(image), again)
+
+
+def _sass(data: Buffer) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...], int]:
+    """A SASS image's bytes by category, its kernels (``.text.NAME`` sections) with their bytes, and 1 when it
+    cannot be parsed (its bytes then all "other")."""
+    try:
+        header = read_header(data)
+        rows = section_headers(data, header)
+        names = section_names(data, header, rows)
+    except ValueError:
+        return (("other", len(data)),), (), 1
+    cats: dict[str, int] = {}
+    kernels = []
     held = 0
-    for s in sections:
-        if s.type == _SHT_NOBITS or s.size == 0:
+    for (_n, typ, _offset, size), name in zip(rows, names, strict=True):
+        if typ == _SHT_NOBITS or size == 0:
             continue
-        held += s.size
-        category = _category(s.name)
-        cats[category] = cats.get(category, 0) + s.size
-        if category == "code" and s.name.startswith(".text."):
-            row = out.kernels.setdefault(s.name[6:], [0, 0])
-            row[0] += s.size
-            row[1] += 1
+        held += size
+        category = _category(name)
+        cats[category] = cats.get(category, 0) + size
+        if category == "code" and name.startswith(".text."):
+            kernels.append((name[6:], size))
     cats["headers"] = cats.get("headers", 0) + max(0, len(data) - held)
+    return tuple(cats.items()), tuple(kernels), 0
 
 
 def _size_job(item: _Item, embedded: bool, recompress: str | None = None) -> tuple[list[BinarySize], int]:
