@@ -295,3 +295,22 @@ def test_sass_figures_read_in_place_and_once_per_payload_are_those_of_each_paylo
         return
     cats, kernels, unparsed = expected
     assert ({k: v for k, v in b.categories.items() if v}, b.kernels, b.unparsed) == (cats, kernels, unparsed)
+
+
+def test_size_is_a_public_name_loaded_on_first_use(artifacts, tmp_path):
+    """``cuda_fatbin.size`` and ``SizeReport`` are the size module's, and ``import cuda_fatbin`` does not load it."""
+    code = (
+        "import sys, cuda_fatbin\n"
+        "assert 'cuda_fatbin._size' not in sys.modules\n"
+        "from cuda_fatbin import SizeReport, size\n"
+        "import cuda_fatbin._size as m\n"
+        "assert size is m.size and SizeReport is m.SizeReport\n"
+        "report = size([sys.argv[1]], max_workers=1)\n"
+        "assert isinstance(report, SizeReport)\n"
+        "print(report.totals()['device_bytes'])\n"
+    )
+    data = _build(artifacts, SPECS)
+    (tmp_path / "k.fatbin").write_bytes(data)
+    res = subprocess.run([sys.executable, "-c", code, str(tmp_path / "k.fatbin")], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert int(res.stdout) == len(data)

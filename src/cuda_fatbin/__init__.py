@@ -60,6 +60,8 @@ _LAZY: dict[str, str] = {
     "ScanReport": "._scan",
     "scan": "._scan",
     "Selection": "._select",
+    "SizeReport": "._size",
+    "size": "._size",
     "coverage": "._select",
     "select_entry": "._select",
 }
@@ -110,6 +112,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names come from
     from ._select import Selection as Selection
     from ._select import coverage as coverage
     from ._select import select_entry as select_entry
+    from ._size import SizeReport as SizeReport
+    from ._size import size as size
 
 __all__ = [
     "RULES",
@@ -143,6 +147,7 @@ __all__ = [
     "ProgramOptions",
     "ScanReport",
     "Selection",
+    "SizeReport",
     "__version__",
     "build_fatbin",
     "coverage",
@@ -158,6 +163,7 @@ __all__ = [
     "read_fatbin",
     "scan",
     "select_entry",
+    "size",
 ]
 
 

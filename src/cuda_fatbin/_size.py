@@ -390,7 +390,7 @@ class SizeReport:
     >>> src = 'extern "C" __global__ void k(float* p) { p[0] = 1; }'
     >>> data = bytes(Program(src, "c++").compile("fatbin", archs=["sm_80", "sm_90"], ptx_for=["sm_90"]).code)
     >>> import pathlib, tempfile
-    >>> from cuda_fatbin._size import size
+    >>> from cuda_fatbin import size
     >>> folder = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (folder / "kernels.fatbin").write_bytes(data)
     >>> report = size([folder], drop=["sm_80"], max_workers=1)
@@ -543,7 +543,15 @@ def size(
 
     Examples
     --------
-    >>> from cuda_fatbin._size import size
+    >>> import pathlib, tempfile
+    >>> from cuda_fatbin import Program, size
+    >>> src = 'extern "C" __global__ void k(float* p) { p[0] = 1; }'
+    >>> data = bytes(Program(src, "c++").compile("fatbin", archs=["sm_80", "sm_90"]).code)
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "k.fatbin"
+    >>> _ = path.write_bytes(data)
+    >>> report = size([path], drop=["sm_80"], max_workers=1)
+    >>> report.totals()["device_bytes"] == len(data), [k["name"] for k in report.kernels()]
+    (True, ['k'])
     >>> size(drop=["sm_70"]).totals()["projected_bytes"]  # this Python environment  # doctest: +SKIP
     1234567
     """
