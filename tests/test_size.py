@@ -70,6 +70,48 @@ def test_drop_projection_matches_a_libnvfatbin_rebuild(artifacts, tmp_path, drop
     assert abs(projected - len(rebuilt)) <= 0.02 * len(rebuilt), (projected, len(rebuilt), len(full))
 
 
+@pytest.mark.parametrize(
+    ("keep", "drop", "kept_ptx"),
+    [
+        (["compute_90"], [], ["sm_90"]),
+        (["compute_75", "sm_90"], [], ["sm_75", "sm_90"]),  # sm_90 names the PTX for sm_90 here too
+        (["compute_80"], [], []),  # no PTX for sm_80: every PTX goes, and the binary is named as left without
+        (["compute_90"], ["sm_80", "compute_90"], []),  # --drop wins
+        (["compute_75"], ["sm_75"], ["sm_75"]),
+    ],
+)
+@pytest.mark.parametrize("mode", ["none", "size"])
+def test_keep_ptx_for_projection_matches_a_libnvfatbin_rebuild(artifacts, tmp_path, keep, drop, kept_ptx, mode):
+    ptx = ("sm_75", "sm_90")
+    full = _build(artifacts, SPECS, ptx=ptx, mode=mode)
+    (tmp_path / "k.fatbin").write_bytes(full)
+    report = size([tmp_path / "k.fatbin"], keep_ptx_for=keep, drop=drop, max_workers=1)
+    kept_sass = [s for s in SPECS if s not in drop]
+    rebuilt = _build(artifacts, kept_sass, ptx=kept_ptx, mode=mode)
+    t = report.totals()
+    assert t["projected_bytes"] <= len(full) and t["left_without_ptx"] == (0 if kept_ptx else 1)
+    assert abs(t["projected_bytes"] - len(rebuilt)) <= 0.02 * len(rebuilt), (t["projected_bytes"], len(rebuilt))
+    assert report.keep_ptx_for == sorted(set(keep))
+
+
+def test_keep_ptx_for_on_the_command_line(artifacts, tmp_path):
+    import jsonschema
+
+    data = _build(artifacts, SPECS, ptx=("sm_75", "sm_90"))
+    (tmp_path / "k.fatbin").write_bytes(data)
+    schema = json.loads(resources.files("cuda_fatbin").joinpath("schemas", "size.json").read_text())
+    res = cli_main("size", tmp_path / "k.fatbin", "--json", "--keep-ptx-for", "compute_90")
+    doc = json.loads(res.stdout)
+    jsonschema.validate(doc, schema)
+    assert res.returncode == 0 and doc["keep_ptx_for"] == ["compute_90"] and doc["totals"]["left_without_ptx"] == 0
+    assert doc["totals"]["projected_bytes"] < len(data)
+    res = cli_main("size", tmp_path / "k.fatbin", "--keep-ptx-for", "compute_80", "--budget", str(len(data)))
+    assert res.returncode == 0 and "with PTX only for compute_80" in res.stdout, res.stdout
+    assert "1 binaries would keep no PTX" in res.stdout and "projected total" in res.stderr
+    for bad in ("90", "compute90", "ptx"):
+        assert cli_main("size", tmp_path, "--keep-ptx-for", bad).returncode == 2
+
+
 def test_cli_text_json_schema_and_budget(artifacts, tmp_path):
     import jsonschema
 

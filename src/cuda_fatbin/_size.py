@@ -370,6 +370,18 @@ def _drop_keys(drop: Iterable[str]) -> set[str]:
     return keys
 
 
+def _kept_ptx(keep: Iterable[str]) -> set[str] | None:
+    """``compute_90`` (or ``sm_90``) -> ``"ptx sm_90"``: the PTX ``--keep-ptx-for`` keeps; ``None`` when none is
+    named (every PTX is kept)."""
+    keys = set()
+    for spec in keep:
+        m = _DROP_RE.fullmatch(spec.strip().lower())
+        if not m:
+            raise ValueError(f"--keep-ptx-for takes compute_XY (or sm_XY): the PTX to keep; got {spec!r}")
+        keys.add(f"ptx sm_{m.group(2)}")
+    return keys or None
+
+
 @dataclass
 class SizeReport:
     """The result of :func:`size`.
@@ -383,6 +395,10 @@ class SizeReport:
         What the walk passed over, by kind (as ``ScanReport.skipped``).
     drop : list of str
         The ``--drop`` specs the projection removes (``sm_90``: that SASS; ``compute_90``: that PTX).
+    recompress : str or None
+        The libnvfatbin ``-compress-mode`` the projection recompresses every payload with.
+    keep_ptx_for : list of str
+        When not empty, the projection removes every PTX but these (``compute_90``: the PTX for sm_90).
 
     Examples
     --------
@@ -405,6 +421,7 @@ class SizeReport:
     skipped: dict[str, int] = field(default_factory=dict)
     drop: list[str] = field(default_factory=list)
     recompress: str | None = None
+    keep_ptx_for: list[str] = field(default_factory=list)
 
     def _with_code(self) -> list[BinarySize]:
         return [b for b in self.binaries if not b.error]
@@ -450,12 +467,28 @@ class SizeReport:
                             "wasted_bytes": sum(r for _, r in copies) - copies[0][1], "paths": paths[:5]})  # fmt: skip
         return sorted(out, key=lambda d: (-d["wasted_bytes"], d["digest"]))
 
+    def _removed(self) -> Callable[[str], bool]:
+        """Whether the projection removes the entries of a ``"kind arch"`` key (:attr:`drop`, :attr:`keep_ptx_for`)."""
+        drop, keep = _drop_keys(self.drop), _kept_ptx(self.keep_ptx_for)
+        return lambda key: key in drop or (keep is not None and key.startswith("ptx ") and key not in keep)
+
     def projected(self, b: BinarySize) -> int:
-        """The bytes of ``b`` once the entries of :attr:`drop` are removed from its fatbins and the others
-        recompressed as :attr:`recompress` says."""
-        keys = _drop_keys(self.drop)
-        saved = (record if key in keys else record - again for _, key, record, again in b.payloads)
+        """The bytes of ``b`` once the entries of :attr:`drop` (and every PTX but :attr:`keep_ptx_for`'s) are
+        removed from its fatbins and the others recompressed as :attr:`recompress` says."""
+        removed = self._removed()
+        saved = (record if removed(key) else record - again for _, key, record, again in b.payloads)
         return b.file_bytes - sum(int(n) for n in saved)
+
+    def left_without_ptx(self) -> list[str]:
+        """The binaries that hold PTX and would hold none once the projection's entries are removed: GPUs newer
+        than their SASS could no longer JIT-compile their kernels (a size the projection cannot weigh)."""
+        removed = self._removed()
+        out = []
+        for b in self._with_code():
+            ptx = [key for key in b.entries if key.startswith("ptx ")]
+            if ptx and all(removed(key) for key in ptx):
+                out.append(b.path)
+        return out
 
     def distributions(self) -> list[dict[str, Any]]:
         """Per distribution: binaries, file bytes, device bytes (and projected bytes), largest first."""
@@ -487,7 +520,8 @@ class SizeReport:
                 "sections": sections, "sass_categories": cats,
                 "unparsed_images": sum(b.unparsed for b in ok),
                 "duplicate_bytes": sum(d["wasted_bytes"] for d in self.duplicates()),
-                "projected_bytes": sum(self.projected(b) for b in ok)}  # fmt: skip
+                "projected_bytes": sum(self.projected(b) for b in ok),
+                "left_without_ptx": len(self.left_without_ptx())}  # fmt: skip
 
     def to_dict(self, top: int | None = None) -> dict[str, Any]:
         """The ``size --json`` document (schema ``schemas/size.json``); lists of kernels and duplicates cut to
@@ -500,7 +534,8 @@ class SizeReport:
                                  for k, (n, s, r) in sorted(b.entries.items())}}
                     for b in self.binaries]  # fmt: skip
         return {"files_read": self.files_read, "unreadable": sum(bool(b.error) for b in self.binaries),
-                "skipped": self.skipped, "drop": self.drop, "recompress": self.recompress, "totals": self.totals(),
+                "skipped": self.skipped, "drop": self.drop, "keep_ptx_for": self.keep_ptx_for,
+                "recompress": self.recompress, "totals": self.totals(),
                 "by_kind": self.by_kind(), "kernels": self.kernels()[:top], "duplicates": self.duplicates()[:top],
                 "distributions": self.distributions(), "binaries": binaries}  # fmt: skip
 
@@ -510,6 +545,7 @@ def size(
     *,
     drop: Iterable[str] = (),
     recompress: str | None = None,
+    keep_ptx_for: Iterable[str] = (),
     embedded: bool = True,
     max_workers: int | None = None,
     progress: Callable[[int, int, str], None] | None = None,
@@ -522,6 +558,8 @@ def size(
         As for :func:`~cuda_fatbin.scan`. Default: this Python environment's site-packages.
     drop : iterable of str
         ``sm_XY`` (that SASS) and ``compute_XY`` (that PTX) entries the projection removes.
+    keep_ptx_for : iterable of str
+        ``compute_XY`` (or ``sm_XY``): the projection removes every PTX but these (none named: none removed).
     recompress : {"none", "speed", "balance", "default", "size"}, optional
         Project every payload recompressed as libnvfatbin's ``-compress-mode`` (with ``-compress-all``)
         writes it (:data:`RECOMPRESS`). Zstd level 19 (``"size"``) compresses a few MB/s.
@@ -539,7 +577,8 @@ def size(
     Raises
     ------
     ValueError
-        A ``drop`` spelling or ``recompress`` mode is not understood, or ``max_workers`` is not a positive int.
+        A ``drop`` or ``keep_ptx_for`` spelling or ``recompress`` mode is not understood, or ``max_workers`` is
+        not a positive int.
 
     Examples
     --------
@@ -555,8 +594,9 @@ def size(
     >>> size(drop=["sm_70"]).totals()["projected_bytes"]  # this Python environment  # doctest: +SKIP
     1234567
     """
-    drop = sorted(set(drop))
+    drop, keep_ptx_for = sorted(set(drop)), sorted(set(keep_ptx_for))
     _drop_keys(drop)
+    _kept_ptx(keep_ptx_for)
     if recompress is not None and recompress not in RECOMPRESS:
         raise ValueError(f"recompress must be one of {', '.join(RECOMPRESS)}; got {recompress!r}")
     roots, listing, items, workers = _inputs_of(paths, max_workers, "size")
@@ -573,4 +613,4 @@ def size(
     fan_out(items, _size_job, (embedded, recompress), done, workers, _died)
     rows = [r for r in rows if r.entries or r.error]
     _attribute(roots, rows)
-    return SizeReport(rows, finished[1], dict(listing.skipped), list(drop), recompress)
+    return SizeReport(rows, finished[1], dict(listing.skipped), drop, recompress, keep_ptx_for)

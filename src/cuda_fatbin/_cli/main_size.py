@@ -26,11 +26,13 @@ def configure_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     p.add_argument("--drop", action="append", default=[], metavar="ARCH",
                    help="project the bytes without this entry: sm_XY drops that SASS, compute_XY that PTX "
                         "(repeatable)")  # fmt: skip
+    p.add_argument("--keep-ptx-for", action="append", default=[], metavar="ARCH",
+                   help="project the bytes with every PTX removed but this one's (compute_XY; repeatable)")  # fmt: skip
     p.add_argument("--recompress", choices=["none", "speed", "balance", "size"],
                    help="project every payload recompressed as libnvfatbin's -compress-mode writes it "
                         "(speed: LZ4, balance/size: zstd; size is slow, about 1 MB/s a core)")  # fmt: skip
     p.add_argument("--budget", metavar="SIZE",
-                   help="exit 1 when the binaries' total (projected, with --drop) is over SIZE (100M, 1.5G; "
+                   help="exit 1 when the binaries' total (projected, with a what-if) is over SIZE (100M, 1.5G; "
                         "K/M/G are powers of 1024)")  # fmt: skip
     p.add_argument("--top", type=_positive_int, default=10, metavar="N", help="rows of each ranking (default 10)")
     p.add_argument("--no-embedded", action="store_true", help="skip the search for fatbins stored as data")
@@ -41,11 +43,12 @@ def configure_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
 
 
 def run(args: argparse.Namespace) -> int:
-    from .._size import _drop_keys, parse_size, size
+    from .._size import _drop_keys, _kept_ptx, parse_size, size
 
     try:
         budget = parse_size(args.budget) if args.budget is not None else None
         _drop_keys(args.drop)
+        _kept_ptx(args.keep_ptx_for)
     except ValueError as e:
         raise UsageError(str(e)) from None
     for p in args.paths:
@@ -55,8 +58,9 @@ def run(args: argparse.Namespace) -> int:
     def progress(done: int, total: int, path: str) -> None:
         print(f"\r[{done}/{total}] {_shown(os.path.basename(path))[:50]}".ljust(70), end="", file=sys.stderr)
 
-    report = size(args.paths or None, drop=args.drop, recompress=args.recompress, embedded=not args.no_embedded,
-                  max_workers=args.jobs, progress=progress if show else None)  # fmt: skip
+    report = size(args.paths or None, drop=args.drop, recompress=args.recompress, keep_ptx_for=args.keep_ptx_for,
+                  embedded=not args.no_embedded, max_workers=args.jobs,
+                  progress=progress if show else None)  # fmt: skip
     if show:
         print("\r".ljust(72) + "\r", end="", file=sys.stderr)
     totals = report.totals()
@@ -70,10 +74,14 @@ def run(args: argparse.Namespace) -> int:
         return 1 if failed else 0
     _text(report, totals, args)
     if budget is not None:
-        word = "projected total" if report.drop or report.recompress else "total"
+        word = "projected total" if _what_if(report) else "total"
         print(f"\n{word} {_mb(totals['projected_bytes'])} is {'OVER' if over else 'within'} the budget "
               f"{_mb(budget)}", file=sys.stderr)  # fmt: skip
     return 1 if failed else 0
+
+
+def _what_if(report: SizeReport) -> bool:
+    return bool(report.drop or report.recompress or report.keep_ptx_for)
 
 
 def _mb(n: int) -> str:
@@ -107,7 +115,7 @@ def _text(report: SizeReport, totals: dict[str, Any], args: argparse.Namespace) 
     _table(["kernel", "code", "images"], [(k["name"], _mb(k["bytes"]), k["images"]) for k in kernels[:top]], wide=wide)
     binaries = sorted((b for b in report.binaries if not b.error), key=lambda b: -b.file_bytes)
     print("\nlargest binaries:")
-    what_if = bool(report.drop or report.recompress)
+    what_if = _what_if(report)
     _table(["binary", "file", "device", "projected" if what_if else "host"],
            [(b.path, _mb(b.file_bytes), _mb(b.device_bytes),
              _mb(report.projected(b) if what_if else b.file_bytes - b.device_bytes)) for b in binaries[:top]],
@@ -123,9 +131,11 @@ def _text(report: SizeReport, totals: dict[str, Any], args: argparse.Namespace) 
     if what_if:
         saved = file_b - int(totals["projected_bytes"])
         change = [f"without {', '.join(report.drop)}"] if report.drop else []
+        change += [f"with PTX only for {', '.join(report.keep_ptx_for)}"] if report.keep_ptx_for else []
         change += [f"recompressed --recompress {report.recompress}"] if report.recompress else []
         print(f"\n{' and '.join(change)}: {_mb(int(totals['projected_bytes']))}, "
               f"{_mb(saved)} less ({_pct(saved, file_b)})")  # fmt: skip
+        _no_ptx(report.left_without_ptx(), top)
     bad = [b for b in report.binaries if b.error]
     if bad:
         print(f"\n{len(bad)} input(s) could not be read:")
@@ -142,6 +152,16 @@ def _duplicates(report: SizeReport, wasted: int, top: int, wide: bool) -> None:
     _table(["entry", "copies", "binaries", "wasted", "first binary"],
            [(d["entry"], d["copies"], d["binaries"], _mb(d["wasted_bytes"]), d["paths"][0]) for d in dups[:top]],
            wide=wide)  # fmt: skip
+
+
+def _no_ptx(paths: list[str], top: int) -> None:
+    """The binaries the projection leaves without PTX: what the bytes saved would cost."""
+    if paths:
+        print(f"{len(paths)} binaries would keep no PTX: a GPU newer than every SASS they hold could not run them "
+              "(no JIT):")  # fmt: skip
+        for path in paths[:top]:
+            print(f"  {_shown(path)}")
+        _more(len(paths), top)
 
 
 def _more(n: int, top: int) -> None:
