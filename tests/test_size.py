@@ -299,6 +299,7 @@ def _figures_one_by_one(path):
             cats["other"] += len(data)
             continue
         held = 0
+        names = set()
         for s in sections:
             if s.type != 8 and s.size:
                 held += s.size
@@ -306,7 +307,9 @@ def _figures_one_by_one(path):
                 if _category(s.name) == "code" and s.name.startswith(".text."):
                     row = kernels.setdefault(s.name[6:], [0, 0])
                     row[0] += s.size
-                    row[1] += 1
+                    names.add(s.name[6:])
+        for name in names:  # images: a kernel's code split over two sections of one name is one image of it
+            kernels[name][1] += 1
         cats["headers"] += max(0, len(data) - held)
     return dict(+cats), kernels, unparsed
 
@@ -356,3 +359,88 @@ def test_size_is_a_public_name_loaded_on_first_use(artifacts, tmp_path):
     res = subprocess.run([sys.executable, "-c", code, str(tmp_path / "k.fatbin")], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     assert int(res.stdout) == len(data)
+
+
+_TEMPLATE = """
+template <typename T> __global__ void scale(T* p, T a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) p[i] = p[i] * a + T(1);
+}
+static __global__ void helper(float* p) { p[threadIdx.x] += 2.0f; }
+"""
+_TUS = {
+    "a.cu": '#include "k.cuh"\n__global__ void only_a(int* p) { p[threadIdx.x] = 7; }\n'
+    "void launch_a(float* p, int n) { scale<float><<<1, 32>>>(p, 2.0f, n); only_a<<<1, 1>>>((int*)p); "
+    "helper<<<1, 1>>>(p); }\n",
+    "b.cu": '#include "k.cuh"\nvoid launch_b(float* p, double* q, int n) { scale<float><<<1, 32>>>(p, 3.0f, n); '
+    "scale<double><<<1, 32>>>(q, 3.0, n); helper<<<1, 1>>>(p); }\n",
+}
+
+
+@pytest.fixture(scope="module")
+def two_tus(needs_nvcc, tmp_path_factory) -> Path:
+    """``libab.so`` (a.cu and b.cu, which both launch ``scale<float>`` and a static ``helper``), and ``liba.so``
+    and ``libb.so`` (one of them each), built by nvcc 13 for sm_80 and sm_90 (+ compute_90 PTX)."""
+    from fatbin_testing import run_tool
+
+    root = tmp_path_factory.mktemp("tus")
+    (root / "k.cuh").write_text(_TEMPLATE)
+    gencode = ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=[sm_90,compute_90]"]
+    for name, text in _TUS.items():
+        (root / name).write_text(text)
+        obj = name.replace(".cu", ".o")
+        run_tool([needs_nvcc, "-c", "-Xcompiler", "-fPIC", *gencode, name, "-o", obj], cwd=root, outputs=[root / obj])
+    for lib, objs in (("libab.so", ["a.o", "b.o"]), ("liba.so", ["a.o"]), ("libb.so", ["b.o"])):
+        run_tool([needs_nvcc, "-shared", *objs, "-o", lib], cwd=root, outputs=[root / lib])
+    return root
+
+
+def test_kernels_of_several_translation_units_as_cubloaty_reports_them(two_tus):
+    """cubloaty 0.2.0b1 as the oracle: the same kernels, archs and copies; the bytes are the kernel's own sections
+    (cubloaty also gives each function its symbol-table entries and names: a few hundred bytes more)."""
+    cubloaty = shutil.which("cubloaty", path=str(Path(sys.executable).parent)) or shutil.which("cubloaty")
+    if cubloaty is None:
+        pytest.skip("cubloaty is not installed (pip install cubloaty==0.2.0b1)")
+    lib = two_tus / "libab.so"
+    res = subprocess.run([cubloaty, "-f", "json", str(lib)], capture_output=True, text=True, check=True)
+    theirs = {(d["locations"][0]["mangled"], d["arch"]): d for d in json.loads(res.stdout)["duplicates"]
+              if d["arch"].startswith("sm_")}  # fmt: skip
+    report = size([lib], max_workers=1)
+    ours = {(d["name"], d["entry"].split()[1]): d for d in report.kernel_duplicates()}
+    assert set(ours) == set(theirs) == {(k, a) for k in ("_Z5scaleIfEvPT_S0_i", "_Z6helperPf") for a in
+                                        ("sm_80", "sm_90")}  # fmt: skip
+    for key, d in ours.items():
+        assert d["copies"] == theirs[key]["copies"] == 2 and d["binaries"] == 1, key
+        assert 0.7 * theirs[key]["size"] <= d["bytes"] <= theirs[key]["size"], (key, d, theirs[key])
+        assert d["wasted_bytes"] == d["bytes"]  # two copies of the same code and sections
+    assert report.totals()["kernel_duplicate_bytes"] == sum(d["wasted_bytes"] for d in ours.values())
+    assert report.duplicates() == []  # no image is stored twice: the copies are kernels, not payloads
+
+
+def test_kernels_of_several_binaries_and_images_stored_twice(two_tus, tmp_path):
+    """Across binaries (liba.so, libb.so) the same kernels are copies; a binary copied whole adds payload
+    duplicates, not kernel copies (an image stored twice is one copy)."""
+    import jsonschema
+
+    folder = tmp_path / "env"
+    folder.mkdir()
+    for name in ("liba.so", "libb.so"):
+        shutil.copy(two_tus / name, folder / name)
+    shutil.copy(two_tus / "liba.so", folder / "liba-copy.so")
+    report = size([folder], max_workers=1)
+    dups = {(d["name"], d["entry"]): d for d in report.kernel_duplicates()}
+    assert set(dups) == {(k, f"elf {a}") for k in ("_Z5scaleIfEvPT_S0_i", "_Z6helperPf") for a in ("sm_80", "sm_90")}
+    for d in dups.values():  # liba.so's image is counted once, under the first of its two files
+        names = sorted(Path(p).name for p in d["paths"])
+        assert (
+            d["copies"] == 2 and d["binaries"] == 2 and names in (["liba-copy.so", "libb.so"], ["liba.so", "libb.so"])
+        )
+    assert {d["entry"] for d in report.duplicates()} >= {"elf sm_80", "elf sm_90"}  # liba.so's images, twice
+    res = cli_main("size", folder, "--json", "--top", "2")
+    doc = json.loads(res.stdout)
+    jsonschema.validate(doc, json.loads(resources.files("cuda_fatbin").joinpath("schemas", "size.json").read_text()))
+    assert len(doc["kernel_duplicates"]) == 2 and doc["totals"]["kernel_duplicate_bytes"] == sum(
+        d["wasted_bytes"] for d in dups.values()
+    )
+    text = cli_main("size", folder).stdout
+    assert "kernels compiled into several SASS images of one arch (translation units), same code: 4" in text

@@ -18,6 +18,7 @@ import collections
 import hashlib
 import os
 import re
+import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from ._reader import Fatbin, FatbinEntry
 
     #: (why it cannot be read, SASS bytes by category, kernels and their bytes, 1 if unparsed, recompressed size)
-    _Figures = tuple[str | None, tuple[tuple[str, int], ...], tuple[tuple[str, int], ...], int, int | None]
+    _Figures = tuple[str | None, tuple[tuple[str, int], ...], tuple[tuple[str, int, int, int], ...], int, int | None]
 
 __all__ = ["CATEGORIES", "RECOMPRESS", "BinarySize", "SizeReport", "parse_size", "size"]
 
@@ -103,6 +104,10 @@ class BinarySize:
         SASS image bytes (uncompressed) by category (:data:`CATEGORIES`), over every SASS entry.
     kernels : dict
         Kernel (mangled name of its ``.text.NAME`` section) -> ``[bytes of code, images]``.
+    copies : list
+        ``("kind arch", kernel, CRC-32 of its code, digest of its image, bytes of its own sections)`` per kernel
+        of each SASS image of a fatbin that is loaded (not relocatable): kernels compiled into several
+        translation units (:meth:`SizeReport.kernel_duplicates`).
     payloads : list
         ``[digest, "kind arch", record bytes, recompressed record bytes]`` per entry: the digest (SHA-256, 16
         bytes) of its payload as stored (and its compression; a concatenated entry's member: of its uncompressed bytes),
@@ -122,6 +127,7 @@ class BinarySize:
     entries: dict[str, list[int]] = field(default_factory=dict)
     categories: dict[str, int] = field(default_factory=dict)
     kernels: dict[str, list[int]] = field(default_factory=dict)
+    copies: list[tuple[str, str, int, str, int]] = field(default_factory=list)
     payloads: list[list[Any]] = field(default_factory=list)
     error: str | None = None
     archive: str | None = None
@@ -152,9 +158,10 @@ def _measure(out: BinarySize, fatbins: list[Fatbin], recompress: str | None) -> 
             if top.kind == "concat":
                 whole = sum(m.size for m in top.members) or 1
                 for m in top.members:
-                    _entry(out, m, top.stored_size * m.size // whole, record * m.size // whole, recompress)
+                    _entry(out, m, top.stored_size * m.size // whole, record * m.size // whole, recompress,
+                           not fb.relocatable)  # fmt: skip
             else:
-                _entry(out, top, top.stored_size, record, recompress)
+                _entry(out, top, top.stored_size, record, recompress, not fb.relocatable)
         out.overhead += max(0, fb.size - stored_payloads) if not fb.standalone else 0
 
 
@@ -183,7 +190,9 @@ def _compressed_size(data: Buffer, mode: str) -> int:
     return -(-n // 8) * 8
 
 
-def _entry(out: BinarySize, e: FatbinEntry, stored: int, record: int, recompress: str | None = None) -> None:
+def _entry(
+    out: BinarySize, e: FatbinEntry, stored: int, record: int, recompress: str | None = None, loaded: bool = True
+) -> None:
     key = _key(e)
     row = out.entries.setdefault(key, [0, 0, 0])
     row[0] += 1
@@ -218,10 +227,12 @@ def _entry(out: BinarySize, e: FatbinEntry, stored: int, record: int, recompress
     cats = out.categories
     for category, n in categories:
         cats[category] = cats.get(category, 0) + n
-    for kernel, n in kernels:
+    for kernel, code, own, crc in kernels:
         k = out.kernels.setdefault(kernel, [0, 0])
-        k[0] += n
+        k[0] += code
         k[1] += 1
+        if loaded:  # a relocatable fatbin's images are input to a device link, not code that is loaded
+            out.copies.append((key, kernel, crc, name, own))
     out.unparsed += unparsed
 
 
@@ -251,9 +262,13 @@ def _figures(e: FatbinEntry, raw: Buffer | None, data: bytes | None, recompress:
     return (None, *_sass(image), again)
 
 
-def _sass(data: Buffer) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...], int]:
-    """A SASS image's bytes by category, its kernels (``.text.NAME`` sections) with their bytes, and 1 when it
-    cannot be parsed (its bytes then all "other")."""
+def _sass(data: Buffer) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int, int, int], ...], int]:
+    """A SASS image's bytes by category, its kernels, and 1 when it cannot be parsed (its bytes then all "other").
+
+    A kernel (or device function) is a ``.text.NAME`` section: ``(NAME, bytes of code, bytes of its own sections,
+    CRC-32 of its code)``, its own sections being the code and every section whose name ends with ``.NAME``
+    (``.nv.info.NAME``, ``.nv.constant0.NAME``, ``.rel.text.NAME``: the longest such suffix wins).
+    """
     try:
         header = read_header(data)
         rows = section_headers(data, header)
@@ -261,18 +276,39 @@ def _sass(data: Buffer) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, i
     except ValueError:
         return (("other", len(data)),), (), 1
     cats: dict[str, int] = {}
-    kernels = []
+    kernels: dict[str, list[int]] = {}
     held = 0
-    for (_n, typ, _offset, size), name in zip(rows, names, strict=True):
+    for (_n, typ, offset, size), name in zip(rows, names, strict=True):
         if typ == _SHT_NOBITS or size == 0:
             continue
         held += size
         category = _category(name)
         cats[category] = cats.get(category, 0) + size
         if category == "code" and name.startswith(".text."):
-            kernels.append((name[6:], size))
+            row = kernels.setdefault(name[6:], [0, 0, 0])
+            row[0] += size
+            row[1] += size
+            row[2] = zlib.crc32(data[offset : offset + size], row[2])
     cats["headers"] = cats.get("headers", 0) + max(0, len(data) - held)
-    return tuple(cats.items()), tuple(kernels), 0
+    if kernels:
+        for (_n, typ, _offset, size), name in zip(rows, names, strict=True):
+            # a kernel's section is ".PREFIX.NAME": two dots at least (".nv.info", ".symtab" are not looked up)
+            if typ != _SHT_NOBITS and size and name.count(".") > 1 and not name.startswith(".text."):
+                owner = _owner(name, kernels)
+                if owner is not None:
+                    owner[1] += size
+    return tuple(cats.items()), tuple((k, code, own, crc) for k, (code, own, crc) in kernels.items()), 0
+
+
+def _owner(section: str, kernels: dict[str, list[int]]) -> list[int] | None:
+    """The row of the kernel whose name is the longest ``.``-separated suffix of ``section``'s name, if any."""
+    i = section.find(".", 1)
+    while i >= 0:
+        row = kernels.get(section[i + 1 :])
+        if row is not None:
+            return row
+        i = section.find(".", i + 1)
+    return None
 
 
 def _size_job(item: _Item, embedded: bool, recompress: str | None = None) -> tuple[list[BinarySize], int]:
@@ -472,6 +508,28 @@ class SizeReport:
         drop, keep = _drop_keys(self.drop), _kept_ptx(self.keep_ptx_for)
         return lambda key: key in drop or (keep is not None and key.startswith("ptx ") and key not in keep)
 
+    def kernel_duplicates(self) -> list[dict[str, Any]]:
+        """Kernels compiled into several SASS images of one arch (translation units: the fatbins of a binary, or
+        several binaries) with the same code, most bytes wasted first.
+
+        Copies are told apart by image: an image stored twice is one copy here (:meth:`duplicates` counts it).
+        ``bytes`` is the largest copy's own sections (code, ``.nv.info.NAME``, ``.nv.constant0.NAME``, ...),
+        ``wasted_bytes`` what the others take. Kernels of one name whose code differs are not copies.
+        """
+        groups: dict[tuple[str, str, int], dict[str, tuple[int, str]]] = collections.defaultdict(dict)
+        for b in self.binaries:
+            for key, kernel, crc, image, own in b.copies:
+                groups[key, kernel, crc].setdefault(image, (own, b.path))
+        out = []
+        for (key, kernel, _crc), images in groups.items():
+            if len(images) > 1:
+                sizes = [own for own, _ in images.values()]
+                paths = sorted({p for _, p in images.values()})
+                out.append({"name": kernel, "entry": key, "copies": len(images), "binaries": len(paths),
+                            "bytes": max(sizes), "wasted_bytes": sum(sizes) - max(sizes),
+                            "paths": paths[:5]})  # fmt: skip
+        return sorted(out, key=lambda d: (-d["wasted_bytes"], d["entry"], d["name"]))
+
     def projected(self, b: BinarySize) -> int:
         """The bytes of ``b`` once the entries of :attr:`drop` (and every PTX but :attr:`keep_ptx_for`'s) are
         removed from its fatbins and the others recompressed as :attr:`recompress` says."""
@@ -520,6 +578,7 @@ class SizeReport:
                 "sections": sections, "sass_categories": cats,
                 "unparsed_images": sum(b.unparsed for b in ok),
                 "duplicate_bytes": sum(d["wasted_bytes"] for d in self.duplicates()),
+                "kernel_duplicate_bytes": sum(d["wasted_bytes"] for d in self.kernel_duplicates()),
                 "projected_bytes": sum(self.projected(b) for b in ok),
                 "left_without_ptx": len(self.left_without_ptx())}  # fmt: skip
 
@@ -537,6 +596,7 @@ class SizeReport:
                 "skipped": self.skipped, "drop": self.drop, "keep_ptx_for": self.keep_ptx_for,
                 "recompress": self.recompress, "totals": self.totals(),
                 "by_kind": self.by_kind(), "kernels": self.kernels()[:top], "duplicates": self.duplicates()[:top],
+                "kernel_duplicates": self.kernel_duplicates()[:top],
                 "distributions": self.distributions(), "binaries": binaries}  # fmt: skip
 
 

@@ -128,6 +128,7 @@ def _text(report: SizeReport, totals: dict[str, Any], args: argparse.Namespace) 
                [(d["distribution"], d["binaries"], _mb(d["file_bytes"]), _mb(d["device_bytes"]),
                  _mb(d["projected_bytes"])) for d in dists[:top]], wide=wide)  # fmt: skip
     _duplicates(report, int(totals["duplicate_bytes"]), top, wide)
+    _kernel_duplicates(report, int(totals["kernel_duplicate_bytes"]), top, wide)
     if what_if:
         saved = file_b - int(totals["projected_bytes"])
         change = [f"without {', '.join(report.drop)}"] if report.drop else []
@@ -152,6 +153,19 @@ def _duplicates(report: SizeReport, wasted: int, top: int, wide: bool) -> None:
     _table(["entry", "copies", "binaries", "wasted", "first binary"],
            [(d["entry"], d["copies"], d["binaries"], _mb(d["wasted_bytes"]), d["paths"][0]) for d in dups[:top]],
            wide=wide)  # fmt: skip
+
+
+def _kernel_duplicates(report: SizeReport, wasted: int, top: int, wide: bool) -> None:
+    dups = report.kernel_duplicates()
+    if not dups:
+        print("\nno kernel is compiled into two SASS images of one arch with the same code")
+        return
+    print(f"\nkernels compiled into several SASS images of one arch (translation units), same code: {len(dups)}, "
+          f"wasting {_mb(wasted)}:")  # fmt: skip
+    _table(["kernel", "entry", "copies", "binaries", "wasted", "first binary"],
+           [(d["name"], d["entry"], d["copies"], d["binaries"], _mb(d["wasted_bytes"]), d["paths"][0])
+            for d in dups[:top]], wide=wide)  # fmt: skip
+    _more(len(dups), top)
 
 
 def _no_ptx(paths: list[str], top: int) -> None:
