@@ -2,18 +2,22 @@
 # SPDX-License-Identifier: Apache-2.0
 """`cuda-fatbin size` against cubloaty on the same file, in one run.
 
-    python benchmarks/bench_size.py [FILE] [--repeat 5]
+    python benchmarks/bench_size.py [FILE] [--repeat 5] [--rev REV]
 
 Default FILE: ``libcurand.so.10`` of the nvidia-curand 10.4.5.25 wheel (downloaded with pip into a temporary
 folder). Runs ``cuda-fatbin size FILE --json --jobs 1`` and ``cubloaty FILE -f json`` alternately, each as a
 fresh process (what a user runs), after one warm-up of each, and prints the best wall time of each, their
-ratio, and the device bytes each reports. Needs ``pip install cubloaty``.
+ratio, and the device bytes each reports. Needs ``pip install cubloaty``. With ``--rev``, REV's
+``cuda-fatbin size`` (``git archive``, as ``bench_guard.py`` does) runs in the same rounds: before/after in
+one run. Both tools run with bytecode written and reused, as installed code runs (``PYTHONDONTWRITEBYTECODE``
+is dropped from their environment: with it every run compiles every module again).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -34,9 +38,9 @@ def curand() -> Path:
     return out
 
 
-def timed(cmd: list[str]) -> tuple[float, dict]:
+def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, dict]:
     t0 = time.perf_counter()
-    res = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    res = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
     wall = time.perf_counter() - t0
     if res.returncode not in (0, 1):
         raise SystemExit(f"{cmd[0]} failed: {res.stderr[-500:]}")
@@ -47,24 +51,36 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("file", nargs="?")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--rev", help="also time this revision's size, in the same rounds")
     args = ap.parse_args()
     path = Path(args.file) if args.file else curand()
     cubloaty = shutil.which("cubloaty", path=str(Path(sys.executable).parent)) or shutil.which("cubloaty")
     if cubloaty is None:
         raise SystemExit("cubloaty is not installed: pip install cubloaty")
-    ours_cmd = [sys.executable, "-m", "cuda_fatbin", "size", str(path), "--json", "--jobs", "1"]
-    theirs_cmd = [cubloaty, str(path), "-f", "json"]
-    timed(ours_cmd), timed(theirs_cmd)  # warm-up: page cache, bytecode
-    ours, theirs = [], []
-    for _ in range(args.repeat):  # alternated, so a busy moment on a shared machine hits both
-        wall, ours_doc = timed(ours_cmd)
-        ours.append(wall)
-        wall, theirs_doc = timed(theirs_cmd)
-        theirs.append(wall)
+    sys.path.insert(0, str(Path(__file__).parent))
+    from bench_guard import ROOT, baseline_tree, check_import, env_for
+
+    size = [sys.executable, "-m", "cuda_fatbin", "size", str(path), "--json", "--jobs", "1"]
+    with tempfile.TemporaryDirectory() as tmp:
+        trees = {"cuda-fatbin size": ROOT / "src"}
+        if args.rev:
+            trees[f"size at {args.rev}"] = baseline_tree(args.rev, Path(tmp))
+        runs = {name: (size, env_for(src)) for name, src in trees.items()}
+        for src in trees.values():
+            check_import(src)
+        plain = dict(os.environ)
+        plain.pop("PYTHONDONTWRITEBYTECODE", None)
+        runs["cubloaty"] = ([cubloaty, str(path), "-f", "json"], plain)
+        docs = {name: timed(*run)[1] for name, run in runs.items()}  # warm-up: page cache, bytecode
+        best = dict.fromkeys(runs, float("inf"))
+        for _ in range(args.repeat):  # alternated, so a busy moment on a shared machine hits all alike
+            for name, run in runs.items():
+                best[name] = min(best[name], timed(*run)[0])
     print(f"{path.name}: {path.stat().st_size / 2**20:.1f} MiB, best of {args.repeat}")
-    print(f"cuda-fatbin size: {min(ours):.3f} s, device bytes {ours_doc['totals']['device_bytes']}")
-    print(f"cubloaty:         {min(theirs):.3f} s, device bytes {theirs_doc['device_file_size']}")
-    print(f"ratio: {min(theirs) / min(ours):.1f}x")
+    for name in runs:
+        device = docs[name]["device_file_size"] if name == "cubloaty" else docs[name]["totals"]["device_bytes"]
+        ratio = "" if name == "cubloaty" else f", {best['cubloaty'] / best[name]:.1f}x faster than cubloaty"
+        print(f"{name + ':':22} {best[name]:.3f} s{ratio}; device bytes {device}")
 
 
 if __name__ == "__main__":

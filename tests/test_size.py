@@ -280,7 +280,7 @@ def _figures_one_by_one(path):
     from cuda_fatbin._elf import iter_sections
     from cuda_fatbin._size import _category
 
-    cats, kernels, unparsed = collections.Counter(), {}, 0
+    cats, kernels, unparsed, copies = collections.Counter(), {}, 0, []
     try:
         fatbins = list(iter_fatbins(str(path), embedded=True, relocatable=True))
     except ValueError:
@@ -311,7 +311,29 @@ def _figures_one_by_one(path):
         for name in names:  # images: a kernel's code split over two sections of one name is one image of it
             kernels[name][1] += 1
         cats["headers"] += max(0, len(data) - held)
-    return dict(+cats), kernels, unparsed
+        copies.extend(_own_sections(sections, data, names))
+    return dict(+cats), kernels, unparsed, sorted(copies)
+
+
+def _own_sections(sections, data, kernels):
+    """``(kernel, bytes of its sections, CRC-32 of its code)`` per kernel: its ``.text.K`` sections and every
+    other section ``.A.B.K`` whose longest dot-suffix that names a kernel is K."""
+    import zlib
+
+    own = {k: [0, 0] for k in kernels}
+    for s in sections:
+        if s.type == 8 or not s.size:
+            continue
+        if s.name.startswith(".text."):
+            own[s.name[6:]][0] += s.size
+            own[s.name[6:]][1] = zlib.crc32(data[s.offset : s.offset + s.size], own[s.name[6:]][1])
+        elif s.name.count(".") > 1:
+            parts = s.name.split(".")
+            for i in range(2 if s.name.startswith(".") else 1, len(parts)):  # after each dot but a leading one
+                if ".".join(parts[i:]) in own:
+                    own[".".join(parts[i:])][0] += s.size
+                    break
+    return [(k, n, crc) for k, (n, crc) in own.items()]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -332,14 +354,15 @@ def test_sass_figures_read_in_place_and_once_per_payload_are_those_of_each_paylo
     expected = _figures_one_by_one(path)
     rows = size([path], max_workers=1).binaries
     if not rows:  # no fatbin is found any more
-        assert expected in (None, ({}, {}, 0))
+        assert expected in (None, ({}, {}, 0, []))
         return
     [b] = rows
     if expected is None:
         assert b.error
         return
-    cats, kernels, unparsed = expected
+    cats, kernels, unparsed, copies = expected
     assert ({k: v for k, v in b.categories.items() if v}, b.kernels, b.unparsed) == (cats, kernels, unparsed)
+    assert sorted((kernel, own, crc) for _key, kernel, crc, _image, own in b.copies) == copies
 
 
 def test_size_is_a_public_name_loaded_on_first_use(artifacts, tmp_path):

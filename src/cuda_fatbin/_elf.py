@@ -345,7 +345,7 @@ def section_namer(buf: Buffer, header: ElfHeader, rows: list[tuple[int, int, int
 def section_names(buf: Buffer, header: ElfHeader, rows: list[tuple[int, int, int, int]]) -> list[str]:
     """The name of each of ``rows`` (:func:`section_headers`'), as :func:`section_namer` reads them, in one pass.
 
-    The section-name table is copied once (bytes of ``buf``: linear), so naming every section of an image
+    The section-name table is copied once (:func:`name_table`: linear), so naming every section of an image
     costs a slice per name rather than a read of :data:`MAX_NAME` bytes.
 
     Raises
@@ -367,17 +367,30 @@ def section_names(buf: Buffer, header: ElfHeader, rows: list[tuple[int, int, int
     """
     if not rows:
         return []
+    table = name_table(buf, header)
+    return [name_at(table, row[0]) for row in rows]
+
+
+def name_table(buf: Buffer, header: ElfHeader) -> bytes:
+    """A copy of the section-name table (``.shstrtab``) of the image in ``buf``, for :func:`name_at`.
+
+    Raises
+    ------
+    ElfFormatError
+        If the section-name table index or the table is out of bounds.
+    """
     str_off, str_size = _name_table(buf, header)
-    table = bytes(buf[str_off : str_off + str_size])
-    names = []
-    for name_off, _t, _o, _s in rows:
-        if name_off >= str_size:
-            names.append("")
-            continue
-        end = min(str_size, name_off + MAX_NAME)
-        nul = table.find(b"\0", name_off, end)
-        names.append(table[name_off : end if nul < 0 else nul].decode("latin-1"))
-    return names
+    return bytes(buf[str_off : str_off + str_size])
+
+
+def name_at(table: bytes, name_off: int) -> str:
+    """The name at ``name_off`` of a :func:`name_table`: up to its NUL, the table's end or :data:`MAX_NAME`
+    bytes, Latin-1 (``""`` past the table), as :func:`section_namer` reads it."""
+    if name_off >= len(table):
+        return ""
+    end = min(len(table), name_off + MAX_NAME)
+    nul = table.find(b"\0", name_off, end)
+    return table[name_off : end if nul < 0 else nul].decode("latin-1")
 
 
 def _name_table(buf: Buffer, header: ElfHeader) -> tuple[int, int]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from ._archive import SEPARATOR
 from ._container import _trim_elf
-from ._elf import read_header, section_headers, section_names
+from ._elf import name_at, name_table, read_header, section_headers
 from ._inputs import _HEAD, _error, _is_binary, _Item, _opened
 from ._jobs import fan_out
 from ._packages import read_package
@@ -272,43 +272,64 @@ def _sass(data: Buffer) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, i
     try:
         header = read_header(data)
         rows = section_headers(data, header)
-        names = section_names(data, header, rows)
+        table, known = _names_of(name_table(data, header)) if rows else (b"", {})
     except ValueError:
         return (("other", len(data)),), (), 1
     cats: dict[str, int] = {}
     kernels: dict[str, list[int]] = {}
+    owned = []  # (the name's suffixes, bytes) of the sections a kernel may own
     held = 0
-    for (_n, typ, offset, size), name in zip(rows, names, strict=True):
+    for name_off, typ, offset, size in rows:
         if typ == _SHT_NOBITS or size == 0:
             continue
         held += size
-        category = _category(name)
+        info = known.get(name_off) or _name_info(table, name_off, known)
+        category, kernel, suffixes = info
         cats[category] = cats.get(category, 0) + size
-        if category == "code" and name.startswith(".text."):
-            row = kernels.setdefault(name[6:], [0, 0, 0])
+        if kernel is not None:
+            row = kernels.setdefault(kernel, [0, 0, 0])
             row[0] += size
             row[1] += size
             row[2] = zlib.crc32(data[offset : offset + size], row[2])
+        elif suffixes:
+            owned.append((suffixes, size))
     cats["headers"] = cats.get("headers", 0) + max(0, len(data) - held)
-    if kernels:
-        for (_n, typ, _offset, size), name in zip(rows, names, strict=True):
-            # a kernel's section is ".PREFIX.NAME": two dots at least (".nv.info", ".symtab" are not looked up)
-            if typ != _SHT_NOBITS and size and name.count(".") > 1 and not name.startswith(".text."):
-                owner = _owner(name, kernels)
-                if owner is not None:
-                    owner[1] += size
+    for suffixes, size in owned if kernels else ():
+        owner = next((row for row in map(kernels.get, suffixes) if row is not None), None)
+        if owner is not None:
+            owner[1] += size
     return tuple(cats.items()), tuple((k, code, own, crc) for k, (code, own, crc) in kernels.items()), 0
 
 
-def _owner(section: str, kernels: dict[str, list[int]]) -> list[int] | None:
-    """The row of the kernel whose name is the longest ``.``-separated suffix of ``section``'s name, if any."""
-    i = section.find(".", 1)
-    while i >= 0:
-        row = kernels.get(section[i + 1 :])
-        if row is not None:
-            return row
-        i = section.find(".", i + 1)
-    return None
+#: What the section names of the images read in this process are, by name table (images of one library share
+#: a few: libcurand.so.10's 1,624 hold 26): name offset -> (category, kernel of a ``.text.NAME`` section, the
+#: name's ``.``-separated suffixes, longest first, by which a kernel owns a section). Bounded.
+_NAMES: dict[bytes, dict[int, tuple[str, str | None, tuple[str, ...]]]] = {}
+_NAMES_HELD = [0]  # table bytes and names held
+
+
+def _names_of(table: bytes) -> tuple[bytes, dict[int, tuple[str, str | None, tuple[str, ...]]]]:
+    known = _NAMES.get(table)
+    if known is None:
+        if len(_NAMES) >= 1 << 12 or _NAMES_HELD[0] >= 1 << 24:
+            _NAMES.clear()
+            _NAMES_HELD[0] = 0
+        known = _NAMES[table] = {}
+        _NAMES_HELD[0] += len(table)
+    return table, known
+
+
+def _name_info(
+    table: bytes, name_off: int, known: dict[int, tuple[str, str | None, tuple[str, ...]]]
+) -> tuple[str, str | None, tuple[str, ...]]:
+    name = name_at(table, name_off)
+    category = _category(name)
+    kernel = name[6:] if category == "code" and name.startswith(".text.") else None
+    # a kernel's section is ".PREFIX.NAME": two dots at least (".nv.info", ".symtab" are looked up for none)
+    dots = [i for i, c in enumerate(name) if c == "." and i] if kernel is None and name.count(".") > 1 else []
+    info = known[name_off] = (category, kernel, tuple(name[i + 1 :] for i in dots))
+    _NAMES_HELD[0] += len(name) * (1 + len(dots))
+    return info
 
 
 def _size_job(item: _Item, embedded: bool, recompress: str | None = None) -> tuple[list[BinarySize], int]:
