@@ -63,11 +63,11 @@ def run(args: argparse.Namespace) -> int:
                   progress=progress if show else None)  # fmt: skip
     if show:
         print("\r".ljust(72) + "\r", end="", file=sys.stderr)
-    totals = report.totals()
+    doc = report.to_dict(top=args.top) if args.json else None
+    totals = doc["totals"] if doc is not None else report.totals()
     over = budget is not None and totals["projected_bytes"] > budget
     failed = over or any(b.error for b in report.binaries)
-    if args.json:
-        doc = report.to_dict(top=args.top)
+    if doc is not None:
         doc["budget"] = budget
         doc["over_budget"] = over
         _print_json({"schema": JSON_SCHEMA, **doc})
