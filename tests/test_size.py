@@ -467,3 +467,26 @@ def test_kernels_of_several_binaries_and_images_stored_twice(two_tus, tmp_path):
     )
     text = cli_main("size", folder).stdout
     assert "kernels compiled into several SASS images of one arch (translation units), same code: 4" in text
+
+
+def test_what_a_worker_remembers_is_bounded_and_changes_no_figure(artifacts, tmp_path, monkeypatch):
+    """The payloads and name tables a process remembers (to parse each once) are capped; with tiny caps the
+    figures are the same, only computed again."""
+    from cuda_fatbin import _size
+
+    for i, (specs, mode) in enumerate([(SPECS, "none"), (SPECS[:2], "size"), (SPECS[1:], "none")]):
+        data = _build(artifacts, specs, mode=mode)
+        (tmp_path / f"k{i}.fatbin").write_bytes(data)
+        (tmp_path / f"copy{i}.fatbin").write_bytes(data)
+
+    def measured() -> dict:
+        for memo in (_size._SEEN, _size._NAMES):
+            memo.clear()
+        return size([tmp_path], max_workers=1, recompress="speed").to_dict()
+
+    roomy = measured()
+    assert len(_size._SEEN) > 2 and len(_size._NAMES) > 1  # the caps below are hit
+    for name, cap in (("_SEEN_MAX", 2), ("_SEEN_ROWS_MAX", 3), ("_NAMES_MAX", 1), ("_NAMES_HELD_MAX", 10)):
+        monkeypatch.setattr(_size, name, cap)
+    assert measured() == roomy
+    assert len(_size._SEEN) <= 2 and len(_size._NAMES) <= 1

@@ -170,6 +170,7 @@ def _measure(out: BinarySize, fatbins: list[Fatbin], recompress: str | None) -> 
 #: is decompressed, parsed and recompressed once. Bounded by entries and by the kernel rows it holds.
 _SEEN: dict[tuple[str, int, str, bool, str | None], _Figures] = {}
 _SEEN_ROWS = [0]
+_SEEN_MAX, _SEEN_ROWS_MAX = 1 << 16, 1 << 20  # payloads, and kernel rows they hold
 
 
 def _compressed_size(data: Buffer, mode: str) -> int:
@@ -214,7 +215,7 @@ def _entry(
     figures = _SEEN.get(memo)
     if figures is None:
         figures = _figures(e, raw, data, recompress)
-        if len(_SEEN) >= 1 << 16 or _SEEN_ROWS[0] >= 1 << 20:
+        if len(_SEEN) >= _SEEN_MAX or _SEEN_ROWS[0] >= _SEEN_ROWS_MAX:
             _SEEN.clear()
             _SEEN_ROWS[0] = 0
         _SEEN[memo] = figures
@@ -306,12 +307,13 @@ def _sass(data: Buffer) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, i
 #: name's ``.``-separated suffixes, longest first, by which a kernel owns a section). Bounded.
 _NAMES: dict[bytes, dict[int, tuple[str, str | None, tuple[str, ...]]]] = {}
 _NAMES_HELD = [0]  # table bytes and names held
+_NAMES_MAX, _NAMES_HELD_MAX = 1 << 12, 1 << 24  # tables, and their bytes and names
 
 
 def _names_of(table: bytes) -> tuple[bytes, dict[int, tuple[str, str | None, tuple[str, ...]]]]:
     known = _NAMES.get(table)
     if known is None:
-        if len(_NAMES) >= 1 << 12 or _NAMES_HELD[0] >= 1 << 24:
+        if len(_NAMES) >= _NAMES_MAX or _NAMES_HELD[0] >= _NAMES_HELD_MAX:
             _NAMES.clear()
             _NAMES_HELD[0] = 0
         known = _NAMES[table] = {}
