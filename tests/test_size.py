@@ -304,15 +304,33 @@ def _figures_one_by_one(path):
             if s.type != 8 and s.size:
                 held += s.size
                 cats[_category(s.name)] += s.size
-                if _category(s.name) == "code" and s.name.startswith(".text."):
-                    row = kernels.setdefault(s.name[6:], [0, 0])
-                    row[0] += s.size
-                    names.add(s.name[6:])
+        sections = [s._replace(name=name) for s, name in zip(sections, _whole_names(data), strict=True)]
+        for s in sections:  # a kernel keeps its whole name
+            if s.type != 8 and s.size and _category(s.name[:256]) == "code" and s.name.startswith(".text."):
+                row = kernels.setdefault(s.name[6:], [0, 0])
+                row[0] += s.size
+                names.add(s.name[6:])
         for name in names:  # images: a kernel's code split over two sections of one name is one image of it
             kernels[name][1] += 1
         cats["headers"] += max(0, len(data) - held)
         copies.extend(_own_sections(sections, data, names))
     return dict(+cats), kernels, unparsed, sorted(copies)
+
+
+def _whole_names(data):
+    """Each section's name read to its NUL whatever its length, cut at _kernels.MAX_NAME with "…" as kernel names
+    are (iter_sections cuts every name at 256 bytes)."""
+    from cuda_fatbin._elf import name_table, read_header, section_headers
+    from cuda_fatbin._kernels import MAX_NAME
+
+    header = read_header(data)
+    table = name_table(data, header)
+    out = []
+    for name_off, _t, _o, _s in section_headers(data, header):
+        end = table.find(b"\0", name_off)
+        name = table[name_off : end if end >= 0 else len(table)].decode("latin-1")
+        out.append(name if len(name) <= 6 + MAX_NAME or not name.startswith(".text.") else name[: 6 + MAX_NAME] + "…")
+    return out
 
 
 def _own_sections(sections, data, kernels):
@@ -490,3 +508,30 @@ def test_what_a_worker_remembers_is_bounded_and_changes_no_figure(artifacts, tmp
         monkeypatch.setattr(_size, name, cap)
     assert measured() == roomy
     assert len(_size._SEEN) <= 2 and len(_size._NAMES) <= 1
+
+
+def test_kernel_names_are_whole_and_demangled(tmp_path):
+    """A kernel's name longer than a section name is read (256 bytes) is kept whole, as _kernels reads it from the
+    symbol table (checked there against cuobjdump -symbols); text shows it demangled, JSON both spellings."""
+    from cuda_fatbin import Program, ProgramOptions
+    from cuda_fatbin._kernels import cubin_kernels, demangle
+
+    ns = "n" + "x" * 299
+    src = (f"namespace {ns} {{ struct T {{ float v; }}; }}\n"
+           "template <typename X> __global__ void k(X* p) { p[0] = X(); }\n"
+           f"template __global__ void k<{ns}::T>({ns}::T*);\n"
+           'extern "C" __global__ void plain(int* p) { p[0] = 1; }\n')  # fmt: skip
+    cubin = bytes(Program(src, "c++", ProgramOptions(arch="sm_90")).compile("cubin").code)
+    (tmp_path / "k.cubin").write_bytes(cubin)
+    names = sorted(cubin_kernels(cubin), key=len)
+    assert [len(n) for n in names] == [5, 317]
+    report = size([tmp_path / "k.cubin"], max_workers=1)
+    assert sorted((k["name"] for k in report.kernels()), key=len) == names
+    doc = json.loads(cli_main("size", tmp_path / "k.cubin", "--json").stdout)
+    spelled = {k["name"]: k["demangled"] for k in doc["kernels"]}
+    long_name = names[1]
+    assert spelled == {"plain": "plain", long_name: demangle(long_name)}
+    if spelled[long_name] != long_name:  # cpp-demangle installed (the test extra)
+        assert spelled[long_name] == f"void k<{ns}::T>({ns}::T*)"
+    text = cli_main("size", tmp_path / "k.cubin", "--wide").stdout
+    assert spelled[long_name] in text and long_name not in text.replace(spelled[long_name], "")

@@ -383,12 +383,12 @@ def name_table(buf: Buffer, header: ElfHeader) -> bytes:
     return bytes(buf[str_off : str_off + str_size])
 
 
-def name_at(table: bytes, name_off: int) -> str:
-    """The name at ``name_off`` of a :func:`name_table`: up to its NUL, the table's end or :data:`MAX_NAME`
-    bytes, Latin-1 (``""`` past the table), as :func:`section_namer` reads it."""
+def name_at(table: bytes, name_off: int, limit: int = MAX_NAME) -> str:
+    """The name at ``name_off`` of a :func:`name_table`: up to its NUL, the table's end or ``limit`` bytes
+    (:data:`MAX_NAME`: as :func:`section_namer` reads it), Latin-1 (``""`` past the table)."""
     if name_off >= len(table):
         return ""
-    end = min(len(table), name_off + MAX_NAME)
+    end = min(len(table), name_off + limit)
     nul = table.find(b"\0", name_off, end)
     return table[name_off : end if nul < 0 else nul].decode("latin-1")
 

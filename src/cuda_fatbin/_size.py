@@ -24,9 +24,10 @@ from dataclasses import dataclass, field
 
 from ._archive import SEPARATOR
 from ._container import _trim_elf
-from ._elf import name_at, name_table, read_header, section_headers
+from ._elf import MAX_NAME, name_at, name_table, read_header, section_headers
 from ._inputs import _HEAD, _error, _is_binary, _Item, _opened
 from ._jobs import fan_out
+from ._kernels import MAX_NAME as KERNEL_NAME
 from ._packages import read_package
 from ._reader import iter_fatbins
 from ._scan import _attribute, _inputs_of
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     #: (why it cannot be read, SASS bytes by category, kernels and their bytes, 1 if unparsed, recompressed size)
     _Figures = tuple[str | None, tuple[tuple[str, int], ...], tuple[tuple[str, int, int, int], ...], int, int | None]
 
-__all__ = ["CATEGORIES", "RECOMPRESS", "BinarySize", "SizeReport", "parse_size", "size"]
+__all__ = ["CATEGORIES", "RECOMPRESS", "BinarySize", "SizeReport", "demangled", "parse_size", "size"]
 
 #: Categories of the bytes of a SASS image (an ELF cubin), by section name (first match wins); ``headers`` is
 #: what no section holds (ELF header, program and section header tables, alignment).
@@ -324,13 +325,17 @@ def _names_of(table: bytes) -> tuple[bytes, dict[int, tuple[str, str | None, tup
 def _name_info(
     table: bytes, name_off: int, known: dict[int, tuple[str, str | None, tuple[str, ...]]]
 ) -> tuple[str, str | None, tuple[str, ...]]:
-    name = name_at(table, name_off)
-    category = _category(name)
-    kernel = name[6:] if category == "code" and name.startswith(".text.") else None
+    # a kernel's name is read as long as _kernels keeps one (a CUTLASS name runs to KiBs); the category is the
+    # section name's as every reader here cuts it (MAX_NAME bytes)
+    name = name_at(table, name_off, 6 + KERNEL_NAME + 1)
+    category = _category(name[:MAX_NAME])
+    kernel = None
+    if category == "code" and name.startswith(".text."):
+        kernel = name[6:] if len(name) <= 6 + KERNEL_NAME else name[6 : 6 + KERNEL_NAME] + "…"
     # a kernel's section is ".PREFIX.NAME": two dots at least (".nv.info", ".symtab" are looked up for none)
     dots = [i for i, c in enumerate(name) if c == "." and i] if kernel is None and name.count(".") > 1 else []
     info = known[name_off] = (category, kernel, tuple(name[i + 1 :] for i in dots))
-    _NAMES_HELD[0] += len(name) * (1 + len(dots))
+    _NAMES_HELD[0] += len(name) * (1 + len(dots)) + len(kernel or "")
     return info
 
 
@@ -498,7 +503,8 @@ class SizeReport:
         return {k: {"entries": n, "stored_bytes": s, "bytes": r} for k, (n, s, r) in order}
 
     def kernels(self) -> list[dict[str, Any]]:
-        """Kernels by bytes of SASS code over every binary and arch, largest first."""
+        """Kernels (and device functions compiled apart: each ``.text.NAME`` section) by bytes of SASS code over
+        every binary and arch, largest first; ``name`` is mangled (:func:`demangled` adds the other spelling)."""
         rows: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0])
         for b in self.binaries:
             for name, (n, images) in b.kernels.items():
@@ -615,12 +621,26 @@ class SizeReport:
                      "entries": {k: {"entries": n, "stored_bytes": s, "bytes": r}
                                  for k, (n, s, r) in sorted(b.entries.items())}}
                     for b in self.binaries]  # fmt: skip
+        kernels, copies = self.kernels()[:top], self.kernel_duplicates()[:top]
+        demangled(kernels, copies)
         return {"files_read": self.files_read, "unreadable": sum(bool(b.error) for b in self.binaries),
                 "skipped": self.skipped, "drop": self.drop, "keep_ptx_for": self.keep_ptx_for,
                 "recompress": self.recompress, "totals": self.totals(),
-                "by_kind": self.by_kind(), "kernels": self.kernels()[:top], "duplicates": self.duplicates()[:top],
-                "kernel_duplicates": self.kernel_duplicates()[:top],
-                "distributions": self.distributions(), "binaries": binaries}  # fmt: skip
+                "by_kind": self.by_kind(), "kernels": kernels, "duplicates": self.duplicates()[:top],
+                "kernel_duplicates": copies, "distributions": self.distributions(), "binaries": binaries}  # fmt: skip
+
+
+def demangled(*tables: list[dict[str, Any]]) -> None:
+    """Give each row of ``tables`` (:meth:`SizeReport.kernels`, :meth:`SizeReport.kernel_duplicates`) its
+    ``demangled`` name beside its mangled ``name``: :func:`cuda_fatbin._kernels.demangle_all`, one bounded child
+    process for them all; a name that does not demangle (or without ``cuda-fatbin[demangle]``) is kept.
+    """
+    from ._kernels import demangle_all
+
+    spelled = demangle_all({row["name"] for rows in tables for row in rows})
+    for rows in tables:
+        for row in rows:
+            row["demangled"] = spelled[row["name"]]
 
 
 def size(

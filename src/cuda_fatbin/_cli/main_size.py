@@ -94,6 +94,8 @@ def _pct(n: int, whole: int) -> str:
 
 def _text(report: SizeReport, totals: dict[str, Any], args: argparse.Namespace) -> None:
     """The text report: totals, then each ranking cut to ``--top`` rows."""
+    from .._size import demangled
+
     top, wide = args.top, args.wide
     file_b, dev = int(totals["file_bytes"]), int(totals["device_bytes"])
     print(f"{report.files_read} binaries read, {totals['binaries']} with device code: {_mb(file_b)}, of which "
@@ -110,9 +112,11 @@ def _text(report: SizeReport, totals: dict[str, Any], args: argparse.Namespace) 
     whole = sum(cats.values())
     print("\nSASS images (uncompressed), by ELF section:")
     _table(["category", "bytes", "share"], [(k, _mb(v), _pct(v, whole)) for k, v in cats.items() if v], wide=wide)
-    kernels = report.kernels()
-    print(f"\nlargest kernels (SASS code over every arch; mangled names), {len(kernels)} in all:")
-    _table(["kernel", "code", "images"], [(k["name"], _mb(k["bytes"]), k["images"]) for k in kernels[:top]], wide=wide)
+    kernels, copies = report.kernels(), report.kernel_duplicates()
+    demangled(kernels[:top], copies[:top])  # one demangling child for both tables
+    print(f"\nlargest kernels (SASS code over every arch), {len(kernels)} in all:")
+    _table(["kernel", "code", "images"], [(k["demangled"], _mb(k["bytes"]), k["images"]) for k in kernels[:top]],
+           wide=wide)  # fmt: skip
     binaries = sorted((b for b in report.binaries if not b.error), key=lambda b: -b.file_bytes)
     print("\nlargest binaries:")
     what_if = _what_if(report)
@@ -128,7 +132,7 @@ def _text(report: SizeReport, totals: dict[str, Any], args: argparse.Namespace) 
                [(d["distribution"], d["binaries"], _mb(d["file_bytes"]), _mb(d["device_bytes"]),
                  _mb(d["projected_bytes"])) for d in dists[:top]], wide=wide)  # fmt: skip
     _duplicates(report, int(totals["duplicate_bytes"]), top, wide)
-    _kernel_duplicates(report, int(totals["kernel_duplicate_bytes"]), top, wide)
+    _kernel_duplicates(copies, int(totals["kernel_duplicate_bytes"]), top, wide)
     if what_if:
         saved = file_b - int(totals["projected_bytes"])
         change = [f"without {', '.join(report.drop)}"] if report.drop else []
@@ -155,15 +159,14 @@ def _duplicates(report: SizeReport, wasted: int, top: int, wide: bool) -> None:
            wide=wide)  # fmt: skip
 
 
-def _kernel_duplicates(report: SizeReport, wasted: int, top: int, wide: bool) -> None:
-    dups = report.kernel_duplicates()
+def _kernel_duplicates(dups: list[dict[str, Any]], wasted: int, top: int, wide: bool) -> None:
     if not dups:
         print("\nno kernel is compiled into two SASS images of one arch with the same code")
         return
     print(f"\nkernels compiled into several SASS images of one arch (translation units), same code: {len(dups)}, "
           f"wasting {_mb(wasted)}:")  # fmt: skip
     _table(["kernel", "entry", "copies", "binaries", "wasted", "first binary"],
-           [(d["name"], d["entry"], d["copies"], d["binaries"], _mb(d["wasted_bytes"]), d["paths"][0])
+           [(d["demangled"], d["entry"], d["copies"], d["binaries"], _mb(d["wasted_bytes"]), d["paths"][0])
             for d in dups[:top]], wide=wide)  # fmt: skip
     _more(len(dups), top)
 
