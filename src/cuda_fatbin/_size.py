@@ -515,7 +515,7 @@ class SizeReport:
 
     def duplicates(self) -> list[dict[str, Any]]:
         """Payloads stored more than once (same stored bytes and compression, same kind+arch), most bytes wasted
-        first.
+        first (then by entry).
 
         ``wasted_bytes`` is what the copies after the first take (their records in the containers).
         """
@@ -530,7 +530,7 @@ class SizeReport:
                 paths = sorted({p for p, _ in copies})
                 out.append({"digest": digest, "entry": key, "copies": len(copies), "binaries": len(paths),
                             "wasted_bytes": sum(r for _, r in copies) - copies[0][1], "paths": paths[:5]})  # fmt: skip
-        return sorted(out, key=lambda d: (-d["wasted_bytes"], d["digest"]))
+        return sorted(out, key=lambda d: (-d["wasted_bytes"], d["entry"], d["digest"]))
 
     def _removed(self) -> Callable[[str], bool]:
         """Whether the projection removes the entries of a ``"kind arch"`` key (:attr:`drop`, :attr:`keep_ptx_for`)."""
