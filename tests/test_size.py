@@ -535,3 +535,30 @@ def test_kernel_names_are_whole_and_demangled(tmp_path):
         assert spelled[long_name] == f"void k<{ns}::T>({ns}::T*)"
     text = cli_main("size", tmp_path / "k.cubin", "--wide").stdout
     assert spelled[long_name] in text and long_name not in text.replace(spelled[long_name], "")
+
+
+def test_section_names_that_overlap_cost_what_the_image_holds(tmp_path, monkeypatch):
+    """Thousands of sections whose names all start inside one long run of dots, none ending before 16 KiB: each
+    would be read whole with every dot-suffix (gigabytes of work); the names read stay linear in the image and
+    the image counts as one that cannot be parsed."""
+    import struct
+
+    from cuda_fatbin import _size
+
+    from elf_testing import make_elf
+
+    n = 4000
+    long_name = "." + "a." * 20000
+    sections = [(long_name, 1, b"x"), *((".s", 1, b"y") for _ in range(n))]
+    image = bytearray(make_elf(sections, machine=190, e_type=2, osabi=0x41, abi_version=8, flags=90 << 8))
+    shoff, shentsize = struct.unpack_from("<QxxxxxxxxxxxxxxH", image, 0x28)[0], 64
+    for i in range(n):  # every section named from inside the long name
+        struct.pack_into("<I", image, shoff + (2 + i) * shentsize, 1 + 2 * i)
+    (tmp_path / "k.cubin").write_bytes(bytes(image))
+    read = [0]
+    name_at = _size.name_at
+    monkeypatch.setattr(_size, "name_at", lambda *a: read.__setitem__(0, read[0] + len(r := name_at(*a))) or r)
+    _size._NAMES.clear()
+    [b] = size([tmp_path / "k.cubin"], max_workers=1).binaries
+    assert b.error is None and b.unparsed == 1 and b.categories == {"other": len(image)}
+    assert read[0] <= 4 * len(image), (read[0], len(image))

@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from ._elf import Buffer
     from ._reader import Fatbin, FatbinEntry
 
+    #: a section name's category, kernel, dot-suffixes and the work it cost to read (_NAMES)
+    _Name = tuple[str, str | None, tuple[str, ...], int]
     #: (why it cannot be read, SASS bytes by category, kernels and their bytes, 1 if unparsed, recompressed size)
     _Figures = tuple[str | None, tuple[tuple[str, int], ...], tuple[tuple[str, int, int, int], ...], int, int | None]
 
@@ -281,12 +283,15 @@ def _sass(data: Buffer) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, i
     kernels: dict[str, list[int]] = {}
     owned = []  # (the name's suffixes, bytes) of the sections a kernel may own
     held = 0
+    budget = 8 * len(table) + (1 << 20)  # the work long names cost: linear in the image, however they overlap
     for name_off, typ, offset, size in rows:
         if typ == _SHT_NOBITS or size == 0:
             continue
         held += size
-        info = known.get(name_off) or _name_info(table, name_off, known)
-        category, kernel, suffixes = info
+        category, kernel, suffixes, cost = known.get(name_off) or _name_info(table, name_off, known)
+        budget -= cost
+        if budget < 0:  # names that overlap far beyond their table (real ones are stored once each): forged
+            return (("other", len(data)),), (), 1
         cats[category] = cats.get(category, 0) + size
         if kernel is not None:
             row = kernels.setdefault(kernel, [0, 0, 0])
@@ -306,12 +311,12 @@ def _sass(data: Buffer) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, i
 #: What the section names of the images read in this process are, by name table (images of one library share
 #: a few: libcurand.so.10's 1,624 hold 26): name offset -> (category, kernel of a ``.text.NAME`` section, the
 #: name's ``.``-separated suffixes, longest first, by which a kernel owns a section). Bounded.
-_NAMES: dict[bytes, dict[int, tuple[str, str | None, tuple[str, ...]]]] = {}
+_NAMES: dict[bytes, dict[int, _Name]] = {}
 _NAMES_HELD = [0]  # table bytes and names held
 _NAMES_MAX, _NAMES_HELD_MAX = 1 << 12, 1 << 24  # tables, and their bytes and names
 
 
-def _names_of(table: bytes) -> tuple[bytes, dict[int, tuple[str, str | None, tuple[str, ...]]]]:
+def _names_of(table: bytes) -> tuple[bytes, dict[int, _Name]]:
     known = _NAMES.get(table)
     if known is None:
         if len(_NAMES) >= _NAMES_MAX or _NAMES_HELD[0] >= _NAMES_HELD_MAX:
@@ -322,21 +327,36 @@ def _names_of(table: bytes) -> tuple[bytes, dict[int, tuple[str, str | None, tup
     return table, known
 
 
-def _name_info(
-    table: bytes, name_off: int, known: dict[int, tuple[str, str | None, tuple[str, ...]]]
-) -> tuple[str, str | None, tuple[str, ...]]:
-    # a kernel's name is read as long as _kernels keeps one (a CUTLASS name runs to KiBs); the category is the
-    # section name's as every reader here cuts it (MAX_NAME bytes)
-    name = name_at(table, name_off, 6 + KERNEL_NAME + 1)
-    category = _category(name[:MAX_NAME])
+def _name_info(table: bytes, name_off: int, known: dict[int, _Name]) -> _Name:
+    """``(category, kernel, suffixes, cost)`` of the section name at ``name_off`` (see :data:`_NAMES`).
+
+    The category is the name's as every reader here cuts it (:data:`~cuda_fatbin._elf.MAX_NAME` bytes); a name cut
+    there is read again as long as ``_kernels`` keeps a kernel's (CUTLASS names run to KiBs), for its kernel and
+    its suffixes (the first :data:`_SUFFIXES`), and ``cost`` is that work, which :func:`_sass` bounds per image.
+    """
+    name = name_at(table, name_off)
+    category = _category(name)
+    cost = 0
+    if len(name) == MAX_NAME:
+        name = name_at(table, name_off, 64 + KERNEL_NAME)
+        cost = len(name)
     kernel = None
     if category == "code" and name.startswith(".text."):
         kernel = name[6:] if len(name) <= 6 + KERNEL_NAME else name[6 : 6 + KERNEL_NAME] + "…"
     # a kernel's section is ".PREFIX.NAME": two dots at least (".nv.info", ".symtab" are looked up for none)
-    dots = [i for i, c in enumerate(name) if c == "." and i] if kernel is None and name.count(".") > 1 else []
-    info = known[name_off] = (category, kernel, tuple(name[i + 1 :] for i in dots))
-    _NAMES_HELD[0] += len(name) * (1 + len(dots)) + len(kernel or "")
+    suffixes: tuple[str, ...] = ()
+    if kernel is None and name.count(".") > 1:
+        dots = [i for i in range(1, len(name)) if name[i] == "."][:_SUFFIXES]
+        suffixes = tuple(name[i + 1 :] for i in dots)
+        cost *= 1 + len(suffixes)
+    info = known[name_off] = (category, kernel, suffixes, cost)
+    _NAMES_HELD[0] += len(name) * (1 + len(suffixes))
     return info
+
+
+#: Dot-suffixes of a section name tried as the kernel that owns it (``.nv.constant0.NAME``: "constant0.NAME",
+#: "NAME"); a kernel name of more dots than this leaves its sections unowned
+_SUFFIXES = 8
 
 
 def _size_job(item: _Item, embedded: bool, recompress: str | None = None) -> tuple[list[BinarySize], int]:
