@@ -633,7 +633,7 @@ class SizeReport:
 
     def to_dict(self, top: int | None = None) -> dict[str, Any]:
         """The ``size --json`` document (schema ``schemas/size.json``); lists of kernels and duplicates cut to
-        ``top`` rows (all with ``None``)."""
+        ``top`` rows (all with ``None``), their kernel names demangled (:func:`demangled`: a child process)."""
         binaries = [{"path": b.path, "distribution": b.distribution, "archive": b.archive, "member": b.member,
                      "error": b.error, "file_bytes": b.file_bytes, "device_bytes": b.device_bytes,
                      "host_bytes": b.file_bytes - b.device_bytes, "overhead_bytes": b.overhead,
