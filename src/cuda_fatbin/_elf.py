@@ -26,10 +26,11 @@ __all__ = [
     "ElfSection",
     "find_section_by_type",
     "iter_sections",
+    "name_at",
+    "name_table",
     "read_header",
     "section_headers",
     "section_link",
-    "section_names",
 ]
 
 ELF_MAGIC = b"\x7fELF"
@@ -342,11 +343,9 @@ def section_namer(buf: Buffer, header: ElfHeader, rows: list[tuple[int, int, int
     return lambda name_off: _read_name(buf, str_off, str_size, name_off)
 
 
-def section_names(buf: Buffer, header: ElfHeader, rows: list[tuple[int, int, int, int]]) -> list[str]:
-    """The name of each of ``rows`` (:func:`section_headers`'), as :func:`section_namer` reads them, in one pass.
-
-    The section-name table is copied once (:func:`name_table`: linear), so naming every section of an image
-    costs a slice per name rather than a read of :data:`MAX_NAME` bytes.
+def name_table(buf: Buffer, header: ElfHeader) -> bytes:
+    """A copy of the section-name table (``.shstrtab``) of the image in ``buf``, for :func:`name_at`: for a
+    reader that names every section (copied once, linear), where :func:`section_namer` reads each name when asked.
 
     Raises
     ------
@@ -362,22 +361,9 @@ def section_names(buf: Buffer, header: ElfHeader, rows: list[tuple[int, int, int
     >>> image = (bytes([127, 69, 76, 70, 2, 1, 1]) + bytes(9) + struct.pack("<HHIQQQIHHHHHH", 1, 190, 1, 0, 0,
     ...          64 + len(names), 0, 64, 0, 0, 64, 3, 2) + names + table)
     >>> header = read_header(image)
-    >>> section_names(image, header, section_headers(image, header))
+    >>> table = name_table(image, header)
+    >>> [name_at(table, row[0]) for row in section_headers(image, header)]
     ['', '.text.k', '.shstrtab']
-    """
-    if not rows:
-        return []
-    table = name_table(buf, header)
-    return [name_at(table, row[0]) for row in rows]
-
-
-def name_table(buf: Buffer, header: ElfHeader) -> bytes:
-    """A copy of the section-name table (``.shstrtab``) of the image in ``buf``, for :func:`name_at`.
-
-    Raises
-    ------
-    ElfFormatError
-        If the section-name table index or the table is out of bounds.
     """
     str_off, str_size = _name_table(buf, header)
     return bytes(buf[str_off : str_off + str_size])
