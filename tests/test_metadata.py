@@ -288,3 +288,17 @@ def test_check_reads_what_an_installed_distribution_declares(sass80, tmp_path):
     linked = _site(tmp_path / "linked", sass80, variant_json("cu13", {"sm_arch": ["80_real"]}), link=True)
     res = cli_main("metadata", linked, "--check", check=1)  # a symlink is not followed: an error, not a read
     assert "declared: cannot be read" in res.stdout
+
+
+def test_check_reads_what_a_wheel_found_in_a_folder_declares(sass80, tmp_path):
+    """``metadata dist/ --check`` judges each wheel in ``dist/`` as ``metadata dist/*.whl --check`` does."""
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    variant_wheel(dist / "demo-1.0-py3-none-any-cu13.whl", {"demo/k.fatbin": sass80},
+                  variant_json("cu13", {"sm_arch": ["80_real", "90_real"]}))  # fmt: skip
+    res = cli_main("metadata", dist, "--check", check=1)
+    assert "CLAIMS MORE  nvidia :: sm_arch :: 90_real" in res.stdout
+    doc = json.loads(cli_main("metadata", dist, "--check", "--json", check=1).stdout)
+    validate(doc)
+    [pkg] = doc["packages"]
+    assert pkg["declared"]["label"] == "cu13" and doc["consistent"] is False

@@ -560,9 +560,9 @@ def metadata(
         What :func:`~cuda_fatbin.scan` reads: files, folders, wheels, conda packages, images. Default: this
         Python environment's site-packages.
     check : bool, optional
-        Also read the variant properties each ``.whl`` of ``paths`` declares (:func:`read_declared`), and those
-        of each distribution installed directly in a folder of ``paths`` (:func:`installed_declared`), and
-        judge each against the bytes (``PackageMetadata.check``).
+        Also read the variant properties each ``.whl`` of ``paths`` (or one found in a folder of ``paths``)
+        declares (:func:`read_declared`), and those of each distribution installed directly in a folder of
+        ``paths`` (:func:`installed_declared`), and judge each against the bytes (``PackageMetadata.check``).
     embedded, max_workers, progress
         As for :func:`~cuda_fatbin.scan`.
 
@@ -607,6 +607,9 @@ def metadata(
                 declared[root] = read_declared(root)
             elif os.path.isdir(root):
                 declared.update((k, v) for k, v in installed_declared(root).items() if k not in declared)
+        for name in groups:  # a wheel found in a folder given declares as much as one given itself
+            if name not in declared and name.lower().endswith(".whl") and os.path.isfile(name):
+                declared[name] = read_declared(name)
     for name in declared:
         groups.setdefault(name, [])
     packages = [_package(name, rows) for name, rows in sorted(groups.items())]
