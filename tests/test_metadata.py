@@ -302,3 +302,84 @@ def test_check_reads_what_a_wheel_found_in_a_folder_declares(sass80, tmp_path):
     validate(doc)
     [pkg] = doc["packages"]
     assert pkg["declared"]["label"] == "cu13" and doc["consistent"] is False
+
+
+def _offered_by_the_plugin(gpu: str, declared: list[str]) -> bool:
+    """Whether NVIDIA's provider plugin (``get_supported_configs``) offers a wheel declaring the ``sm_arch`` values
+    ``declared`` to a GPU of capability ``gpu``: ``Mm_real`` down to ``M0_real``, and ``M0_virtual``; a wheel
+    declaring none is offered to every GPU. Metadata's own ``<cc>_virtual`` also claims every GPU from ``cc`` on."""
+    major, minor = map(int, gpu.split("."))
+    accepted = {f"{major}{m}_real" for m in range(minor, -1, -1)} | {f"{major}0_virtual"}
+    virtual = [int(v[:-8]) for v in declared if v.endswith("_virtual")]
+    return not declared or bool(accepted & set(declared)) or any(major * 10 + minor >= v for v in virtual)
+
+
+@pytest.mark.parametrize("sm_arch", [[], ["80_real"], ["80_real", "90_real"], ["90_real"], ["80_real", "90_virtual"],
+                                     ["100_real"], ["120_real"]])  # fmt: skip
+def test_a_declared_lower_bound_is_judged_on_the_gpus_its_sm_arch_values_install_it_on(artifacts, sm_arch, tmp_path):
+    """sm_80 + sm_90 SASS and compute_90 PTX: a GPU that loads SASS JIT-compiles no PTX, so the PTX ISA bounds the
+    driver only where a GPU the declared sm_arch values get the wheel installed on JIT-compiles it; the verdict
+    agrees with scan under that driver on each such GPU."""
+    from cuda_fatbin import FatbinOptions, scan
+    from cuda_fatbin._metadata import _gpus
+    from cuda_fatbin._nvidia import tables
+    from cuda_fatbin._select import DRIVER_DROPPED_GPU, DRIVER_PREDATES_GPU, UNCOVERED
+
+    ptx = artifacts[("ptx", "sm_90")]
+    data = build_fatbin([artifacts[("cubin", "sm_80")], artifacts[("cubin", "sm_90")],
+                         Part(ptx, kind="ptx", arch="sm_90")], options=FatbinOptions(compress=False))  # fmt: skip
+    isa = "{}.{}".format(*_isa(ptx))
+
+    def key(v: str) -> tuple[int, ...]:
+        return tuple(map(int, v.split(".")))
+
+    older = max((r["cuda"] for r in tables()["ptx_isa_cuda"] if key(r["isa"]) < key(isa) and key(r["cuda"]) > (11, 0)),
+                default=None, key=key)  # fmt: skip
+    if older is None:
+        pytest.skip(f"no CUDA release before the one that JIT-compiles PTX ISA {isa}")
+    whl = variant_wheel(tmp_path / "demo-1.0-py3-none-any-x.whl", {"demo/k.fatbin": data},
+                        variant_json("x", {"sm_arch": sm_arch, "cuda_version_lower_bound": [older]}))  # fmt: skip
+    [pkg] = metadata([whl], check=True, max_workers=1).packages
+    [verdict] = [c["verdict"] for c in pkg.check if LOWER in c["property"]]
+    gpus = [g.capability for g in _gpus()]
+    free = scan([whl], gpus=gpus, max_workers=1).binaries[0].coverage
+    limited = scan([whl], gpus=gpus, driver=older, max_workers=1).binaries[0].coverage
+    fails = [g for g in gpus if _offered_by_the_plugin(g, sm_arch) and free[g]["status"] not in UNCOVERED
+             and limited[g]["status"] in UNCOVERED
+             and limited[g]["status"] not in (DRIVER_PREDATES_GPU, DRIVER_DROPPED_GPU)]  # fmt: skip
+    assert verdict == ("unjustified" if fails else "justified"), (fails, pkg.check)
+    # the PTX runs on 10.0 and newer GPUs only: offered there by no sm_arch, 100_real, 120_real, 90_virtual
+    assert bool(fails) == (sm_arch in ([], ["80_real", "90_virtual"], ["100_real"], ["120_real"]))
+
+
+def test_the_lower_bound_leaves_out_ptx_no_gpu_its_properties_install_it_on_jit_compiles(artifacts, tmp_path):
+    """a.fatbin: sm_80 + sm_90 SASS and compute_90 PTX; b.fatbin: the same SASS, no PTX. The package justifies
+    80_real and 90_real and no _virtual: the GPUs those are offered to (8.x, 9.0) load SASS from both, so the
+    PTX ISA bounds no driver of the package; a.fatbin alone justifies 90_virtual, where it does."""
+    from cuda_fatbin import FatbinOptions
+
+    sass = [artifacts[("cubin", "sm_80")], artifacts[("cubin", "sm_90")]]
+    plain = FatbinOptions(compress=False)
+    a = build_fatbin([*sass, Part(artifacts[("ptx", "sm_90")], kind="ptx", arch="sm_90")], options=plain)
+    whl = variant_wheel(tmp_path / "demo-1.0-py3-none-any.whl", {"demo/a.fatbin": a,
+                        "demo/b.fatbin": build_fatbin(sass, options=plain)}, None)  # fmt: skip
+    [pkg] = metadata([whl], max_workers=1).packages
+    assert (pkg.real, pkg.virtual, pkg.needs, pkg.cuda_version_lower_bound) == (["8.0", "9.0"], None, [], None)
+    assert not any(LOWER in p for p in pkg.properties)
+    by_name = {b.path.rsplit("/", 1)[1]: b for b in pkg.binaries}
+    assert by_name["a.fatbin"].virtual == "9.0" and by_name["a.fatbin"].lower_bound is not None
+    assert by_name["b.fatbin"].lower_bound is None
+
+
+def test_curand_lower_bound_agrees_with_scan_under_each_driver(curand_wheel):  # noqa: F811
+    """Three of libcurand's fatbins hold only sm_75 SASS and compute_75 PTX of ISA 9.4: every GPU it claims
+    but 7.5 JIT-compiles that PTX, so a CUDA 13.3 driver fails there and 13.4 runs it on all of them."""
+    from cuda_fatbin import scan
+    from cuda_fatbin._select import UNCOVERED
+
+    [pkg] = metadata([curand_wheel], max_workers=1).packages
+    assert pkg.cuda_version_lower_bound == "13.4"
+    gpus = ";".join(pkg.real)
+    at = {d: scan([curand_wheel], gpus=gpus, driver=d, max_workers=1).binaries[0].coverage for d in ("13.3", "13.4")}
+    assert all(at["13.4"][g]["status"] not in UNCOVERED for g in pkg.real)
+    assert [g for g in pkg.real if at["13.3"][g]["status"] not in UNCOVERED] == ["7.5"]
