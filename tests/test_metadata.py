@@ -383,3 +383,90 @@ def test_curand_lower_bound_agrees_with_scan_under_each_driver(curand_wheel):  #
     at = {d: scan([curand_wheel], gpus=gpus, driver=d, max_workers=1).binaries[0].coverage for d in ("13.3", "13.4")}
     assert all(at["13.4"][g]["status"] not in UNCOVERED for g in pkg.real)
     assert [g for g in pkg.real if at["13.3"][g]["status"] not in UNCOVERED] == ["7.5"]
+
+
+def _plain(parts: list) -> bytes:
+    from cuda_fatbin import FatbinOptions
+
+    return build_fatbin(parts, options=FatbinOptions(compress=False))
+
+
+def test_a_package_virtual_and_conda_bound_are_the_highest_of_its_binaries(artifacts, tmp_path):
+    """a: sm_80 SASS + compute_80 PTX runs from 8.0 on; b: sm_90 SASS + compute_90 PTX from 9.0 on: the package
+    runs everywhere only from 9.0 on."""
+    a = _plain([artifacts[("cubin", "sm_80")], Part(artifacts[("ptx", "sm_80")], kind="ptx", arch="sm_80")])
+    b = _plain([artifacts[("cubin", "sm_90")], Part(artifacts[("ptx", "sm_90")], kind="ptx", arch="sm_90")])
+    whl = variant_wheel(tmp_path / "demo-1.0-py3-none-any.whl", {"demo/a.fatbin": a, "demo/b.fatbin": b}, None)
+    [pkg] = metadata([whl], max_workers=1).packages
+    assert sorted((r.virtual, r.cuda_arch) for r in pkg.binaries) == [("8.0", "8.0"), ("9.0", "9.0")]
+    assert (pkg.real, pkg.virtual, pkg.cuda_arch) == ([], "9.0", "9.0")
+
+
+def test_virtual_is_the_lowest_ptx_from_which_every_gpu_runs_the_binary(artifacts, tmp_path):
+    """h.o: one fatbin holds compute_80 PTX, the other sm_90 SASS + compute_90 PTX: 8.x GPUs find nothing in the
+    second, so the binary runs everywhere from 9.0 on, and its compute_80 PTX justifies no 80_virtual."""
+    from elf_testing import make_elf
+
+    one = _plain([Part(artifacts[("ptx", "sm_80")], kind="ptx", arch="sm_80")])
+    two = _plain([artifacts[("cubin", "sm_90")], Part(artifacts[("ptx", "sm_90")], kind="ptx", arch="sm_90")])
+    (tmp_path / "h.o").write_bytes(make_elf([(".nv_fatbin", 1, one + two)]))
+    [b] = metadata([tmp_path], max_workers=1).packages[0].binaries
+    assert b.ptx == ["8.0", "9.0"] and (b.virtual, b.cuda_arch) == ("9.0", "9.0")
+
+
+def test_a_declared_real_bounds_the_driver_on_its_own_capability(artifacts, tmp_path):
+    """sm_80 SASS + compute_90 PTX: a wheel declaring 90_real (itself unjustified: no sm_90 SASS) is installed
+    on 9.0 GPUs, which JIT-compile the PTX: a lower bound below its ISA's driver is unjustified there."""
+    ptx = artifacts[("ptx", "sm_90")]
+    data = _plain([artifacts[("cubin", "sm_80")], Part(ptx, kind="ptx", arch="sm_90")])
+    whl = variant_wheel(tmp_path / "demo-1.0-py3-none-any-x.whl", {"demo/k.fatbin": data},
+                        variant_json("x", {"sm_arch": ["90_real"], LOWER: ["11.0"]}))  # fmt: skip
+    [pkg] = metadata([whl], check=True, max_workers=1).packages
+    assert {c["property"].split(" :: ")[1]: c["verdict"] for c in pkg.check} == {
+        "sm_arch": "unjustified", LOWER: "unjustified"}  # fmt: skip
+
+
+def test_a_gpu_where_a_binary_runs_under_no_driver_bounds_no_driver(artifacts, tmp_path):
+    """a: sm_80 SASS + compute_80 PTX; b: sm_80 SASS only. 80_real is offered to Tegra 8.7 too, where a would
+    JIT-compile its PTX, but b runs there under no driver: the bound is not raised for a GPU it cannot help."""
+    cubin = artifacts[("cubin", "sm_80")]
+    a = _plain([cubin, Part(artifacts[("ptx", "sm_80")], kind="ptx", arch="sm_80")])
+    members = {"demo/a.fatbin": a, "demo/b.fatbin": _plain([cubin])}
+    whl = variant_wheel(tmp_path / "demo-1.0-py3-none-any-x.whl", members,
+                        variant_json("x", {"sm_arch": ["80_real"], LOWER: ["11.0"]}))  # fmt: skip
+    [pkg] = metadata([whl], check=True, max_workers=1).packages
+    assert pkg.consistent and pkg.cuda_version_lower_bound is None, pkg.check
+
+
+def test_ptx_in_a_fatbin_stored_as_data_counts_on_every_gpu(artifacts, tmp_path):
+    """A library whose registered fatbin holds sm_80 SASS and which keeps compute_80 PTX in a fatbin stored as
+    data (loaded when and where the library chooses): the PTX ISA bounds the driver though 8.0 loads SASS."""
+    from elf_testing import make_elf
+
+    cubin, ptx = artifacts[("cubin", "sm_80")], artifacts[("ptx", "sm_80")]
+    data = _plain([cubin, Part(ptx, kind="ptx", arch="sm_80")])
+    (tmp_path / "libk.so").write_bytes(make_elf([(".nv_fatbin", 1, _plain([cubin])), (".rodata", 1, data)], e_type=3))
+    [b] = metadata([tmp_path], max_workers=1).packages[0].binaries
+    assert b.real == ["8.0"] and b.virtual is None
+    assert b.needs.keys() == {"ptx_isa_driver"} and b.lower_bound == b.needs["ptx_isa_driver"]
+
+
+def test_variant_json_at_its_limits_is_read(sass80, tmp_path):
+    """Exactly MAX_VARIANT_JSON bytes, and exactly 4,096 properties, are within what is read."""
+    from cuda_fatbin._metadata import MAX_PROPERTIES
+
+    text = variant_json("cu13", {"sm_arch": ["80_real"]})
+    whl = variant_wheel(tmp_path / "demo-1.0-py3-none-any-cu13.whl", {"demo/k.fatbin": sass80},
+                        text + " " * (MAX_VARIANT_JSON - len(text)))  # fmt: skip
+    assert read_declared(whl).error is None
+    many = variant_wheel(tmp_path / "demo-1.0-py3-none-any-cu13.whl", {"demo/k.fatbin": sass80},
+                         variant_json("cu13", {"sm_arch": ["80_real"] * MAX_PROPERTIES}))  # fmt: skip
+    assert read_declared(many).error is None and len(read_declared(many).properties) == MAX_PROPERTIES
+
+
+def test_a_build_tag_is_not_a_variant_label(sass80, tmp_path):
+    """demo-1.0-1-py3-none-any.whl: six fields, the third a build tag: no label in the name to compare with."""
+    whl = variant_wheel(tmp_path / "demo-1.0-1-py3-none-any.whl", {"demo/k.fatbin": sass80},
+                        variant_json("cu13", {"sm_arch": ["80_real"]}))  # fmt: skip
+    declared = read_declared(whl)
+    assert declared.error is None and declared.label == "cu13"
