@@ -470,3 +470,20 @@ def test_a_build_tag_is_not_a_variant_label(sass80, tmp_path):
                         variant_json("cu13", {"sm_arch": ["80_real"]}))  # fmt: skip
     declared = read_declared(whl)
     assert declared.error is None and declared.label == "cu13"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="--check judges declared properties only: a variant wheel that declares no "
+    "cuda_version_lower_bound is installed with any driver (PEP 825: a feature not declared does not "
+    "constrain), though its bytes need one; the JSON check rows have no form for a missing property",
+)
+def test_check_fails_a_variant_wheel_that_declares_no_lower_bound_its_bytes_need(sass80_90_ptx80, tmp_path):
+    """80_real, 90_real, 80_virtual and no lower bound: offered to every driver, while 10.0 and newer GPUs
+    JIT-compile the compute_80 PTX, which an older driver than its ISA's fails."""
+    bound = metadata([_folder(tmp_path / "f", sass80_90_ptx80)], max_workers=1).packages[0].cuda_version_lower_bound
+    assert bound is not None
+    whl = variant_wheel(tmp_path / "demo-1.0-py3-none-any-x.whl", {"demo/k.fatbin": sass80_90_ptx80},
+                        variant_json("x", {"sm_arch": ["80_real", "90_real", "80_virtual"]}))  # fmt: skip
+    [pkg] = metadata([whl], check=True, max_workers=1).packages
+    assert not pkg.consistent
