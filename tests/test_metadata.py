@@ -487,3 +487,20 @@ def test_check_fails_a_variant_wheel_that_declares_no_lower_bound_its_bytes_need
                         variant_json("x", {"sm_arch": ["80_real", "90_real", "80_virtual"]}))  # fmt: skip
     [pkg] = metadata([whl], check=True, max_workers=1).packages
     assert not pkg.consistent
+
+
+def test_a_wheel_given_under_two_names_is_one_package(sass80, tmp_path, monkeypatch):
+    """The same consistent wheel through its folder and by name, or by name and through a symlink: scan reads it
+    once, and its declared properties are judged against those bytes, not against an empty second package."""
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    whl = variant_wheel(dist / "demo-1.0-py3-none-any-cu13.whl", {"demo/k.fatbin": sass80},
+                        variant_json("cu13", {"sm_arch": ["80_real"]}))  # fmt: skip
+    link = tmp_path / "link-1.0-py3-none-any-cu13.whl"
+    link.symlink_to(whl)
+    monkeypatch.chdir(tmp_path)
+    for args in (["./dist", "dist/demo-1.0-py3-none-any-cu13.whl"], [whl, link]):
+        doc = json.loads(cli_main("metadata", *args, "--check", "--json", check=0).stdout)
+        validate(doc)
+        [pkg] = doc["packages"]
+        assert pkg["binaries"] == 1 and [c["verdict"] for c in pkg["check"]] == ["justified"], args

@@ -607,6 +607,17 @@ class MetadataReport:
                 "binaries": [b.to_dict() for b in self.binaries]}  # fmt: skip
 
 
+def _file_identity(path: str) -> tuple[int, int] | None:
+    """``(st_dev, st_ino)`` of the regular file ``path`` (through symlinks), None when it is none."""
+    import stat
+
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+
+
 def _package_of(b: BinaryReport) -> str:
     if b.archive and b.archive.lower().endswith(".whl"):
         return b.archive
@@ -671,13 +682,22 @@ def metadata(
     roots = [os.fspath(p) for p in paths] if paths is not None else default_paths()
     declared: dict[str, Declared] = {}
     if check:
+        # a wheel read under one name (given twice, through a folder and by name, or through a symlink) is one
+        # package: its declared properties go to the name scan read it under
+        wheels: dict[tuple[int, int], str] = {}
+        for name in groups:
+            if name.lower().endswith(".whl") and (found := _file_identity(name)) is not None:
+                wheels.setdefault(found, name)
         for root in roots:
             if root.lower().endswith(".whl") and not os.path.isdir(root):
-                declared[root] = read_declared(root)
+                found = _file_identity(root)
+                name = wheels.setdefault(found, root) if found is not None else root
+                if name not in declared:
+                    declared[name] = read_declared(name)
             elif os.path.isdir(root):
                 declared.update((k, v) for k, v in installed_declared(root).items() if k not in declared)
-        for name in groups:  # a wheel found in a folder given declares as much as one given itself
-            if name not in declared and name.lower().endswith(".whl") and os.path.isfile(name):
+        for name in wheels.values():  # a wheel found in a folder given declares as much as one given itself
+            if name not in declared:
                 declared[name] = read_declared(name)
     for name in declared:
         groups.setdefault(name, [])
