@@ -518,8 +518,16 @@ def _declared_sm(properties: Iterable[str]) -> tuple[list[str], str | None]:
     return real, min(virtual, key=_key, default=None)
 
 
-def _verdict(prop: str, pkg: PackageMetadata) -> tuple[str, str]:
-    """``(verdict, reason)`` of one declared property against what the package's bytes justify."""
+def _declared_needs(pkg: PackageMetadata) -> list[dict[str, str]]:
+    """The needs of the entries loaded on the GPUs the package's declared ``sm_arch`` values are offered to."""
+    code = [b for b in pkg.binaries if b.has_kernels]
+    real, virtual = _declared_sm(pkg.declared.properties if pkg.declared else [])
+    return _need_rows(_needs_on(code, _offered(_gpus_of(code), real, virtual)))
+
+
+def _verdict(prop: str, pkg: PackageMetadata, needs: list[dict[str, str]], where: str) -> tuple[str, str]:
+    """``(verdict, reason)`` of one declared property against what the package's bytes justify (``needs``: those
+    on the GPUs its declared ``sm_arch`` values are offered to, ``where`` says which)."""
     ns, feature, value = prop.split(" :: ")
     if ns != NAMESPACE or feature not in (SM_ARCH, LOWER_BOUND):
         return "not checked", "the bytes say nothing about it"
@@ -530,11 +538,7 @@ def _verdict(prop: str, pkg: PackageMetadata) -> tuple[str, str]:
         if version is None:
             return "unjustified", f"{value!r} is not a CUDA version"
         declared = (int(version[1]), int(version[2] or 0))
-        code = [b for b in pkg.binaries if b.has_kernels]
-        real, virtual = _declared_sm(pkg.declared.properties if pkg.declared else [])
-        needs = _need_rows(_needs_on(code, _offered(_gpus_of(code), real, virtual)))
         need = max((n["cuda"] for n in needs), key=_key, default=None)
-        where = "on the GPUs its sm_arch values are offered to" if real or virtual else "on every GPU"
         if need is not None and declared < _key(need):
             why = "; ".join(f"{n['rule']} {n['cuda']}" for n in needs if _key(n["cuda"]) > declared)
             return "unjustified", f"the bytes need a CUDA {need} driver {where} ({why})"
@@ -705,6 +709,9 @@ def metadata(
     for pkg in packages:
         pkg.declared = declared.get(pkg.package)
         if pkg.declared is not None:
-            pkg.check = [dict(zip(("property", "verdict", "reason"), (p, *_verdict(p, pkg)), strict=True))
-                         for p in pkg.declared.properties]  # fmt: skip
+            needs = _declared_needs(pkg)
+            offered = _declared_sm(pkg.declared.properties) != ([], None)
+            where = "on the GPUs its sm_arch values are offered to" if offered else "on every GPU"
+            pkg.check = [dict(zip(("property", "verdict", "reason"), (p, *_verdict(p, pkg, needs, where)),
+                                  strict=True)) for p in pkg.declared.properties]  # fmt: skip
     return MetadataReport(packages, report.files_read, check)
