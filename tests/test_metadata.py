@@ -504,3 +504,45 @@ def test_a_wheel_given_under_two_names_is_one_package(sass80, tmp_path, monkeypa
         validate(doc)
         [pkg] = doc["packages"]
         assert pkg["binaries"] == 1 and [c["verdict"] for c in pkg["check"]] == ["justified"], args
+
+
+@pytest.mark.parametrize("members", [
+    {"a": ("sm_80", "sm_90", "compute_90")}, {"a": ("sm_80", "compute_80")}, {"a": ("sm_80", "sm_90")},
+    {"a": ("sm_80", "sm_90", "compute_90"), "b": ("sm_80", "sm_90")},
+    {"a": ("sm_80", "compute_80"), "b": ("sm_90", "compute_90")}, {"a": ("compute_80",), "b": ("sm_80",)},
+])  # fmt: skip
+def test_the_printed_lower_bound_agrees_with_scan_on_the_gpus_its_properties_install_it_on(artifacts, members,
+                                                                                          tmp_path):  # fmt: skip
+    """The bound metadata prints is the PTX ISA's driver exactly when a GPU that its own sm_arch values get the
+    package installed on fails under an older driver (scan --driver), for fatbins whose only need is the PTX."""
+    from cuda_fatbin import FatbinOptions, scan
+    from cuda_fatbin._metadata import _gpus
+    from cuda_fatbin._select import DRIVER_DROPPED_GPU, DRIVER_PREDATES_GPU, UNCOVERED
+
+    def part(arch: str) -> Part | bytes:
+        sm = "sm_" + arch.split("_")[1]
+        return (
+            Part(artifacts[("ptx", sm)], kind="ptx", arch=sm)
+            if arch.startswith("compute")
+            else artifacts[("cubin", sm)]
+        )
+
+    files = {f"demo/{name}.fatbin": build_fatbin([part(a) for a in archs], options=FatbinOptions(compress=False))
+             for name, archs in members.items()}  # fmt: skip
+    whl = variant_wheel(tmp_path / "demo-1.0-py3-none-any.whl", files, None)
+    [pkg] = metadata([whl], max_workers=1).packages
+    declared = [p.rsplit(" :: ", 1)[1] for p in pkg.properties if ":: sm_arch ::" in p]
+    ptx_need = {b.needs.get("ptx_isa_driver") for b in pkg.binaries} - {None}
+    need = max(ptx_need, default=None)
+    if need is None:  # SASS alone, uncompressed: no driver need at all
+        assert pkg.cuda_version_lower_bound is None
+        return
+    older = "11.8" if need.startswith("12") else "12.9"
+    gpus = [g.capability for g in _gpus()]
+    free = {b.path: b.coverage for b in scan([whl], gpus=gpus, max_workers=1).binaries}
+    limited = {b.path: b.coverage for b in scan([whl], gpus=gpus, driver=older, max_workers=1).binaries}
+    fails = [g for g in gpus if _offered_by_the_plugin(g, declared)
+             and all(c[g]["status"] not in UNCOVERED for c in free.values())
+             and any(c[g]["status"] in UNCOVERED and c[g]["status"] not in (DRIVER_PREDATES_GPU, DRIVER_DROPPED_GPU)
+                     for c in limited.values())]  # fmt: skip
+    assert pkg.cuda_version_lower_bound == (need if fails else None), (declared, fails)
