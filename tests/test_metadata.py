@@ -288,3 +288,261 @@ def test_check_reads_what_an_installed_distribution_declares(sass80, tmp_path):
     linked = _site(tmp_path / "linked", sass80, variant_json("cu13", {"sm_arch": ["80_real"]}), link=True)
     res = cli_main("metadata", linked, "--check", check=1)  # a symlink is not followed: an error, not a read
     assert "declared: cannot be read" in res.stdout
+
+
+def test_check_reads_what_a_wheel_found_in_a_folder_declares(sass80, tmp_path):
+    """``metadata dist/ --check`` judges each wheel in ``dist/`` as ``metadata dist/*.whl --check`` does."""
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    variant_wheel(dist / "demo-1.0-py3-none-any-cu13.whl", {"demo/k.fatbin": sass80},
+                  variant_json("cu13", {"sm_arch": ["80_real", "90_real"]}))  # fmt: skip
+    res = cli_main("metadata", dist, "--check", check=1)
+    assert "CLAIMS MORE  nvidia :: sm_arch :: 90_real" in res.stdout
+    doc = json.loads(cli_main("metadata", dist, "--check", "--json", check=1).stdout)
+    validate(doc)
+    [pkg] = doc["packages"]
+    assert pkg["declared"]["label"] == "cu13" and doc["consistent"] is False
+
+
+def _offered_by_the_plugin(gpu: str, declared: list[str]) -> bool:
+    """Whether NVIDIA's provider plugin (``get_supported_configs``) offers a wheel declaring the ``sm_arch`` values
+    ``declared`` to a GPU of capability ``gpu``: ``Mm_real`` down to ``M0_real``, and ``M0_virtual``; a wheel
+    declaring none is offered to every GPU. Metadata's own ``<cc>_virtual`` also claims every GPU from ``cc`` on."""
+    major, minor = map(int, gpu.split("."))
+    accepted = {f"{major}{m}_real" for m in range(minor, -1, -1)} | {f"{major}0_virtual"}
+    virtual = [int(v[:-8]) for v in declared if v.endswith("_virtual")]
+    return not declared or bool(accepted & set(declared)) or any(major * 10 + minor >= v for v in virtual)
+
+
+@pytest.mark.parametrize("sm_arch", [[], ["80_real"], ["80_real", "90_real"], ["90_real"], ["80_real", "90_virtual"],
+                                     ["100_real"], ["120_real"]])  # fmt: skip
+def test_a_declared_lower_bound_is_judged_on_the_gpus_its_sm_arch_values_install_it_on(artifacts, sm_arch, tmp_path):
+    """sm_80 + sm_90 SASS and compute_90 PTX: a GPU that loads SASS JIT-compiles no PTX, so the PTX ISA bounds the
+    driver only where a GPU the declared sm_arch values get the wheel installed on JIT-compiles it; the verdict
+    agrees with scan under that driver on each such GPU."""
+    from cuda_fatbin import FatbinOptions, scan
+    from cuda_fatbin._metadata import _gpus
+    from cuda_fatbin._nvidia import tables
+    from cuda_fatbin._select import DRIVER_DROPPED_GPU, DRIVER_PREDATES_GPU, UNCOVERED
+
+    ptx = artifacts[("ptx", "sm_90")]
+    data = build_fatbin([artifacts[("cubin", "sm_80")], artifacts[("cubin", "sm_90")],
+                         Part(ptx, kind="ptx", arch="sm_90")], options=FatbinOptions(compress=False))  # fmt: skip
+    isa = "{}.{}".format(*_isa(ptx))
+
+    def key(v: str) -> tuple[int, ...]:
+        return tuple(map(int, v.split(".")))
+
+    older = max((r["cuda"] for r in tables()["ptx_isa_cuda"] if key(r["isa"]) < key(isa) and key(r["cuda"]) > (11, 0)),
+                default=None, key=key)  # fmt: skip
+    if older is None:
+        pytest.skip(f"no CUDA release before the one that JIT-compiles PTX ISA {isa}")
+    whl = variant_wheel(tmp_path / "demo-1.0-py3-none-any-x.whl", {"demo/k.fatbin": data},
+                        variant_json("x", {"sm_arch": sm_arch, "cuda_version_lower_bound": [older]}))  # fmt: skip
+    [pkg] = metadata([whl], check=True, max_workers=1).packages
+    [verdict] = [c["verdict"] for c in pkg.check if LOWER in c["property"]]
+    gpus = [g.capability for g in _gpus()]
+    free = scan([whl], gpus=gpus, max_workers=1).binaries[0].coverage
+    limited = scan([whl], gpus=gpus, driver=older, max_workers=1).binaries[0].coverage
+    fails = [g for g in gpus if _offered_by_the_plugin(g, sm_arch) and free[g]["status"] not in UNCOVERED
+             and limited[g]["status"] in UNCOVERED
+             and limited[g]["status"] not in (DRIVER_PREDATES_GPU, DRIVER_DROPPED_GPU)]  # fmt: skip
+    assert verdict == ("unjustified" if fails else "justified"), (fails, pkg.check)
+    # the PTX runs on 10.0 and newer GPUs only: offered there by no sm_arch, 100_real, 120_real, 90_virtual
+    assert bool(fails) == (sm_arch in ([], ["80_real", "90_virtual"], ["100_real"], ["120_real"]))
+
+
+def test_the_lower_bound_leaves_out_ptx_no_gpu_its_properties_install_it_on_jit_compiles(artifacts, tmp_path):
+    """a.fatbin: sm_80 + sm_90 SASS and compute_90 PTX; b.fatbin: the same SASS, no PTX. The package justifies
+    80_real and 90_real and no _virtual: the GPUs those are offered to (8.x, 9.0) load SASS from both, so the
+    PTX ISA bounds no driver of the package; a.fatbin alone justifies 90_virtual, where it does."""
+    from cuda_fatbin import FatbinOptions
+
+    sass = [artifacts[("cubin", "sm_80")], artifacts[("cubin", "sm_90")]]
+    plain = FatbinOptions(compress=False)
+    a = build_fatbin([*sass, Part(artifacts[("ptx", "sm_90")], kind="ptx", arch="sm_90")], options=plain)
+    whl = variant_wheel(tmp_path / "demo-1.0-py3-none-any.whl", {"demo/a.fatbin": a,
+                        "demo/b.fatbin": build_fatbin(sass, options=plain)}, None)  # fmt: skip
+    [pkg] = metadata([whl], max_workers=1).packages
+    assert (pkg.real, pkg.virtual, pkg.needs, pkg.cuda_version_lower_bound) == (["8.0", "9.0"], None, [], None)
+    assert not any(LOWER in p for p in pkg.properties)
+    by_name = {b.path.rsplit("/", 1)[1]: b for b in pkg.binaries}
+    assert by_name["a.fatbin"].virtual == "9.0" and by_name["a.fatbin"].lower_bound is not None
+    assert by_name["b.fatbin"].lower_bound is None
+
+
+def test_curand_lower_bound_agrees_with_scan_under_each_driver(curand_wheel):  # noqa: F811
+    """Three of libcurand's fatbins hold only sm_75 SASS and compute_75 PTX of ISA 9.4: every GPU it claims
+    but 7.5 JIT-compiles that PTX, so a CUDA 13.3 driver fails there and 13.4 runs it on all of them."""
+    from cuda_fatbin import scan
+    from cuda_fatbin._select import UNCOVERED
+
+    [pkg] = metadata([curand_wheel], max_workers=1).packages
+    assert pkg.cuda_version_lower_bound == "13.4"
+    gpus = ";".join(pkg.real)
+    at = {d: scan([curand_wheel], gpus=gpus, driver=d, max_workers=1).binaries[0].coverage for d in ("13.3", "13.4")}
+    assert all(at["13.4"][g]["status"] not in UNCOVERED for g in pkg.real)
+    assert [g for g in pkg.real if at["13.3"][g]["status"] not in UNCOVERED] == ["7.5"]
+
+
+def _plain(parts: list) -> bytes:
+    from cuda_fatbin import FatbinOptions
+
+    return build_fatbin(parts, options=FatbinOptions(compress=False))
+
+
+def test_a_package_virtual_and_conda_bound_are_the_highest_of_its_binaries(artifacts, tmp_path):
+    """a: sm_80 SASS + compute_80 PTX runs from 8.0 on; b: sm_90 SASS + compute_90 PTX from 9.0 on: the package
+    runs everywhere only from 9.0 on."""
+    a = _plain([artifacts[("cubin", "sm_80")], Part(artifacts[("ptx", "sm_80")], kind="ptx", arch="sm_80")])
+    b = _plain([artifacts[("cubin", "sm_90")], Part(artifacts[("ptx", "sm_90")], kind="ptx", arch="sm_90")])
+    whl = variant_wheel(tmp_path / "demo-1.0-py3-none-any.whl", {"demo/a.fatbin": a, "demo/b.fatbin": b}, None)
+    [pkg] = metadata([whl], max_workers=1).packages
+    assert sorted((r.virtual, r.cuda_arch) for r in pkg.binaries) == [("8.0", "8.0"), ("9.0", "9.0")]
+    assert (pkg.real, pkg.virtual, pkg.cuda_arch) == ([], "9.0", "9.0")
+
+
+def test_virtual_is_the_lowest_ptx_from_which_every_gpu_runs_the_binary(artifacts, tmp_path):
+    """h.o: one fatbin holds compute_80 PTX, the other sm_90 SASS + compute_90 PTX: 8.x GPUs find nothing in the
+    second, so the binary runs everywhere from 9.0 on, and its compute_80 PTX justifies no 80_virtual."""
+    from elf_testing import make_elf
+
+    one = _plain([Part(artifacts[("ptx", "sm_80")], kind="ptx", arch="sm_80")])
+    two = _plain([artifacts[("cubin", "sm_90")], Part(artifacts[("ptx", "sm_90")], kind="ptx", arch="sm_90")])
+    (tmp_path / "h.o").write_bytes(make_elf([(".nv_fatbin", 1, one + two)]))
+    [b] = metadata([tmp_path], max_workers=1).packages[0].binaries
+    assert b.ptx == ["8.0", "9.0"] and (b.virtual, b.cuda_arch) == ("9.0", "9.0")
+
+
+def test_a_declared_real_bounds_the_driver_on_its_own_capability(artifacts, tmp_path):
+    """sm_80 SASS + compute_90 PTX: a wheel declaring 90_real (itself unjustified: no sm_90 SASS) is installed
+    on 9.0 GPUs, which JIT-compile the PTX: a lower bound below its ISA's driver is unjustified there."""
+    ptx = artifacts[("ptx", "sm_90")]
+    data = _plain([artifacts[("cubin", "sm_80")], Part(ptx, kind="ptx", arch="sm_90")])
+    whl = variant_wheel(tmp_path / "demo-1.0-py3-none-any-x.whl", {"demo/k.fatbin": data},
+                        variant_json("x", {"sm_arch": ["90_real"], LOWER: ["11.0"]}))  # fmt: skip
+    [pkg] = metadata([whl], check=True, max_workers=1).packages
+    assert {c["property"].split(" :: ")[1]: c["verdict"] for c in pkg.check} == {
+        "sm_arch": "unjustified", LOWER: "unjustified"}  # fmt: skip
+
+
+def test_a_gpu_where_a_binary_runs_under_no_driver_bounds_no_driver(artifacts, tmp_path):
+    """a: sm_80 SASS + compute_80 PTX; b: sm_80 SASS only. 80_real is offered to Tegra 8.7 too, where a would
+    JIT-compile its PTX, but b runs there under no driver: the bound is not raised for a GPU it cannot help."""
+    cubin = artifacts[("cubin", "sm_80")]
+    a = _plain([cubin, Part(artifacts[("ptx", "sm_80")], kind="ptx", arch="sm_80")])
+    members = {"demo/a.fatbin": a, "demo/b.fatbin": _plain([cubin])}
+    whl = variant_wheel(tmp_path / "demo-1.0-py3-none-any-x.whl", members,
+                        variant_json("x", {"sm_arch": ["80_real"], LOWER: ["11.0"]}))  # fmt: skip
+    [pkg] = metadata([whl], check=True, max_workers=1).packages
+    assert pkg.consistent and pkg.cuda_version_lower_bound is None, pkg.check
+
+
+def test_ptx_in_a_fatbin_stored_as_data_counts_on_every_gpu(artifacts, tmp_path):
+    """A library whose registered fatbin holds sm_80 SASS and which keeps compute_80 PTX in a fatbin stored as
+    data (loaded when and where the library chooses): the PTX ISA bounds the driver though 8.0 loads SASS."""
+    from elf_testing import make_elf
+
+    cubin, ptx = artifacts[("cubin", "sm_80")], artifacts[("ptx", "sm_80")]
+    data = _plain([cubin, Part(ptx, kind="ptx", arch="sm_80")])
+    (tmp_path / "libk.so").write_bytes(make_elf([(".nv_fatbin", 1, _plain([cubin])), (".rodata", 1, data)], e_type=3))
+    [b] = metadata([tmp_path], max_workers=1).packages[0].binaries
+    assert b.real == ["8.0"] and b.virtual is None
+    assert b.needs.keys() == {"ptx_isa_driver"} and b.lower_bound == b.needs["ptx_isa_driver"]
+
+
+def test_variant_json_at_its_limits_is_read(sass80, tmp_path):
+    """Exactly MAX_VARIANT_JSON bytes, and exactly 4,096 properties, are within what is read."""
+    from cuda_fatbin._metadata import MAX_PROPERTIES
+
+    text = variant_json("cu13", {"sm_arch": ["80_real"]})
+    whl = variant_wheel(tmp_path / "demo-1.0-py3-none-any-cu13.whl", {"demo/k.fatbin": sass80},
+                        text + " " * (MAX_VARIANT_JSON - len(text)))  # fmt: skip
+    assert read_declared(whl).error is None
+    many = variant_wheel(tmp_path / "demo-1.0-py3-none-any-cu13.whl", {"demo/k.fatbin": sass80},
+                         variant_json("cu13", {"sm_arch": ["80_real"] * MAX_PROPERTIES}))  # fmt: skip
+    assert read_declared(many).error is None and len(read_declared(many).properties) == MAX_PROPERTIES
+
+
+def test_a_build_tag_is_not_a_variant_label(sass80, tmp_path):
+    """demo-1.0-1-py3-none-any.whl: six fields, the third a build tag: no label in the name to compare with."""
+    whl = variant_wheel(tmp_path / "demo-1.0-1-py3-none-any.whl", {"demo/k.fatbin": sass80},
+                        variant_json("cu13", {"sm_arch": ["80_real"]}))  # fmt: skip
+    declared = read_declared(whl)
+    assert declared.error is None and declared.label == "cu13"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="--check judges declared properties only: a variant wheel that declares no "
+    "cuda_version_lower_bound is installed with any driver (PEP 825: a feature not declared does not "
+    "constrain), though its bytes need one; the JSON check rows have no form for a missing property",
+)
+def test_check_fails_a_variant_wheel_that_declares_no_lower_bound_its_bytes_need(sass80_90_ptx80, tmp_path):
+    """80_real, 90_real, 80_virtual and no lower bound: offered to every driver, while 10.0 and newer GPUs
+    JIT-compile the compute_80 PTX, which an older driver than its ISA's fails."""
+    bound = metadata([_folder(tmp_path / "f", sass80_90_ptx80)], max_workers=1).packages[0].cuda_version_lower_bound
+    assert bound is not None
+    whl = variant_wheel(tmp_path / "demo-1.0-py3-none-any-x.whl", {"demo/k.fatbin": sass80_90_ptx80},
+                        variant_json("x", {"sm_arch": ["80_real", "90_real", "80_virtual"]}))  # fmt: skip
+    [pkg] = metadata([whl], check=True, max_workers=1).packages
+    assert not pkg.consistent
+
+
+def test_a_wheel_given_under_two_names_is_one_package(sass80, tmp_path, monkeypatch):
+    """The same consistent wheel through its folder and by name, or by name and through a symlink: scan reads it
+    once, and its declared properties are judged against those bytes, not against an empty second package."""
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    whl = variant_wheel(dist / "demo-1.0-py3-none-any-cu13.whl", {"demo/k.fatbin": sass80},
+                        variant_json("cu13", {"sm_arch": ["80_real"]}))  # fmt: skip
+    link = tmp_path / "link-1.0-py3-none-any-cu13.whl"
+    link.symlink_to(whl)
+    monkeypatch.chdir(tmp_path)
+    for args in (["./dist", "dist/demo-1.0-py3-none-any-cu13.whl"], [whl, link]):
+        doc = json.loads(cli_main("metadata", *args, "--check", "--json", check=0).stdout)
+        validate(doc)
+        [pkg] = doc["packages"]
+        assert pkg["binaries"] == 1 and [c["verdict"] for c in pkg["check"]] == ["justified"], args
+
+
+@pytest.mark.parametrize("members", [
+    {"a": ("sm_80", "sm_90", "compute_90")}, {"a": ("sm_80", "compute_80")}, {"a": ("sm_80", "sm_90")},
+    {"a": ("sm_80", "sm_90", "compute_90"), "b": ("sm_80", "sm_90")},
+    {"a": ("sm_80", "compute_80"), "b": ("sm_90", "compute_90")}, {"a": ("compute_80",), "b": ("sm_80",)},
+])  # fmt: skip
+def test_the_printed_lower_bound_agrees_with_scan_on_the_gpus_its_properties_install_it_on(artifacts, members,
+                                                                                          tmp_path):  # fmt: skip
+    """The bound metadata prints is the PTX ISA's driver exactly when a GPU that its own sm_arch values get the
+    package installed on fails under an older driver (scan --driver), for fatbins whose only need is the PTX."""
+    from cuda_fatbin import FatbinOptions, scan
+    from cuda_fatbin._metadata import _gpus
+    from cuda_fatbin._select import DRIVER_DROPPED_GPU, DRIVER_PREDATES_GPU, UNCOVERED
+
+    def part(arch: str) -> Part | bytes:
+        sm = "sm_" + arch.split("_")[1]
+        return (
+            Part(artifacts[("ptx", sm)], kind="ptx", arch=sm)
+            if arch.startswith("compute")
+            else artifacts[("cubin", sm)]
+        )
+
+    files = {f"demo/{name}.fatbin": build_fatbin([part(a) for a in archs], options=FatbinOptions(compress=False))
+             for name, archs in members.items()}  # fmt: skip
+    whl = variant_wheel(tmp_path / "demo-1.0-py3-none-any.whl", files, None)
+    [pkg] = metadata([whl], max_workers=1).packages
+    declared = [p.rsplit(" :: ", 1)[1] for p in pkg.properties if ":: sm_arch ::" in p]
+    ptx_need = {b.needs.get("ptx_isa_driver") for b in pkg.binaries} - {None}
+    need = max(ptx_need, default=None)
+    if need is None:  # SASS alone, uncompressed: no driver need at all
+        assert pkg.cuda_version_lower_bound is None
+        return
+    older = "11.8" if need.startswith("12") else "12.9"
+    gpus = [g.capability for g in _gpus()]
+    free = {b.path: b.coverage for b in scan([whl], gpus=gpus, max_workers=1).binaries}
+    limited = {b.path: b.coverage for b in scan([whl], gpus=gpus, driver=older, max_workers=1).binaries}
+    fails = [g for g in gpus if _offered_by_the_plugin(g, declared)
+             and all(c[g]["status"] not in UNCOVERED for c in free.values())
+             and any(c[g]["status"] in UNCOVERED and c[g]["status"] not in (DRIVER_PREDATES_GPU, DRIVER_DROPPED_GPU)
+                     for c in limited.values())]  # fmt: skip
+    assert pkg.cuda_version_lower_bound == (need if fails else None), (declared, fails)

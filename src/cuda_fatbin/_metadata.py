@@ -11,9 +11,10 @@ distribution) which properties of NVIDIA's variant provider its bytes make true:
   GPU (the intersection over binaries: what the whole package can claim);
 - ``nvidia :: sm_arch :: <cc>_virtual``: every binary runs on every GPU from ``cc`` on, newer ones included,
   with PTX for ``cc`` as the lowest that does it (forward compatibility through the driver's JIT);
-- ``nvidia :: cuda_version_lower_bound :: X.Y``: the oldest driver that loads every SASS and PTX entry: the
-  PTX ISA, zstd compression and concatenated entries (:func:`~cuda_fatbin._select.driver_needs`, a rule and
-  its source per need);
+- ``nvidia :: cuda_version_lower_bound :: X.Y``: the oldest driver that loads every entry loaded on the GPUs
+  the ``sm_arch`` values get the package installed on: the PTX ISA (where a GPU JIT-compiles PTX), zstd
+  compression and concatenated entries (:func:`~cuda_fatbin._select.driver_needs`, a rule and its source per
+  need);
 - the conda ``cuda-arch`` lower bound: the lowest capability from which every GPU runs every binary, newer
   ones included: only PTX makes a lower bound true.
 
@@ -59,6 +60,10 @@ _SM_VALUE = re.compile(r"([1-9][0-9]{1,2})_(real|virtual)", re.ASCII)
 _VERSION = re.compile(r"([0-9]{1,3})(?:\.([0-9]{1,3}))?", re.ASCII)
 #: Statuses under which a GPU runs a binary (docs/scan.md); "partial" and the driver statuses do not.
 _RUNS = ("no kernels", "SASS exact", "SASS compatible", "PTX JIT")
+#: Statuses under which every registered fatbin loads SASS (or holds no kernels) on a GPU: no PTX is JIT-compiled.
+_SASS = ("no kernels", "SASS exact", "SASS compatible")
+#: The rules of needs that only a PTX entry a GPU JIT-compiles has (RULES; driver_needs).
+_PTX_RULES = ("ptx_isa_driver",)
 _VARIANT_JSON = re.compile(r"[^/]+\.dist-info/variant\.json")
 
 
@@ -108,6 +113,11 @@ class BinaryMetadata:
         The lowest capability from which every GPU, newer ones included, runs it (the conda bound).
     needs : dict
         Rule -> the oldest CUDA version that loads its entries (``BinaryReport.needs``).
+    gpu_needs : dict
+        Capability -> the needs (rule -> CUDA version) of the entries a GPU of that capability loads, for each
+        GPU that runs the binary: a GPU that loads SASS from every registered fatbin JIT-compiles no PTX, so the
+        PTX ISA is no need there (unless fatbins stored as data or relocatable ones, which the bytes do not say
+        when and where they load, are present).
     error : str or None
     """
 
@@ -120,6 +130,7 @@ class BinaryMetadata:
     virtual: str | None = None
     cuda_arch: str | None = None
     needs: dict[str, str] = field(default_factory=dict)
+    gpu_needs: dict[str, dict[str, str]] = field(default_factory=dict)
     error: str | None = None
     stubs_only: bool = False  # its fatbins hold no kernels (nvcc's device-link stubs): it constrains nothing
 
@@ -128,11 +139,16 @@ class BinaryMetadata:
         """Readable and holding code a GPU runs (not only nvcc's kernel-less device-link stubs)."""
         return self.error is None and bool(self.sass or self.ptx) and not self.stubs_only
 
+    @property
+    def lower_bound(self) -> str | None:
+        """The oldest CUDA version that runs it on every GPU its ``real`` and ``virtual`` get it installed on."""
+        return _bound(_needs_on([self], _offered(self.gpu_needs, self.real, self.virtual)))
+
     def to_dict(self) -> dict[str, Any]:
         """The record of ``metadata --json``'s ``binaries``."""
         return {"path": self.path, "distribution": self.distribution, "package": self.package, "sass": self.sass,
-                "ptx": self.ptx, "properties": _properties(self.real, self.virtual, _bound(self.needs)),
-                "cuda_version_lower_bound": _bound(self.needs), "cuda_arch_lower_bound": self.cuda_arch,
+                "ptx": self.ptx, "properties": _properties(self.real, self.virtual, self.lower_bound),
+                "cuda_version_lower_bound": self.lower_bound, "cuda_arch_lower_bound": self.cuda_arch,
                 "error": self.error}  # fmt: skip
 
 
@@ -157,6 +173,36 @@ def _binary(b: BinaryReport, package: str, judged: list[str]) -> BinaryMetadata:
     out.cuda_arch = onward[0] if onward and runs[judged[-1]] else None
     out.virtual = next((cc for cc in out.ptx if cc in onward), None)
     out.needs = dict(b.needs)
+    every = bool(b.fatbins.get("embedded") or b.fatbins.get("relocatable"))  # loaded when and where: not said
+    sass_needs = {rule: cuda for rule, cuda in out.needs.items() if rule not in _PTX_RULES}
+    out.gpu_needs = {g: dict(sass_needs if not every and b.coverage[g]["status"] in _SASS else out.needs)
+                     for g in judged if runs[g]}  # fmt: skip
+    return out
+
+
+def _offered(gpus: Iterable[str], real: Iterable[str], virtual: str | None) -> list[str]:
+    """The capabilities of ``gpus`` a wheel declaring ``real`` and ``virtual`` is installed on: what NVIDIA's
+    provider plugin offers each value to (``Mm_real`` on ``M.m'`` for ``m' >= m``; ``M0_virtual`` on ``M.x``),
+    and every GPU from ``virtual`` on (what ``_virtual`` says here); every GPU when no ``sm_arch`` is declared."""
+    real_keys = [_key(cc) for cc in real]
+    if not real_keys and virtual is None:
+        return list(gpus)
+    floor = _key(virtual) if virtual is not None else None
+    return [g for g in gpus if any(r[0] == _key(g)[0] and r[1] <= _key(g)[1] for r in real_keys)
+            or (floor is not None and _key(g) >= floor)]  # fmt: skip
+
+
+def _needs_on(binaries: Iterable[BinaryMetadata], gpus: list[str]) -> dict[str, str]:
+    """Rule -> the oldest CUDA version its entries need, over the entries the GPUs of ``gpus`` load; a GPU where
+    a binary does not run at any driver is left out (no lower bound makes it run)."""
+    code = [b for b in binaries if b.has_kernels]
+    out: dict[str, str] = {}
+    for g in gpus:
+        if not all(g in b.gpu_needs for b in code):
+            continue
+        for b in code:
+            for rule, cuda in b.gpu_needs[g].items():
+                out[rule] = max(out.get(rule, cuda), cuda, key=_key)
     return out
 
 
@@ -431,13 +477,19 @@ def _package(name: str, rows: list[BinaryMetadata]) -> PackageMetadata:
     out.virtual = max(virtual, key=_key) if all(v is not None for v in virtual) else None  # type: ignore[arg-type]
     bounds = [b.cuda_arch for b in code]
     out.cuda_arch = max(bounds, key=_key) if all(v is not None for v in bounds) else None  # type: ignore[arg-type]
-    needs: dict[str, str] = {}
-    for b in code:
-        for rule, cuda in b.needs.items():
-            needs[rule] = max(needs.get(rule, cuda), cuda, key=_key)
-    out.needs = [_need(rule, cuda) for rule, cuda in sorted(needs.items(), key=lambda kv: (_key(kv[1]), kv[0]),
-                                                            reverse=True)]  # fmt: skip
+    out.needs = _need_rows(_needs_on(code, _offered(_gpus_of(code), out.real, out.virtual)))
     return out
+
+
+def _gpus_of(code: list[BinaryMetadata]) -> list[str]:
+    """Every capability judged (the binaries' ``gpu_needs`` keys), ascending."""
+    return sorted({g for b in code for g in b.gpu_needs}, key=_key)
+
+
+def _need_rows(needs: dict[str, str]) -> list[dict[str, str]]:
+    """The needs as data, the highest first."""
+    return [_need(rule, cuda) for rule, cuda in sorted(needs.items(), key=lambda kv: (_key(kv[1]), kv[0]),
+                                                       reverse=True)]  # fmt: skip
 
 
 def _need(rule: str, cuda: str) -> dict[str, str]:
@@ -453,8 +505,29 @@ def _need(rule: str, cuda: str) -> dict[str, str]:
     return {"rule": rule, "cuda": cuda, "text": text, "source": source}
 
 
-def _verdict(prop: str, pkg: PackageMetadata) -> tuple[str, str]:
-    """``(verdict, reason)`` of one declared property against what the package's bytes justify."""
+def _declared_sm(properties: Iterable[str]) -> tuple[list[str], str | None]:
+    """The capabilities of the ``nvidia :: sm_arch`` values of ``properties``: ``_real`` ones, and the lowest
+    ``_virtual`` one."""
+    real: list[str] = []
+    virtual: list[str] = []
+    for prop in properties:
+        ns, feature, value = prop.split(" :: ")
+        sm = _SM_VALUE.fullmatch(value) if (ns, feature) == (NAMESPACE, SM_ARCH) else None
+        if sm is not None:
+            (real if sm[2] == "real" else virtual).append(f"{int(sm[1]) // 10}.{int(sm[1]) % 10}")
+    return real, min(virtual, key=_key, default=None)
+
+
+def _declared_needs(pkg: PackageMetadata) -> list[dict[str, str]]:
+    """The needs of the entries loaded on the GPUs the package's declared ``sm_arch`` values are offered to."""
+    code = [b for b in pkg.binaries if b.has_kernels]
+    real, virtual = _declared_sm(pkg.declared.properties if pkg.declared else [])
+    return _need_rows(_needs_on(code, _offered(_gpus_of(code), real, virtual)))
+
+
+def _verdict(prop: str, pkg: PackageMetadata, needs: list[dict[str, str]], where: str) -> tuple[str, str]:
+    """``(verdict, reason)`` of one declared property against what the package's bytes justify (``needs``: those
+    on the GPUs its declared ``sm_arch`` values are offered to, ``where`` says which)."""
     ns, feature, value = prop.split(" :: ")
     if ns != NAMESPACE or feature not in (SM_ARCH, LOWER_BOUND):
         return "not checked", "the bytes say nothing about it"
@@ -465,11 +538,11 @@ def _verdict(prop: str, pkg: PackageMetadata) -> tuple[str, str]:
         if version is None:
             return "unjustified", f"{value!r} is not a CUDA version"
         declared = (int(version[1]), int(version[2] or 0))
-        need = pkg.cuda_version_lower_bound
+        need = max((n["cuda"] for n in needs), key=_key, default=None)
         if need is not None and declared < _key(need):
-            why = "; ".join(f"{n['rule']} {n['cuda']}" for n in pkg.needs if _key(n["cuda"]) > declared)
-            return "unjustified", f"the bytes need a CUDA {need} driver ({why})"
-        return "justified", f"the bytes need CUDA {need or '11.0'} at most"
+            why = "; ".join(f"{n['rule']} {n['cuda']}" for n in needs if _key(n["cuda"]) > declared)
+            return "unjustified", f"the bytes need a CUDA {need} driver {where} ({why})"
+        return "justified", f"the bytes need CUDA {need or '11.0'} at most {where}"
     sm = _SM_VALUE.fullmatch(value)
     if sm is None:
         return "unjustified", f"{value!r} is not <cc>_real or <cc>_virtual"
@@ -538,6 +611,17 @@ class MetadataReport:
                 "binaries": [b.to_dict() for b in self.binaries]}  # fmt: skip
 
 
+def _file_identity(path: str) -> tuple[int, int] | None:
+    """``(st_dev, st_ino)`` of the regular file ``path`` (through symlinks), None when it is none."""
+    import stat
+
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+
+
 def _package_of(b: BinaryReport) -> str:
     if b.archive and b.archive.lower().endswith(".whl"):
         return b.archive
@@ -560,9 +644,9 @@ def metadata(
         What :func:`~cuda_fatbin.scan` reads: files, folders, wheels, conda packages, images. Default: this
         Python environment's site-packages.
     check : bool, optional
-        Also read the variant properties each ``.whl`` of ``paths`` declares (:func:`read_declared`), and those
-        of each distribution installed directly in a folder of ``paths`` (:func:`installed_declared`), and
-        judge each against the bytes (``PackageMetadata.check``).
+        Also read the variant properties each ``.whl`` of ``paths`` (or one found in a folder of ``paths``)
+        declares (:func:`read_declared`), and those of each distribution installed directly in a folder of
+        ``paths`` (:func:`installed_declared`), and judge each against the bytes (``PackageMetadata.check``).
     embedded, max_workers, progress
         As for :func:`~cuda_fatbin.scan`.
 
@@ -602,17 +686,32 @@ def metadata(
     roots = [os.fspath(p) for p in paths] if paths is not None else default_paths()
     declared: dict[str, Declared] = {}
     if check:
+        # a wheel read under one name (given twice, through a folder and by name, or through a symlink) is one
+        # package: its declared properties go to the name scan read it under
+        wheels: dict[tuple[int, int], str] = {}
+        for name in groups:
+            if name.lower().endswith(".whl") and (found := _file_identity(name)) is not None:
+                wheels.setdefault(found, name)
         for root in roots:
             if root.lower().endswith(".whl") and not os.path.isdir(root):
-                declared[root] = read_declared(root)
+                found = _file_identity(root)
+                name = wheels.setdefault(found, root) if found is not None else root
+                if name not in declared:
+                    declared[name] = read_declared(name)
             elif os.path.isdir(root):
                 declared.update((k, v) for k, v in installed_declared(root).items() if k not in declared)
+        for name in wheels.values():  # a wheel found in a folder given declares as much as one given itself
+            if name not in declared:
+                declared[name] = read_declared(name)
     for name in declared:
         groups.setdefault(name, [])
     packages = [_package(name, rows) for name, rows in sorted(groups.items())]
     for pkg in packages:
         pkg.declared = declared.get(pkg.package)
         if pkg.declared is not None:
-            pkg.check = [dict(zip(("property", "verdict", "reason"), (p, *_verdict(p, pkg)), strict=True))
-                         for p in pkg.declared.properties]  # fmt: skip
+            needs = _declared_needs(pkg)
+            offered = _declared_sm(pkg.declared.properties) != ([], None)
+            where = "on the GPUs its sm_arch values are offered to" if offered else "on every GPU"
+            pkg.check = [dict(zip(("property", "verdict", "reason"), (p, *_verdict(p, pkg, needs, where)),
+                                  strict=True)) for p in pkg.declared.properties]  # fmt: skip
     return MetadataReport(packages, report.files_read, check)
