@@ -472,12 +472,6 @@ def test_a_build_tag_is_not_a_variant_label(sass80, tmp_path):
     assert declared.error is None and declared.label == "cu13"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="--check judges declared properties only: a variant wheel that declares no "
-    "cuda_version_lower_bound is installed with any driver (PEP 825: a feature not declared does not "
-    "constrain), though its bytes need one; the JSON check rows have no form for a missing property",
-)
 def test_check_fails_a_variant_wheel_that_declares_no_lower_bound_its_bytes_need(sass80_90_ptx80, tmp_path):
     """80_real, 90_real, 80_virtual and no lower bound: offered to every driver, while 10.0 and newer GPUs
     JIT-compile the compute_80 PTX, which an older driver than its ISA's fails."""
@@ -487,6 +481,12 @@ def test_check_fails_a_variant_wheel_that_declares_no_lower_bound_its_bytes_need
                         variant_json("x", {"sm_arch": ["80_real", "90_real", "80_virtual"]}))  # fmt: skip
     [pkg] = metadata([whl], check=True, max_workers=1).packages
     assert not pkg.consistent
+    [row] = [c for c in pkg.check if c["verdict"] == "missing"]
+    assert row["property"] == f"nvidia :: cuda_version_lower_bound :: {bound}"
+    declared = variant_json("y", {"sm_arch": ["80_real", "90_real", "80_virtual"], "cuda_version_lower_bound": [bound]})
+    whl = variant_wheel(tmp_path / "demo-1.0-py3-none-any-y.whl", {"demo/k.fatbin": sass80_90_ptx80}, declared)
+    [pkg] = metadata([whl], check=True, max_workers=1).packages
+    assert pkg.consistent and not [c for c in pkg.check if c["verdict"] == "missing"]
 
 
 def test_a_wheel_given_under_two_names_is_one_package(sass80, tmp_path, monkeypatch):

@@ -421,7 +421,8 @@ class PackageMetadata:
         What the wheel or installed distribution declares (``check=True``), None when nothing was read.
     check : list of dict
         ``{"property", "verdict", "reason"}`` per declared property: ``justified``, ``unjustified`` (it claims
-        more than the bytes give) or ``not checked`` (nothing in the bytes says: another namespace or feature).
+        more than the bytes give) or ``not checked`` (nothing in the bytes says: another namespace or feature);
+        and ``missing`` for the lower bound the bytes need when NVIDIA properties are declared without one.
     """
 
     package: str
@@ -448,7 +449,7 @@ class PackageMetadata:
     def consistent(self) -> bool:
         """No declared property claims more than the bytes give, and the declared metadata could be read."""
         bad = self.declared is not None and self.declared.error is not None
-        return not bad and all(c["verdict"] != "unjustified" for c in self.check)
+        return not bad and all(c["verdict"] not in ("unjustified", "missing") for c in self.check)
 
     def to_dict(self) -> dict[str, Any]:
         """The record of ``metadata --json``'s ``packages``."""
@@ -556,6 +557,25 @@ def _verdict(prop: str, pkg: PackageMetadata, needs: list[dict[str, str]], where
         return "justified", f"every binary runs from {pkg.virtual} on through PTX"
     lacking = [b.path for b in pkg.binaries if b.has_kernels and (b.virtual is None or _key(b.virtual) > _key(cc))]
     return "unjustified", f"{len(lacking)} binary(ies) do not run on every GPU from {cc} on: {lacking[0]}"
+
+
+def _missing_bound(pkg: PackageMetadata, needs: list[dict[str, str]], where: str) -> list[dict[str, str]]:
+    """A ``missing`` row when the package declares NVIDIA properties but no lower bound while its bytes need a
+    driver newer than every one this library knows of (11.0): a feature not declared does not constrain (PEP
+    825), so installers would offer the wheel to any driver."""
+    declared = [p.split(" :: ") for p in pkg.declared.properties] if pkg.declared else []
+    if not any(ns == NAMESPACE for ns, *_ in declared) or any(
+        (ns, feature) == (NAMESPACE, LOWER_BOUND) for ns, feature, *_ in declared
+    ):
+        return []
+    if not any(b.has_kernels for b in pkg.binaries):
+        return []
+    need = max((n["cuda"] for n in needs), key=_key, default=None)
+    if need is None or _key(need) <= (11, 0):
+        return []
+    why = "; ".join(f"{n['rule']} {n['cuda']}" for n in needs if _key(n["cuda"]) > (11, 0))
+    reason = f"not declared, so offered to every driver; the bytes need a CUDA {need} driver {where} ({why})"
+    return [{"property": f"{NAMESPACE} :: {LOWER_BOUND} :: {need}", "verdict": "missing", "reason": reason}]
 
 
 @dataclass
@@ -714,4 +734,5 @@ def metadata(
             where = "on the GPUs its sm_arch values are offered to" if offered else "on every GPU"
             pkg.check = [dict(zip(("property", "verdict", "reason"), (p, *_verdict(p, pkg, needs, where)),
                                   strict=True)) for p in pkg.declared.properties]  # fmt: skip
+            pkg.check.extend(_missing_bound(pkg, needs, where))
     return MetadataReport(packages, report.files_read, check)
