@@ -400,12 +400,12 @@ def test_binaries_are_read_by_as_many_processes_as_asked(
     assert [b.coverage["8.0"]["status"] for b in report.binaries] == ["SASS exact"] * files
 
 
-def dying_file_item(item: _scan._Item, gpus: list, driver: object, embedded: bool) -> _scan.BinaryReport:
+def dying_file_item(item: _scan._Item, gpus: list, driver: object, embedded: bool, *rest: object) -> _scan.BinaryReport:
     """_scan_item, except that the process reading a file named ``die.fatbin`` dies (as one of SIGBUS)."""
     assert [str(g) for g in gpus] == ["sm_80"] and driver is None and embedded is True
     if item.path.endswith("die.fatbin"):
         os._exit(3)
-    return _scan.original_scan_item(item, gpus, driver, embedded)  # type: ignore[attr-defined, no-any-return]
+    return _scan.original_scan_item(item, gpus, driver, embedded, *rest)  # type: ignore[attr-defined, no-any-return]
 
 
 def test_a_file_whose_reading_process_dies_is_a_row_without_an_archive(fatbin, tmp_path, monkeypatch):

@@ -33,10 +33,12 @@ from ._files import (
     read_regular,
     stat_path,
 )
+from ._gate import Judgement, check_globs, judge_report, missing_kernels, require_ptx
 from ._inputs import _HEAD, _error, _is_binary, _Item, _list_inputs, _Listing, _opened
 from ._jobs import fan_out
 from ._nvidia import gpu_arch, gpu_list
 from ._packages import read_package
+from ._policy import Policy
 from ._reader import iter_fatbins
 from ._select import _RANK, STATUSES, UNCOVERED, driver_needs, judge, parse_driver
 from ._walk import _listdir
@@ -83,6 +85,12 @@ class BinaryReport:
         What in its SASS, PTX and relocatable PTX entries needs a newer driver: rule name
         (:func:`~cuda_fatbin._select.driver_needs`) -> the oldest CUDA version that loads every such entry
         (``"13.0"``). Not part of ``scan --json``; ``cuda-fatbin metadata`` reports it.
+    kernels : dict
+        Per GPU whose status is ``partial`` or not covered (or ``PTX JIT`` under a SASS-only policy): the
+        kernels it cannot load, ``{"kernels": mangled names, "more": count left out, "unread": fatbins
+        whose names could not be read}`` (:func:`cuda_fatbin._gate.missing_kernels`).
+    ptx_gap : str or None
+        With a ``require_ptx`` policy: why GPUs newer than its SASS would run none of its code.
     """
 
     path: str
@@ -97,18 +105,27 @@ class BinaryReport:
     member: str | None = None
     layer: dict[str, int | str] | None = None
     needs: dict[str, str] = field(default_factory=dict)
+    kernels: dict[str, dict[str, Any]] = field(default_factory=dict)
+    ptx_gap: str | None = None
 
     @property
     def has_device_code(self) -> bool:
         """True when the binary holds any fatbin entry."""
         return bool(self.entries)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON record of docs/cli.md (``scan --json``)."""
+    def to_dict(self, demangled: dict[str, str] | None = None) -> dict[str, Any]:
+        """The JSON record of docs/cli.md (``scan --json``); ``demangled`` maps kernel names (default: demangled
+        here)."""
+        if demangled is None:
+            from ._kernels import demangle_all
+
+            demangled = demangle_all(n for row in self.kernels.values() for n in row["kernels"])
+        kernels = {g: {**row, "kernels": [{"name": n, "demangled": demangled.get(n, n)} for n in row["kernels"]]}
+                   for g, row in self.kernels.items()}  # fmt: skip
         return {"path": self.path, "distribution": self.distribution, "fatbins": self.fatbins,
                 "entries": self.entries, "ptx_isa": self.ptx_isa, "compression": self.compression,
                 "coverage": self.coverage, "error": self.error, "archive": self.archive,
-                "member": self.member, "layer": self.layer}  # fmt: skip
+                "member": self.member, "layer": self.layer, "kernels": kernels, "ptx_gap": self.ptx_gap}  # fmt: skip
 
 
 @dataclass
@@ -130,6 +147,10 @@ class ScanReport:
         What the walk passed over, by kind: ``"symlink"`` (found in a folder: never followed),
         ``"not a regular file"`` (FIFOs, sockets, devices), ``"Mach-O"`` (not read), ``"ar in an archive"``
         (a static library inside a wheel or zip: not opened).
+    policy : Policy
+        What counts as covered (``cuda_fatbin._policy``; the default: some entry loads).
+    alternatives : list of str
+        Globs over paths: the binaries one matches are alternatives, and a GPU is covered when one covers it.
 
     Examples
     --------
@@ -152,6 +173,8 @@ class ScanReport:
     binaries: list[BinaryReport]
     files_read: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
+    policy: Policy = field(default_factory=Policy)
+    alternatives: list[str] = field(default_factory=list)
 
     @property
     def unreadable(self) -> list[BinaryReport]:
@@ -172,15 +195,22 @@ class ScanReport:
         if key not in self.gpus:
             raise ValueError(f"compute capability {key} was not scanned (this scan judged {', '.join(self.gpus)}): "
                              f"scan again with it in gpus=")  # fmt: skip
-        return [b for b in self.binaries if b.error or b.coverage[key]["status"] in UNCOVERED]
+        return [self.binaries[i] for i in self.judgement().uncovered[key]]
+
+    def judgement(self) -> Judgement:
+        """Which binary fails which rule of :attr:`policy` on which GPU, alternatives taken together
+        (:func:`cuda_fatbin._gate.judge_report`)."""
+        return judge_report(self.binaries, self.gpus, self.policy, self.alternatives)
 
     @property
     def covered(self) -> bool:
-        """True when every binary with device code covers every GPU and every input could be read.
+        """True when every binary with device code covers every GPU under :attr:`policy` and every input could
+        be read.
 
         An input that could not be read counts as not covered for every GPU.
         """
-        return all(not self.uncovered(g) for g in self.gpus) and not self.unreadable
+        found = self.judgement()
+        return not any(found.uncovered.values()) and not found.failures and not self.unreadable
 
     def distributions(self) -> list[dict[str, Any]]:
         """Per distribution: its binaries with device code and, per GPU, the worst status among them.
@@ -205,9 +235,17 @@ class ScanReport:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``scan --json`` document (schema in docs/cli.md)."""
+        from ._kernels import demangle_all
+
+        found = self.judgement()
+        names = demangle_all(n for b in self.binaries for row in b.kernels.values() for n in row["kernels"])
+        p = self.policy
+        policy = {"sass_only": p.sass_only, "require_ptx": p.require_ptx,
+                  "allow_partial": None if p.allow_partial is None else sorted(p.allow_partial)}  # fmt: skip
         return {"gpus": self.gpus, "driver": self.driver, "covered": self.covered, "files_read": self.files_read,
                 "unreadable": len(self.unreadable), "skipped": self.skipped,
-                "binaries": [b.to_dict() for b in self.binaries], "distributions": self.distributions()}  # fmt: skip
+                "binaries": [b.to_dict(names) for b in self.binaries], "distributions": self.distributions(),
+                "policy": policy, "failures": found.failures, "alternatives": found.groups}  # fmt: skip
 
 
 def default_paths() -> list[str]:
@@ -224,7 +262,7 @@ def default_paths() -> list[str]:
 
 def scan_binary(
     path: str, member: Member | None, gpus: list[Arch], driver: DriverSpec, embedded: bool, *,
-    listed_as: tuple[int, int] = (0, 0), follow: bool = True,
+    listed_as: tuple[int, int] = (0, 0), follow: bool = True, policy: Policy | None = None,
 ) -> BinaryReport:  # fmt: skip
     """Read one binary (``member`` of the archive ``path``, if given) and judge it for every GPU.
 
@@ -242,14 +280,16 @@ def scan_binary(
     except (OSError, ValueError, MemoryError, RecursionError) as exc:  # FatbinFormatError is a ValueError
         report.error = re.sub(r"/proc/self/fd/\d+", lambda _m: path, _error(exc))  # the name the user knows
         return report
-    return _judged(report, fatbins, gpus, driver)
+    return _judged(report, fatbins, gpus, driver, policy)
 
 
 #: Entry kinds a driver loads (LTO-IR, Tile IR and index entries it does not: RULES["ignored_kinds"]).
 _LOADED = ("elf", "ptx", "reloc")
 
 
-def _judged(report: BinaryReport, fatbins: list[Fatbin], gpus: list[Arch], driver: DriverSpec) -> BinaryReport:
+def _judged(
+    report: BinaryReport, fatbins: list[Fatbin], gpus: list[Arch], driver: DriverSpec, policy: Policy | None = None
+) -> BinaryReport:
     """``report`` with the entries, fatbin counts and coverage of ``fatbins``."""
     # counted by the header fields first, named and weighed once per distinct value: a library holds 24,454
     # fatbins (driver_needs reads only kind, version, compression and concatenation: all in the key)
@@ -281,27 +321,33 @@ def _judged(report: BinaryReport, fatbins: list[Fatbin], gpus: list[Arch], drive
                       "embedded": sum(fb.embedded for fb in fatbins)}  # fmt: skip
     try:
         report.coverage = judge(fatbins, gpus, driver)
+        policy = policy or Policy()
+        report.kernels = missing_kernels(fatbins, report.coverage, gpus, driver, policy)
+        report.ptx_gap = require_ptx(fatbins) if policy.require_ptx else None
     except (ValueError, MemoryError, RecursionError) as exc:
         report.error = _error(exc)
     return report
 
 
-def _scan_item(item: _Item, gpus: list[Arch], driver: DriverSpec, embedded: bool) -> BinaryReport:
+def _scan_item(
+    item: _Item, gpus: list[Arch], driver: DriverSpec, embedded: bool, policy: Policy | None = None
+) -> BinaryReport:
     if item.error is not None:
         return BinaryReport(item.shown, archive=item.path if item.member else None,
                             member=item.member.name if item.member else None, error=item.error)  # fmt: skip
-    return scan_binary(item.path, item.member, gpus, driver, embedded, listed_as=item.identity, follow=item.follow)
+    return scan_binary(item.path, item.member, gpus, driver, embedded, listed_as=item.identity, follow=item.follow,
+                       policy=policy)  # fmt: skip
 
 
 _Job = tuple[list[BinaryReport], int, dict[str, int]]
 
 
-def _scan_job(item: _Item, gpus: list[Arch], driver: DriverSpec, embedded: bool) -> _Job:
+def _scan_job(item: _Item, gpus: list[Arch], driver: DriverSpec, embedded: bool, policy: Policy | None = None) -> _Job:
     """The reports of one item (a package or image gives many), how many binaries were read for them, and
     the files of a package passed over unread, counted by kind."""
     if item.package and item.error is None:
-        return _scan_package(item, gpus, driver, embedded)
-    return [_scan_item(item, gpus, driver, embedded)], int(item.error is None), {}
+        return _scan_package(item, gpus, driver, embedded, policy)
+    return [_scan_item(item, gpus, driver, embedded, policy)], int(item.error is None), {}
 
 
 #: Magic numbers of archives and compressed streams that a package's member may be: never opened there.
@@ -320,7 +366,9 @@ def _unread_in_package(name: str, head: bytes) -> str | None:
     return None
 
 
-def _scan_package(item: _Item, gpus: list[Arch], driver: DriverSpec, embedded: bool) -> _Job:
+def _scan_package(
+    item: _Item, gpus: list[Arch], driver: DriverSpec, embedded: bool, policy: Policy | None = None
+) -> _Job:
     """A conda package or an image, read in one pass (``_packages``): one report per binary, the last of a name."""
     reports: dict[str, BinaryReport] = {}
     meta: dict[str, object] = {}
@@ -345,7 +393,7 @@ def _scan_package(item: _Item, gpus: list[Arch], driver: DriverSpec, embedded: b
             read += 1
             try:
                 fatbins = list(iter_fatbins(found.data, embedded=embedded, relocatable=True))
-                report = _judged(report, fatbins, gpus, driver)
+                report = _judged(report, fatbins, gpus, driver, policy)
             except (ValueError, MemoryError, RecursionError) as exc:
                 report.error = _error(exc)
         reports[inside if found.data is not None else f"{inside}\0{len(reports)}"] = report
@@ -562,11 +610,16 @@ def _inputs_of(
 def scan(
     paths: Iterable[str | os.PathLike[str]] | None = None,
     *,
-    gpus: GpuList,
+    gpus: GpuList | None = None,
     driver: DriverSpec = None,
     embedded: bool = True,
     max_workers: int | None = None,
     progress: Callable[[int, int, str], None] | None = None,
+    policy: Policy | str | os.PathLike[str] | None = None,
+    sass_only: bool = False,
+    require_ptx: bool = False,
+    allow_partial: Iterable[str] | None = None,
+    alternatives: Iterable[str] = (),
 ) -> ScanReport:
     """Audit binaries for the GPUs ``gpus`` and (optionally) a driver.
 
@@ -575,8 +628,9 @@ def scan(
     paths : iterable of paths, optional
         Files, directories (walked, symlinks not followed) and ``.whl``/``.zip`` archives (read in
         place). Default: this Python environment's site-packages.
-    gpus : str or iterable
-        Compute capabilities in any spelling: ``"75;80;86;89;90;100;120"`` or ``["8.0", "sm_90"]``.
+    gpus : str or iterable, optional
+        Compute capabilities in any spelling: ``"75;80;86;89;90;100;120"`` or ``["8.0", "sm_90"]``; added to
+        the policy's. One GPU at least, from either.
     driver : str, int or tuple, optional
         As for :func:`select_entry`: limits PTX JIT and decompression to what that driver can do.
     embedded : bool, optional
@@ -585,6 +639,19 @@ def scan(
         Worker processes. Default: the CPU count; 1 reads in this process.
     progress : callable, optional
         Called as ``progress(done, total, path)`` after each binary.
+    policy : Policy or path, optional
+        What counts as covered: a ``Policy`` or a TOML policy file (docs/ci.md). The three options below
+        add to it.
+    sass_only : bool, optional
+        A GPU is covered only by SASS (``PTX JIT`` is not covered).
+    require_ptx : bool, optional
+        Every binary keeps PTX that JIT-compiles on GPUs newer than any it has SASS for.
+    allow_partial : iterable of str, optional
+        Distributions whose binaries may be ``partial``; given, every other binary that is partial on a
+        GPU fails. Default: every binary may be.
+    alternatives : iterable of str, optional
+        Globs (``fnmatch``) over the paths as reported: the binaries one glob matches are alternatives
+        (per-arch builds a package picks from at run time); a GPU is covered when one of them covers it.
 
     Returns
     -------
@@ -593,7 +660,8 @@ def scan(
     Raises
     ------
     ValueError
-        A GPU or driver spelling is not understood, or ``max_workers`` is not a positive int.
+        A GPU or driver spelling is not understood, no GPU is given, ``max_workers`` is not a positive
+        int, or a glob is empty or too long; ``PolicyError`` (a ``ValueError``) for a bad policy file.
     FileNotFoundError
         A path given does not exist.
 
@@ -609,16 +677,20 @@ def scan(
     >>> for b in scan([folder], gpus="8.6;12.0").binaries:
     ...     print(pathlib.Path(b.path).name, {gpu: row["status"] for gpu, row in b.coverage.items()})
     kernels.fatbin {'8.6': 'SASS compatible', '12.0': 'PTX JIT'}
+    >>> scan([folder], gpus="12.0").covered, scan([folder], gpus="12.0", sass_only=True).covered
+    (True, False)
     >>> scan(gpus="9.0", driver="13.0").covered  # this Python environment  # doctest: +SKIP
     True
     """
-    archs = sorted(set(gpu_list(gpus)))
+    rules = _policy_of(policy, sass_only, require_ptx, allow_partial)
+    globs = check_globs(list(alternatives) if not isinstance(alternatives, str) else [alternatives])
+    archs = sorted(set(gpu_list(gpus or [])) | set(gpu_list(rules.gpus or [])))
     if not archs:
         raise ValueError("scan needs at least one GPU (gpus=)")
     parse_driver(driver)
     roots, listing, items, workers = _inputs_of(paths, max_workers, "scan")
     reports: list[BinaryReport] = []
-    args = (archs, driver, embedded)
+    args = (archs, driver, embedded, rules)
 
     finished = [0, 0]  # items, binaries read
     skipped = collections.Counter(listing.skipped)
@@ -637,7 +709,23 @@ def scan(
     reports = [r for r in reports if r.has_device_code or r.error]
     _attribute(roots, reports)
     gpu_keys = [a.capability for a in archs]
-    return ScanReport(gpu_keys, None if driver is None else str(driver), reports, finished[1], dict(skipped))
+    return ScanReport(gpu_keys, None if driver is None else str(driver), reports, finished[1], dict(skipped),
+                      rules, globs)  # fmt: skip
+
+
+def _policy_of(
+    policy: Policy | str | os.PathLike[str] | None, sass_only: bool, require_ptx: bool,
+    allow_partial: Iterable[str] | None,
+) -> Policy:  # fmt: skip
+    """The policy of a ``scan`` call: a file's or the one given, with the keyword options added."""
+    from ._policy import load_policy
+
+    if isinstance(allow_partial, str):
+        raise TypeError(f"allow_partial must be a list of distribution names; got one name: [{allow_partial!r}]")
+    base = policy if isinstance(policy, Policy) else Policy() if policy is None else load_policy(policy)
+    extra = Policy(sass_only=sass_only, require_ptx=require_ptx,
+                   allow_partial=None if allow_partial is None else frozenset(allow_partial))  # fmt: skip
+    return base.merged(extra)
 
 
 def _died(item: _Item) -> _Job:

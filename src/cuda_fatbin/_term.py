@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
     from typing import Any, TextIO
 
-__all__ = ["PRINTABLE_TEXT", "escaping_streams", "is_printable_text", "json_names", "shown", "table"]
+__all__ = ["PRINTABLE_TEXT", "escaping_streams", "is_printable_text", "json_names", "markdown", "shown", "table"]
 
 #: What :func:`is_printable_text` accepts, in words for error messages.
 PRINTABLE_TEXT = "printable UTF-8 text (no tab, newline or other control character, no lone surrogate)"
@@ -65,6 +65,23 @@ def shown(text: object) -> str:
     if s.isprintable():
         return s
     return "".join(ch if ch.isprintable() else _escape(ch) for ch in s)
+
+
+#: Characters that are markup in a GitHub markdown table cell: each is written after a backslash
+_MARKDOWN = str.maketrans({c: "\\" + c for c in "\\`*_[]<>|~$&!#"})
+
+
+def markdown(text: object) -> str:
+    """``text`` for a markdown table cell: :func:`shown` (control characters, newlines escaped), then every
+    character that is markup there (links, emphasis, HTML, code, math, a ``|`` that ends the cell)
+    after a backslash, so it renders as written.
+
+    Examples
+    --------
+    >>> print(markdown("a|b <script> [x](y) *k*\\x1b"))
+    a\\|b \\<script\\> \\[x\\](y) \\*k\\*\\\\x1b
+    """
+    return shown(text).translate(_MARKDOWN)
 
 
 def is_printable_text(text: object) -> bool:

@@ -12,6 +12,7 @@ from ._common import (
     DRIVER_HELP,
     GPU_HELP,
     JSON_SCHEMA,
+    UsageError,
     _gpus,
     _installed_driver,
     _must_exist,
@@ -21,6 +22,8 @@ from ._common import (
     _table,
     add_command,
 )
+from ._gate_options import add_gate_options, gate_policy, gpu_specs, output_format
+from ._scan_report import print_gate_text, print_markdown
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,7 +36,7 @@ def configure_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     p.add_argument("paths", nargs="*", metavar="PATH",
                    help="files, directories, .whl/.zip archives, conda packages, container images "
                         "(default: this Python's site-packages)")  # fmt: skip
-    p.add_argument("--gpu", required=True, action="append", metavar="SPEC", help=GPU_HELP)
+    p.add_argument("--gpu", action="append", metavar="SPEC", help=GPU_HELP + "; or gpus in the --policy file")
     p.add_argument("--driver", help=DRIVER_HELP)
     p.add_argument("--no-embedded", action="store_true", help="skip the search for fatbins stored as data")
     p.add_argument("--fail-if-empty", action="store_true",
@@ -41,14 +44,17 @@ def configure_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     p.add_argument("-j", "--jobs", type=_positive_int, help="worker processes (default: the CPU count)")
     p.add_argument("--json", action="store_true", help="machine-readable output (docs/cli.md)")
     p.add_argument("--wide", action="store_true", help="one line per row, however wide (no wrapping to the terminal)")
+    add_gate_options(p, alternatives=True)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from .._scan import scan
 
+    form = output_format(args)
+    policy = gate_policy(args)
     args.driver = _installed_driver(args.driver, "--driver")
-    gpus = _gpus(args.gpu, args.driver)
+    gpus = _gpus(gpu_specs(args, policy), args.driver)
     for p in args.paths:
         _must_exist(p)
     show = sys.stderr.isatty() and not args.json
@@ -56,12 +62,20 @@ def run(args: argparse.Namespace) -> int:
     def progress(done: int, total: int, path: str) -> None:
         print(f"\r[{done}/{total}] {_shown(os.path.basename(path))[:50]}".ljust(70), end="", file=sys.stderr)
 
-    report = scan(args.paths or None, gpus=gpus, driver=args.driver, embedded=not args.no_embedded,
-                  max_workers=args.jobs, progress=progress if show else None)  # fmt: skip
+    try:
+        report = scan(args.paths or None, gpus=gpus, driver=args.driver, embedded=not args.no_embedded,
+                      max_workers=args.jobs, progress=progress if show else None, policy=policy,
+                      alternatives=args.alternatives)  # fmt: skip
+    except ValueError as e:  # a glob: checked before anything is read
+        raise UsageError(f"--alternatives: {e}") from None
     if show:
         print("\r".ljust(72) + "\r", end="", file=sys.stderr)
     if args.json:
         _print_json({"schema": JSON_SCHEMA, **report.to_dict()})
+        return 0 if report.covered and not _empty(args, report) else 1
+    found = report.judgement()
+    if form == "markdown":
+        print_markdown(report, found, _MARKS)
         return 0 if report.covered and not _empty(args, report) else 1
     dists = report.distributions()
     with_code = [b for b in report.binaries if b.has_device_code]
@@ -75,12 +89,7 @@ def run(args: argparse.Namespace) -> int:
           "(per-GPU kernels), DRIVER = needs a newer driver, NONE = no entry, ERROR = could not be read, "
           "OLDDRV = the driver predates the GPU, DROPPED = the driver's branch dropped the GPU "
           "(docs/scan.md)")  # fmt: skip
-    for g in report.gpus:
-        bad = [b for b in report.uncovered(g) if not b.error]
-        if bad:
-            print(f"\n{g}: {len(bad)} binaries cannot run" + ("; the first 5:" if len(bad) > 5 else ":"))
-            for b in bad[:5]:
-                print(f"  {_shown(b.path)}: {_shown(b.coverage[g]['reason'])}")
+    print_gate_text(report, found)
     if bad_inputs:
         print(f"\n{len(bad_inputs)} input(s) could not be read (not covered for any GPU):")
         for b in bad_inputs:

@@ -1,0 +1,290 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
+"""scan and which as a release gate: policies, alternatives, missing kernel names, markdown (docs/ci.md)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from cli_testing import cli_main as cli
+from cuda_fatbin import Program, scan
+
+SRC = 'extern "C" __global__ void k(float* p) { p[0] = 1; }'
+
+
+def _fatbin(archs: list[str], ptx: list[str], src: str = SRC) -> bytes:
+    return bytes(Program(src, "c++").compile("fatbin", archs=archs, ptx_for=ptx).code)
+
+
+@pytest.fixture(scope="module")
+def ptx_for_90(tmp_path_factory) -> Path:
+    """SASS sm_80 and compute_80 PTX: 9.0 runs it only by JIT."""
+    path = tmp_path_factory.mktemp("ptx") / "k.fatbin"
+    path.write_bytes(_fatbin(["sm_80"], ["sm_80"]))
+    return path
+
+
+def _schema(name: str) -> object:
+    import cuda_fatbin
+
+    jsonschema = pytest.importorskip("jsonschema")
+    folder = Path(cuda_fatbin.__file__).parent / "schemas"
+    schemas = {p.name: json.loads(p.read_text()) for p in folder.glob("*.json")}
+    from referencing import Registry, Resource
+
+    registry = Registry().with_resources(
+        (f"https://github.com/cuda-fatbin/cuda-fatbin/schemas/{n}", Resource.from_contents(s))
+        for n, s in schemas.items()
+    )
+    return jsonschema.Draft202012Validator(schemas[name], registry=registry)
+
+
+def _validate(name: str, text: str) -> dict:
+    doc = json.loads(text)
+    _schema(name).validate(doc)  # type: ignore[attr-defined]
+    return doc
+
+
+# --- policies -----------------------------------------------------------------------------------------------
+
+
+def test_sass_only_turns_a_ptx_only_gpu_from_covered_to_not(ptx_for_90, tmp_path):
+    for command in (["scan", ptx_for_90], ["which", ptx_for_90]):
+        cli(*command, "--gpu", "80;90", check=0)
+        res = cli(*command, "--gpu", "80;90", "--sass-only", check=1)
+        assert "PTX JIT only (--sass-only)" in res.stdout
+        policy = tmp_path / "gate.toml"
+        policy.write_text("sass_only = true\ngpus = ['80', '90']\n")
+        cli(*command, "--policy", policy, check=1)  # the file alone: its GPUs, its rule
+        cli(*command, "--policy", policy, "--gpu", "80", check=1)  # --gpu adds to the file's GPUs
+    doc = _validate("scan.json", cli("scan", ptx_for_90, "--gpu", "90", "--sass-only", "--json", check=1).stdout)
+    assert [(f["gpu"], f["rule"], f["status"]) for f in doc["failures"]] == [("9.0", "sass-only", "PTX JIT")]
+    assert doc["policy"] == {"sass_only": True, "require_ptx": False, "allow_partial": None}
+    assert doc["binaries"][0]["kernels"]["9.0"]["kernels"] == [{"name": "k", "demangled": "k"}]
+    doc = _validate("which.json", cli("which", ptx_for_90, "--gpu", "90", "--sass-only", "--json", check=1).stdout)
+    assert [(f["gpu"], f["rule"]) for f in doc["failures"]] == [("9.0", "sass-only")]
+
+
+def test_the_python_api_takes_the_same_options(ptx_for_90, tmp_path):
+    folder = ptx_for_90.parent
+    assert scan([folder], gpus="90", max_workers=1).covered
+    report = scan([folder], gpus="90", max_workers=1, sass_only=True)
+    assert not report.covered and report.uncovered("9.0") == report.binaries
+    policy = tmp_path / "p.toml"
+    policy.write_text("require_ptx = true\ngpus = ['9.0']\n")
+    assert scan([folder], policy=policy, max_workers=1).covered  # compute_80 PTX JITs on every newer GPU
+    with pytest.raises(TypeError, match="list of distribution names"):
+        scan([folder], gpus="90", allow_partial="nvidia-cublas")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="alternatives glob"):
+        scan([folder], gpus="90", alternatives=[""])
+
+
+def test_require_ptx_fails_a_binary_without_ptx_for_newer_gpus(tmp_path):
+    (tmp_path / "sass.fatbin").write_bytes(_fatbin(["sm_80", "sm_90"], []))
+    (tmp_path / "ptx.fatbin").write_bytes(_fatbin(["sm_80", "sm_90"], ["sm_90"]))
+    cli("scan", tmp_path / "ptx.fatbin", "--gpu", "80", "--require-ptx", check=0)
+    res = cli("scan", tmp_path, "--gpu", "80", "--require-ptx", check=1)
+    assert f"{tmp_path / 'sass.fatbin'}: no PTX: GPUs newer than sm_90 (its newest SASS) cannot run it" in res.stdout
+    assert "ptx.fatbin:" not in res.stdout.split("--require-ptx")[1]
+    doc = _validate("scan.json", cli("scan", tmp_path, "--gpu", "80", "--require-ptx", "--json", check=1).stdout)
+    assert [(Path(f["path"]).name, f["gpu"], f["rule"]) for f in doc["failures"]] == [
+        ("sass.fatbin", None, "require-ptx")
+    ]
+    cli("which", tmp_path / "sass.fatbin", "--gpu", "80", check=0)
+    assert "no PTX" in cli("which", tmp_path / "sass.fatbin", "--gpu", "80", "--require-ptx", check=1).stdout
+
+
+# --- a binary of two fatbins: PART, the kernels named, allow-partial ----------------------------------------
+
+A_CU = """
+template <typename T> __global__ void only80(T* p) { p[0] = T(1); }
+template __global__ void only80<int>(int*);
+extern "C" __global__ void only80_c(float* p) { p[0] = 2; }
+"""
+B_CU = '__global__ void both(float* p) { p[0] = 3; }\nextern "C" __global__ void both_c(int* p) { p[0] = 4; }\n'
+
+
+@pytest.fixture(scope="module")
+def two_fatbins(needs_nvcc, tmp_path_factory) -> Path:
+    """libab.so: a.cu built for sm_80 only, b.cu for sm_80 and sm_90, linked by nvcc 13.0 (two fatbins)."""
+    tmp = tmp_path_factory.mktemp("two")
+    (tmp / "a.cu").write_text(A_CU)
+    (tmp / "b.cu").write_text(B_CU)
+    gencode = {"a": ["-gencode", "arch=compute_80,code=sm_80"],
+               "b": ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=sm_90"]}  # fmt: skip
+    for name, flags in gencode.items():
+        subprocess.run([needs_nvcc, "-c", "-Xcompiler", "-fPIC", *flags, str(tmp / f"{name}.cu"), "-o",
+                        str(tmp / f"{name}.o")], check=True, timeout=300)  # fmt: skip
+    subprocess.run([needs_nvcc, "-shared", str(tmp / "a.o"), str(tmp / "b.o"), "-o", str(tmp / "libab.so")],
+                   check=True, timeout=300)  # fmt: skip
+    return tmp / "libab.so"
+
+
+def _kernels_by_arch(listing: str) -> dict[str, set[str]]:
+    """``cuobjdump -symbols``: the ENTRY symbols of the cubins of each arch (every cubin of that arch)."""
+    out: dict[str, set[str]] = {}
+    arch = None
+    for line in listing.splitlines():
+        m = re.match(r"arch = (sm_\d+)", line)
+        if m:
+            arch = m.group(1)
+            out.setdefault(arch, set())
+        elif arch and re.match(r"\s*FUNC\s.*\sENTRY\s", line):
+            out[arch].add(line.split()[-1])
+    return out
+
+
+def test_a_binary_of_two_fatbins_names_exactly_the_kernels_that_lack_the_gpu(two_fatbins, cuobjdump):
+    by_arch = _kernels_by_arch(cuobjdump(two_fatbins.read_bytes(), "-symbols"))
+    lacking_90 = by_arch["sm_80"] - by_arch["sm_90"]  # defined for sm_80 only: a.cu's
+    assert lacking_90 == {"_Z6only80IiEvPT_", "only80_c"}  # the oracle says what a.cu defines
+    doc = _validate("scan.json", cli("scan", two_fatbins, "--gpu", "80;90;100", "--json", check=1).stdout)
+    (b,) = doc["binaries"]
+    assert b["coverage"]["9.0"]["status"] == "partial" and b["coverage"]["10.0"]["status"] == "no entry"
+    assert "8.0" not in b["kernels"]
+    assert {k["name"] for k in b["kernels"]["9.0"]["kernels"]} == lacking_90
+    assert {k["name"] for k in b["kernels"]["10.0"]["kernels"]} == by_arch["sm_80"]  # nothing loads on 10.0
+    names = {k["name"]: k["demangled"] for k in b["kernels"]["9.0"]["kernels"]}
+    assert names == {"_Z6only80IiEvPT_": "void only80<int>(int*)", "only80_c": "only80_c"}
+    text = cli("scan", two_fatbins, "--gpu", "90", check=0).stdout  # partial: covered by default, named
+    assert f"{two_fatbins}: 2 kernels without code for 9.0: void only80<int>(int*), only80_c\n" in text
+    which = _validate("which.json", cli("which", two_fatbins, "--gpu", "90", "--json", check=0).stdout)
+    assert {k["name"] for k in which["kernels"]["9.0"]["kernels"]} == lacking_90
+    assert "9.0: 2 kernels without code: void only80<int>(int*), only80_c" in cli("which", two_fatbins, "--gpu", "90",
+                                                                                    check=0).stdout  # fmt: skip
+
+
+def test_allow_partial_names_the_distributions_that_may_be_partial(two_fatbins, tmp_path):
+    wheel = tmp_path / "My_Lib-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as z:
+        z.writestr("my_lib/libab.so", two_fatbins.read_bytes())
+    cli("scan", wheel, "--gpu", "90", check=0)  # no policy: partial is covered
+    res = cli("scan", wheel, "--gpu", "90", "--allow-partial", "other", check=1)
+    assert "[partial, not allowed (--allow-partial)]" in res.stdout and "only80_c" in res.stdout
+    cli("scan", wheel, "--gpu", "90", "--allow-partial", "other", "--allow-partial", "my.lib", check=0)
+    policy = tmp_path / "p.toml"
+    policy.write_text('allow_partial = ["MY-LIB"]\n')
+    cli("scan", wheel, "--gpu", "90", "--policy", policy, check=0)
+    cli("scan", wheel, "--gpu", "90", "--policy", policy, "--sass-only", check=0)  # SASS on 9.0 where it loads
+    doc = _validate("scan.json", cli("scan", wheel, "--gpu", "90", "--allow-partial", "x", "--json", check=1).stdout)
+    assert [(f["gpu"], f["rule"], f["status"]) for f in doc["failures"]] == [("9.0", "allow-partial", "partial")]
+    assert doc["policy"]["allow_partial"] == ["x"]
+
+
+# --- alternatives -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def per_arch_wheel(tmp_path_factory) -> Path:
+    """A wheel of two per-arch builds a package picks from at import: sm90/ (sm_90 only), sm100/ (sm_100 only)."""
+    wheel = tmp_path_factory.mktemp("alt") / "sgl-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as z:
+        z.writestr("sgl/sm90/k.fatbin", _fatbin(["sm_90"], []))
+        z.writestr("sgl/sm100/k.fatbin", _fatbin(["sm_100"], []))
+        z.writestr("sgl/common.fatbin", _fatbin(["sm_90", "sm_100"], []))
+    return wheel
+
+
+def test_alternatives_turn_two_per_arch_builds_from_not_covered_to_covered(per_arch_wheel):
+    w = per_arch_wheel
+    res = cli("scan", w, "--gpu", "90;100", check=1)
+    assert f"9.0: 1 binaries cannot run:\n  {w}::sgl/sm100/k.fatbin" in res.stdout
+    assert f"10.0: 1 binaries cannot run:\n  {w}::sgl/sm90/k.fatbin" in res.stdout
+    res = cli("scan", w, "--gpu", "90;100", "--alternatives", f"{w}::sgl/sm*/*", check=0)
+    assert f"alternatives {w}::sgl/sm*/* (2 binaries): 9.0 by {w}::sgl/sm90/k.fatbin; " \
+           f"10.0 by {w}::sgl/sm100/k.fatbin" in res.stdout  # fmt: skip
+    doc = _validate("scan.json", cli("scan", w, "--gpu", "90;100;120", "--alternatives", "*/sm*/*", "--json",
+                                     check=1).stdout)  # fmt: skip
+    (group,) = doc["alternatives"]
+    assert group["members"] == [f"{w}::sgl/sm100/k.fatbin", f"{w}::sgl/sm90/k.fatbin"]
+    assert group["covered_by"] == {"9.0": f"{w}::sgl/sm90/k.fatbin", "10.0": f"{w}::sgl/sm100/k.fatbin", "12.0": None}
+    assert {(Path(f["path"]).name, f["gpu"]) for f in doc["failures"]} == {("common.fatbin", "12.0"),
+                                                                             ("k.fatbin", "12.0")}  # fmt: skip
+    assert sum(f["gpu"] == "12.0" for f in doc["failures"]) == 3  # both members and the common binary fail 12.0
+    report = scan([w], gpus="90;100", alternatives=["*/sm*/*"], max_workers=1)
+    assert report.covered and report.uncovered("9.0") == []
+    # a glob that matches one build alone covers nothing more
+    cli("scan", w, "--gpu", "90;100", "--alternatives", "*/sm90/*", check=1)
+
+
+@pytest.mark.parametrize(
+    "glob",
+    ["*" * 4000 + "x", "[" * 4000, "a*" * 2000 + "b", "\x1b[2J*", "\udcff*", "*/sm*/*\n"],
+)
+def test_hostile_globs_are_bounded_and_escaped(per_arch_wheel, glob):
+    start = time.monotonic()
+    res = cli("scan", per_arch_wheel, "--gpu", "90", "--alternatives", glob)
+    assert res.returncode in (0, 1) and time.monotonic() - start < 20
+    assert "\x1b" not in res.stdout + res.stderr
+    doc = _validate("scan.json", cli("scan", per_arch_wheel, "--gpu", "90", "--alternatives", glob, "--json").stdout)
+    assert len(doc["alternatives"]) == 1
+
+
+def test_bad_globs_are_usage_errors():
+    res = cli("scan", ".", "--gpu", "90", "--alternatives", "x" * 5000, check=2)
+    assert "--alternatives" in res.stderr and "4096" in res.stderr
+    cli("scan", ".", "--gpu", "90", "--alternatives", "", check=2)
+
+
+# --- markdown and hostile names -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def hostile_cubin(artifacts, tmp_path) -> Path:
+    """The sm_80 cubin with its kernel saxpy renamed ESC | < 0xFF * (markup, a control and a non-UTF-8 byte)."""
+    data = artifacts[("cubin", "sm_80")]
+    assert data.count(b"saxpy\0") >= 1
+    path = tmp_path / "evil|<b>.cubin"
+    path.write_bytes(data.replace(b"saxpy", b"\x1b|<\xff*"))
+    return path
+
+
+def test_markdown_is_a_table_per_gpu_with_names_escaped(hostile_cubin):
+    res = cli("scan", hostile_cubin, "--gpu", "80;90", "--format", "markdown", check=1)
+    out = res.stdout
+    assert "\x1b" not in out and out.startswith("## cuda-fatbin scan: some GPU is **NOT** covered\n")
+    assert "### GPU 8.0: covered\n" in out and "### GPU 9.0: 1 binaries not covered\n" in out
+    rows = [line for line in out.splitlines() if line.startswith("| ")]
+    assert len(rows) == 4  # a header and one binary per GPU
+    row = rows[-1]
+    assert "evil\\|\\<b\\>.cubin" in row  # the | and the tag escaped: one cell each
+    assert "\\\\x1b\\|\\<\\\\xff\\*" in row  # the kernel's control and non-UTF-8 bytes shown, markup escaped
+    assert row.count(" | ") == 4 and row.endswith(" |")
+    which = cli("which", hostile_cubin, "--gpu", "80;90", "--format", "markdown", check=1).stdout
+    assert "### GPU 9.0: no entry; not covered: " in which and "\x1b" not in which
+    assert "evil\\|\\<b\\>.cubin" in which
+
+
+def test_hostile_kernel_names_in_text_and_json(hostile_cubin):
+    text = cli("scan", hostile_cubin, "--gpu", "90", check=1).stdout
+    assert "\x1b" not in text and "\\x1b|<\\xff*" in text
+    doc = _validate("scan.json", cli("scan", hostile_cubin, "--gpu", "90", "--json", check=1).stdout)
+    names = {k["name"] for k in doc["binaries"][0]["kernels"]["9.0"]["kernels"]}
+    assert "\x1b|<\\xff*" in names  # exact, with the non-UTF-8 byte as \xff: valid JSON text
+
+
+def test_format_and_json_agree_or_refuse(ptx_for_90):
+    assert cli("scan", ptx_for_90, "--gpu", "90", "--format", "json", check=0).stdout.startswith("{")
+    cli("scan", ptx_for_90, "--gpu", "90", "--json", "--format", "json", check=0)
+    assert "disagree" in cli("scan", ptx_for_90, "--gpu", "90", "--json", "--format", "markdown", check=2).stderr
+    assert "disagree" in cli("which", ptx_for_90, "--gpu", "90", "--json", "--format", "text", check=2).stderr
+
+
+def test_bad_policy_files_and_missing_gpus_are_usage_errors(ptx_for_90, tmp_path):
+    bad = tmp_path / "p.toml"
+    bad.write_text("sas_only = true\n")
+    for command in ("scan", "which"):
+        err = cli(command, ptx_for_90, "--gpu", "90", "--policy", bad, check=2).stderr
+        assert "unknown key sas_only" in err
+        err = cli(command, ptx_for_90, check=2).stderr
+        assert "no GPU to check" in err
+    (tmp_path / "e.toml").write_bytes(b"allow_partial = ['\\u001b[2J']\nx\x1b = 1\n")
+    err = cli("scan", ptx_for_90, "--gpu", "90", "--policy", tmp_path / "e.toml", check=2).stderr
+    assert "\x1b" not in err
