@@ -12,9 +12,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cli_testing import cli_main as cli
 from cuda_fatbin import Program, scan
+from cuda_fatbin._term import markdown
 
 SRC = 'extern "C" __global__ void k(float* p) { p[0] = 1; }'
 
@@ -288,3 +291,12 @@ def test_bad_policy_files_and_missing_gpus_are_usage_errors(ptx_for_90, tmp_path
     (tmp_path / "e.toml").write_bytes(b"allow_partial = ['\\u001b[2J']\nx\x1b = 1\n")
     err = cli("scan", ptx_for_90, "--gpu", "90", "--policy", tmp_path / "e.toml", check=2).stderr
     assert "\x1b" not in err
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60) | st.binary(max_size=60).map(lambda b: b.decode("utf-8", "surrogateescape")))
+def test_a_markdown_cell_has_no_markup_or_control_left(text):
+    cell = markdown(text)
+    assert cell.isprintable()
+    unescaped = re.sub(r"\\.", "", cell)  # every markup character comes after a backslash
+    assert not set(unescaped) & set("\\`*_[]<>|~$&!#")
