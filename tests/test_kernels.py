@@ -232,3 +232,18 @@ def test_ptx_reading_is_linear_on_hostile_text(text):
 def test_ptx_of_any_bytes_gives_printable_ascii_names(raw):
     for name in ptx_kernels(b".entry a(" + raw + b".entry b("):
         assert re.fullmatch(r"[A-Za-z_$%][A-Za-z0-9_$]*…?", name)
+
+
+def test_tables_and_ptx_over_the_limit_are_refused_not_read(monkeypatch):
+    from cuda_fatbin import Program, read_fatbin
+
+    data = _cubin([b"k1", b"_Z1ki"])
+    fb = read_fatbin(bytes(Program('extern "C" __global__ void k() {}', "c++").compile(
+        "fatbin", archs=["sm_90"], ptx_for=["sm_90"]).code))  # fmt: skip
+    assert {e.kind: entry_kernels(e) for e in fb.iter_entries()} == {"elf": ["k"], "ptx": ["k"]}
+    monkeypatch.setattr(_kernels, "MAX_TABLE", 8)
+    with pytest.raises(ElfFormatError, match="over 8 bytes"):
+        cubin_kernels(data)
+    ptx = next(e for e in fb.iter_entries() if e.kind == "ptx")
+    with pytest.raises(ValueError, match="not read"):
+        entry_kernels(ptx)

@@ -28,10 +28,13 @@ if TYPE_CHECKING:
     from ._container import FatbinEntry
     from ._elf import Buffer
 
-__all__ = ["MAX_NAME", "cubin_kernels", "demangle", "demangle_all", "entry_kernels", "ptx_kernels"]
+__all__ = ["MAX_NAME", "MAX_TABLE", "cubin_kernels", "demangle", "demangle_all", "entry_kernels", "ptx_kernels"]
 
 #: Bytes of a kernel name kept; a longer name is cut and ends with ``…`` (CUTLASS names reach a few KiB).
 MAX_NAME = 16384
+#: The largest symbol or string table read, and the largest PTX text searched for ``.entry`` (real ones: a few
+#: MiB): a larger one, or one in a hole of a sparse file, is refused rather than read
+MAX_TABLE = 64 << 20
 _CUT = "…"
 _SHT_SYMTAB = 2
 _STT_FUNC = 2
@@ -55,8 +58,9 @@ def cubin_kernels(data: Buffer) -> list[str]:
     Raises
     ------
     ElfFormatError
-        If ``data`` is not a well-formed ELF image, or its symbol names overlap beyond what the string
-        table holds (a forged table: real names are stored once each).
+        If ``data`` is not a well-formed ELF image, a symbol or string table is over :data:`MAX_TABLE`
+        bytes, or its symbol names overlap beyond what the string table holds (a forged table: real names
+        are stored once each).
 
     Examples
     --------
@@ -76,6 +80,8 @@ def cubin_kernels(data: Buffer) -> list[str]:
         link = section_link(view, header, index)
         if link >= len(rows) or rows[link][1] == 8:  # no such section, or SHT_NOBITS: no bytes
             raise ElfFormatError(f"symbol table {index} names string table {link}, which holds no data", offset)
+        if max(length, rows[link][3]) > MAX_TABLE:
+            raise ElfFormatError(f"symbol table {index} or its string table is over {MAX_TABLE} bytes", offset)
         table = bytes(view[rows[link][2] : rows[link][2] + rows[link][3]])
         records = view[offset : offset + length // size * size]
         wanted = {rec[at_name] for rec in struct.iter_unpack(header.order + fmt, records)
@@ -137,11 +143,15 @@ def ptx_kernels(text: bytes | str) -> list[str]:
 def entry_kernels(entry: FatbinEntry) -> list[str]:
     """The kernels of one fatbin entry: its cubin's (SASS) or its PTX text's; ``[]`` for other kinds.
 
+    A cubin stored uncompressed is read in place (its tables only: a sparse payload costs what the file
+    holds); PTX over :data:`MAX_TABLE` bytes is not searched.
+
     Raises
     ------
     ValueError
-        If the entry's payload cannot be read or decompressed (:class:`~cuda_fatbin.FatbinFormatError`)
-        or is not a well-formed cubin (:class:`~cuda_fatbin._elf.ElfFormatError`).
+        If the entry's payload cannot be read or decompressed (:class:`~cuda_fatbin.FatbinFormatError`),
+        is not a well-formed cubin (:class:`~cuda_fatbin._elf.ElfFormatError`) or is PTX over
+        :data:`MAX_TABLE` bytes.
 
     Examples
     --------
@@ -152,8 +162,10 @@ def entry_kernels(entry: FatbinEntry) -> list[str]:
     [('elf', ['k']), ('ptx', ['k'])]
     """
     if entry.kind == "elf":
-        return cubin_kernels(entry.data())
+        return cubin_kernels(entry._in_place())
     if entry.kind == "ptx":
+        if entry.size > MAX_TABLE:
+            raise ValueError(f"PTX of {entry.size} bytes: over {MAX_TABLE}, its kernel names are not read")
         return ptx_kernels(entry.data())
     return []
 
