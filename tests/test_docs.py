@@ -42,7 +42,7 @@ def test_every_public_name_documents_parameters_returns_raises_and_an_example(na
 
 
 # modules of no public name whose docstrings hold examples
-_MORE_EXAMPLES = {"._kernels", "._policy", "._probe_matrix"}
+_MORE_EXAMPLES = {"._gate", "._kernels", "._policy", "._probe_matrix"}
 
 
 @pytest.mark.parametrize("module", sorted(set(cuda_fatbin._LAZY.values()) | _MORE_EXAMPLES))
