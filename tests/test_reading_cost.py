@@ -213,3 +213,93 @@ def test_ptx_answers_kept_by_their_lines_are_the_answers_and_stay_bounded():
                 assert len(_payload._PTX_SEEN) <= _payload._PTX_SEEN_MAX
     big = b".version 8.0\n.target sm_80\n" + b"// x\n" * 2000
     assert str(_payload._ptx(big, True)) == "sm_80" and (big, True) not in _payload._PTX_SEEN
+
+
+def _stored_many(entries: list[tuple[int, int, bytes]], at: int):
+    """A fatbin stored as data at ``at`` with one uncompressed entry per ``(kind, sm, payload)``."""
+    import struct
+
+    from cuda_fatbin import read_fatbin
+    from cuda_fatbin._reader import Fatbin
+
+    body = b""
+    for kind, sm, payload in entries:
+        payload += bytes(-len(payload) % 8)
+        body += struct.pack("<HHIQIIHHIIIQQQ", kind, 0x0101, 64, len(payload), 0, 0, 0, 8, sm, 0, 0, 0x15, 0, 0)
+        body += payload
+    fb = read_fatbin(struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(body)) + body)
+    return Fatbin(fb.entries, at, fb.size, fb.version, embedded=True)
+
+
+def _stored_concat(ptx: bytes, sm: int, at: int):
+    """A fatbin stored as data at ``at`` whose one concatenated entry holds ``ptx`` under a member header that
+    says ``sm`` (libnvfatbin 13.4+)."""
+    import struct
+
+    from cuda_fatbin import FatbinOptions, build_fatbin, read_fatbin
+    from cuda_fatbin._reader import Fatbin
+
+    try:
+        data = bytearray(build_fatbin([ptx], options=FatbinOptions(concat=True)))
+    except Exception as e:  # libnvfatbin before 13.4 has no -concat
+        pytest.skip(f"no concatenated entries here: {e}")
+    (table,) = struct.unpack_from("<I", data, 16 + 20)  # the entry's member table, then the first member header
+    struct.pack_into("<I", data, 16 + table + 8 + 28, sm)
+    fb = read_fatbin(bytes(data))
+    assert [(e.kind, e.sm, e.concatenated) for e in fb.iter_entries()] == [("ptx", sm, True)]
+    return Fatbin(fb.entries, at, fb.size, fb.version, embedded=True)
+
+
+@pytest.mark.parametrize("layout", ["two entries", "concatenated"])
+def test_stored_fatbins_share_an_answer_only_when_every_payload_read_agrees(layout):
+    """A class of stored fatbins is joined only by a fatbin whose payloads read for the answers say what the
+    first one's said: every entry read (on another GPU another entry is selected), and a concatenated entry's
+    members (not the entry that holds them)."""
+    from cuda_fatbin import Arch
+    from cuda_fatbin._select import _RANK, fatbin_status, judge
+
+    good80, good90 = b".version 8.0\n.target sm_80\n", b".version 8.0\n.target sm_90\n"
+    bad90 = b".version 8.0\n.target sm_100\n"  # newer than its header: the driver fails on 9.0
+    if layout == "two entries":  # 8.x selects the first entry, 9.0 the second
+        make = {"g": lambda at: _stored_many([(1, 80, good80), (1, 90, good90)], at),
+                "b": lambda at: _stored_many([(1, 80, good80), (1, 90, bad90)], at)}  # fmt: skip
+    else:
+        make = {"g": lambda at: _stored_concat(good80, 80, at), "b": lambda at: _stored_concat(good90, 80, at)}
+    gpus = ["8.0", "8.6", "9.0", "12.0"]
+    fatbins = [make[c](4096 * i) for i, c in enumerate("gbbg" * 3)]
+    got = judge(fatbins, gpus)
+    for gpu in gpus:
+        alone = [fatbin_status(fb, Arch.parse(gpu), None) for fb in fatbins]
+        best = min(alone, key=lambda a: _RANK[a[0]])
+        loading = sum(_RANK[a[0]] <= _RANK["PTX JIT"] for a in alone)
+        note = f"{loading} of {len(fatbins)} fatbins stored as data load ({best[0]} at best)"
+        assert got[gpu] == {"status": best[0], "reason": f"a fatbin stored as data: {best[1]}; {note}"}, gpu
+    assert any(len({fatbin_status(fb, Arch.parse(gpu), None) for fb in fatbins}) > 1 for gpu in gpus)
+
+
+@pytest.mark.parametrize("order", ["plain first", "plain last"])
+def test_a_binarys_driver_needs_and_entries_are_counted_from_every_entry(order):
+    """``scan`` tallies entries by their header fields and weighs one entry per distinct value: the same
+    PTX stored plain, zstd-compressed and inside a concatenated entry weighs as each alone (zstd: 12.4,
+    concatenation: 13.4), whichever comes first."""
+    from cuda_fatbin import FatbinOptions, build_fatbin, read_fatbin
+    from cuda_fatbin._scan import BinaryReport, _judged
+    from cuda_fatbin._select import driver_needs
+
+    ptx = b".version 8.0\n.target sm_80\n.address_size 64\n"
+    options = [FatbinOptions(compress=False), FatbinOptions(compress_all=True, compress_mode="size")]
+    try:
+        options.append(FatbinOptions(concat=True))
+        fatbins = [read_fatbin(build_fatbin([ptx], options=o)) for o in options]
+    except Exception:  # libnvfatbin before 13.4 has no -concat
+        fatbins = [read_fatbin(build_fatbin([ptx], options=o)) for o in options[:2]]
+    if order == "plain last":
+        fatbins.reverse()
+    needs: dict[str, tuple[int, int]] = {}
+    for e in (e for fb in fatbins for e in fb.iter_entries()):
+        for rule, cuda in driver_needs(e).items():
+            needs[rule] = max(needs.get(rule, cuda), cuda)
+    assert "zstd_driver" in needs
+    report = _judged(BinaryReport("lib.so"), fatbins, [], None)
+    assert report.needs == {rule: f"{v[0]}.{v[1]}" for rule, v in sorted(needs.items())}
+    assert report.entries == {"ptx sm_80": len(fatbins)}
