@@ -220,3 +220,16 @@ def test_a_payload_read_whole_is_held_once_in_memory():
     finally:
         tracemalloc.stop()
     assert peak < 1.5 * size, peak / size
+
+
+@pytest.mark.parametrize("compression", ["lz4", "zstd"])
+def test_a_stream_that_ends_before_its_header_says_gives_no_verdict_past_its_end(compression):
+    """A payload that decodes to 300 bytes where its header says 20,000: data() refuses it, and a .target that
+    lies past the first prefix is not taken from a prefix shorter than the one asked for (both codecs alike)."""
+    ptx = b"//" + b"x" * 80 + b"\n.version 8.0\n.target sm_90\n" + b"// pad\n" * 30  # the directives after 64 bytes
+    entry = read_fatbin(_one_entry_fatbin(1, 80, ptx, compression, size=20_000)).entries[0]
+    with pytest.raises(Exception, match="decompress"):
+        entry.data()
+    assert entry.payload_mismatch is None
+    whole = read_fatbin(_one_entry_fatbin(1, 80, ptx, compression)).entries[0]  # the same bytes, the right size
+    assert whole.payload_mismatch == "the header says compute_80, the PTX .target is sm_90"
