@@ -268,3 +268,12 @@ def test_a_cached_answer_is_not_shared_by_a_relocatable_fatbin_and_a_registered_
     assert alone[0] != alone[1]
     cache: dict[object, object] = {}
     assert [fatbin_status(fb, gpu, None, cache) for fb in (registered, relocatable)] == alone
+
+
+def test_fatbins_at_the_same_offset_are_judged_each_by_its_own_code(parts):
+    """Whether a fatbin has code is remembered per fatbin, not per offset: fatbins read from two files both
+    start at 0, and a stub's answer must not pass for a fatbin with kernels, nor the other way round."""
+    alone = judge([fb(parts, "stub", 0), fb(parts, "sm_80", 1)], ["9.0"])
+    assert judge([fb(parts, "stub", 0), fb(parts, "sm_80", 0)], ["9.0"]) == alone
+    assert judge([fb(parts, "sm_80", 0), fb(parts, "stub", 0)], ["9.0"]) == alone
+    assert alone["9.0"]["status"] == "no entry"

@@ -652,7 +652,7 @@ def _has_code(fb: Fatbin) -> bool:
 
 
 def _code(fb: Fatbin, cache: dict[object, Any]) -> bool:
-    key = ("code", fb.offset)
+    key = ("code", id(fb))  # the fatbin itself (alive while judge runs): two fatbins may share an offset
     if key not in cache:
         cache[key] = _has_code(fb)
     found: bool = cache[key]
