@@ -263,6 +263,7 @@ def default_paths() -> list[str]:
 def scan_binary(
     path: str, member: Member | None, gpus: list[Arch], driver: DriverSpec, embedded: bool, *,
     listed_as: tuple[int, int] = (0, 0), follow: bool = True, policy: Policy | None = None,
+    extra: _Extra | None = None,
 ) -> BinaryReport:  # fmt: skip
     """Read one binary (``member`` of the archive ``path``, if given) and judge it for every GPU.
 
@@ -280,17 +281,25 @@ def scan_binary(
     except (OSError, ValueError, MemoryError, RecursionError) as exc:  # FatbinFormatError is a ValueError
         report.error = re.sub(r"/proc/self/fd/\d+", lambda _m: path, _error(exc))  # the name the user knows
         return report
-    return _judged(report, fatbins, gpus, driver, policy)
+    return _judged(report, fatbins, gpus, driver, policy, extra)
 
 
 #: Entry kinds a driver loads (LTO-IR, Tile IR and index entries it does not: RULES["ignored_kinds"]).
 _LOADED = ("elf", "ptx", "reloc")
 
 
+#: Called in the worker with each binary's report and fatbins, before they are dropped (``diff`` reads
+#: kernel names and device bytes there: one read of each binary).
+_Extra = Callable[[BinaryReport, list["Fatbin"]], None]
+
+
 def _judged(
-    report: BinaryReport, fatbins: list[Fatbin], gpus: list[Arch], driver: DriverSpec, policy: Policy | None = None
-) -> BinaryReport:
-    """``report`` with the entries, fatbin counts and coverage of ``fatbins``."""
+    report: BinaryReport, fatbins: list[Fatbin], gpus: list[Arch], driver: DriverSpec, policy: Policy | None = None,
+    extra: _Extra | None = None,
+) -> BinaryReport:  # fmt: skip
+    """``report`` with the entries, fatbin counts and coverage of ``fatbins`` (and ``extra`` called on them)."""
+    if extra is not None:
+        extra(report, fatbins)
     # counted by the header fields first, named and weighed once per distinct value: a library holds 24,454
     # fatbins (driver_needs reads only kind, version, compression and concatenation: all in the key)
     fields: collections.Counter[tuple[Any, ...]] = collections.Counter()
@@ -330,24 +339,28 @@ def _judged(
 
 
 def _scan_item(
-    item: _Item, gpus: list[Arch], driver: DriverSpec, embedded: bool, policy: Policy | None = None
-) -> BinaryReport:
+    item: _Item, gpus: list[Arch], driver: DriverSpec, embedded: bool, policy: Policy | None = None,
+    extra: _Extra | None = None,
+) -> BinaryReport:  # fmt: skip
     if item.error is not None:
         return BinaryReport(item.shown, archive=item.path if item.member else None,
                             member=item.member.name if item.member else None, error=item.error)  # fmt: skip
     return scan_binary(item.path, item.member, gpus, driver, embedded, listed_as=item.identity, follow=item.follow,
-                       policy=policy)  # fmt: skip
+                       policy=policy, extra=extra)  # fmt: skip
 
 
 _Job = tuple[list[BinaryReport], int, dict[str, int]]
 
 
-def _scan_job(item: _Item, gpus: list[Arch], driver: DriverSpec, embedded: bool, policy: Policy | None = None) -> _Job:
+def _scan_job(
+    item: _Item, gpus: list[Arch], driver: DriverSpec, embedded: bool, policy: Policy | None = None,
+    extra: _Extra | None = None,
+) -> _Job:  # fmt: skip
     """The reports of one item (a package or image gives many), how many binaries were read for them, and
     the files of a package passed over unread, counted by kind."""
     if item.package and item.error is None:
-        return _scan_package(item, gpus, driver, embedded, policy)
-    return [_scan_item(item, gpus, driver, embedded, policy)], int(item.error is None), {}
+        return _scan_package(item, gpus, driver, embedded, policy, extra)
+    return [_scan_item(item, gpus, driver, embedded, policy, extra)], int(item.error is None), {}
 
 
 #: Magic numbers of archives and compressed streams that a package's member may be: never opened there.
@@ -367,8 +380,9 @@ def _unread_in_package(name: str, head: bytes) -> str | None:
 
 
 def _scan_package(
-    item: _Item, gpus: list[Arch], driver: DriverSpec, embedded: bool, policy: Policy | None = None
-) -> _Job:
+    item: _Item, gpus: list[Arch], driver: DriverSpec, embedded: bool, policy: Policy | None = None,
+    extra: _Extra | None = None,
+) -> _Job:  # fmt: skip
     """A conda package or an image, read in one pass (``_packages``): one report per binary, the last of a name."""
     reports: dict[str, BinaryReport] = {}
     meta: dict[str, object] = {}
@@ -393,7 +407,7 @@ def _scan_package(
             read += 1
             try:
                 fatbins = list(iter_fatbins(found.data, embedded=embedded, relocatable=True))
-                report = _judged(report, fatbins, gpus, driver, policy)
+                report = _judged(report, fatbins, gpus, driver, policy, extra)
             except (ValueError, MemoryError, RecursionError) as exc:
                 report.error = _error(exc)
         reports[inside if found.data is not None else f"{inside}\0{len(reports)}"] = report
