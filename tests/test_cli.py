@@ -1594,7 +1594,7 @@ def test_progress_never_reaches_standard_output_which_carries_the_fatbin(tmp_pat
 
 def test_unknown_commands_get_the_closest_name_at_half_similarity(tmp_path):
     """difflib's ratio 0.5 is the cutoff: 'xxxscanxxx' (0.57 to scan) gets a suggestion, 'zzqqxx' none."""
-    commands = "(commands: compile, build, inspect, which, scan, size, metadata, extract, gpus, probe)"
+    commands = "(commands: compile, build, inspect, which, scan, diff, size, metadata, extract, gpus, probe)"
     res = cli("xxxscanxxx", check=2)
     assert res.stderr.endswith(f"error: unknown command 'xxxscanxxx'; did you mean 'scan'? {commands}\n")
     res = cli("zzqqxx", check=2)

@@ -504,7 +504,7 @@ def validator(name: str):
     from referencing import Registry, Resource
 
     docs = {n: json.loads((resources.files("cuda_fatbin") / "schemas" / f"{n}.json").read_text())
-            for n in ("inspect", "which", "scan", "extract", "compile", "build")}  # fmt: skip
+            for n in ("inspect", "which", "scan", "extract", "compile", "build", "diff")}  # fmt: skip
     registry = Registry().with_resources((d["$id"], Resource.from_contents(d)) for d in docs.values())
     jsonschema.Draft202012Validator.check_schema(docs[name])
     return jsonschema.Draft202012Validator(docs[name], registry=registry)

@@ -28,6 +28,8 @@ _LAZY: dict[str, str] = {
     "FatbinCompileOptions": "._compile_options",
     "Detected": "._detect",
     "detect": "._detect",
+    "DiffReport": "._diff",
+    "diff": "._diff",
     "NoDriverError": "._driver",
     "Error": "._errors",
     "ExtractError": "._extract",
@@ -78,6 +80,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names come from
     from ._compile_options import FatbinCompileOptions as FatbinCompileOptions
     from ._detect import Detected as Detected
     from ._detect import detect as detect
+    from ._diff import DiffReport as DiffReport
+    from ._diff import diff as diff
     from ._driver import NoDriverError as NoDriverError
     from ._errors import Error as Error
     from ._extract import ExtractError as ExtractError
@@ -123,6 +127,7 @@ __all__ = [
     "BundleError",
     "CacheReport",
     "Detected",
+    "DiffReport",
     "DriverCompatibilityError",
     "Error",
     "ExtractError",
@@ -152,6 +157,7 @@ __all__ = [
     "build_fatbin",
     "coverage",
     "detect",
+    "diff",
     "extract_entries",
     "from_parts",
     "iter_fatbins",

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from typing import Any, NoReturn
 
 #: The subcommands, in this order in --help and in "unknown command"; ``NAME`` is run by module ``main_NAME``.
-_COMMANDS = ("compile", "build", "inspect", "which", "scan", "size", "metadata", "extract", "gpus", "probe")
+_COMMANDS = ("compile", "build", "inspect", "which", "scan", "diff", "size", "metadata", "extract", "gpus", "probe")
 
 
 def versions_text() -> str:
