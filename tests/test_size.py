@@ -298,13 +298,23 @@ def _figures_one_by_one(path):
             unparsed += 1
             cats["other"] += len(data)
             continue
+        ranges = {}  # a section of the bytes of one before it is another name for them: counted once
+        for s in sections:
+            if s.type != 8 and s.size:
+                ranges.setdefault((s.offset, s.size), s)
+        if sum(size for _offset, size in ranges) > len(data):  # sections that overlap otherwise: not a real image
+            unparsed += 1
+            cats["other"] += len(data)
+            continue
+        counted = {id(s) for s in ranges.values()}
         held = 0
         names = set()
         for s in sections:
-            if s.type != 8 and s.size:
+            if id(s) in counted:
                 held += s.size
                 cats[_category(s.name)] += s.size
-        sections = [s._replace(name=name) for s, name in zip(sections, _whole_names(data), strict=True)]
+        sections = [s._replace(name=name) for s, name in zip(sections, _whole_names(data), strict=True)
+                    if id(s) in counted]  # fmt: skip
         for s in sections:  # a kernel keeps its whole name
             if s.type != 8 and s.size and _category(s.name[:256]) == "code" and s.name.startswith(".text."):
                 row = kernels.setdefault(s.name[6:], [0, 0])
@@ -562,3 +572,50 @@ def test_section_names_that_overlap_cost_what_the_image_holds(tmp_path, monkeypa
     [b] = size([tmp_path / "k.cubin"], max_workers=1).binaries
     assert b.error is None and b.unparsed == 1 and b.categories == {"other": len(image)}
     assert read[0] <= 4 * len(image), (read[0], len(image))
+
+
+@pytest.mark.parametrize("shift", [0, 1])
+def test_sections_that_overlap_cost_what_the_image_holds(tmp_path, shift):
+    """Thousands of ``.text.k`` sections that all name one run of code (``shift`` 0: the same bytes; 1: each a byte
+    further on): their bytes would be counted, and their CRC-32 taken, once per section (gigabytes from a file of a
+    few MB). The same bytes named again are counted once; sections that overlap otherwise make the image one that
+    cannot be parsed. The work stays linear in the image."""
+    import struct
+    import time
+
+    from elf_testing import make_elf
+
+    n, code = 4000, 1 << 20
+    sections = [(".text.k", 1, b"\x01" * code), *((".text.k", 1, b"") for _ in range(n))]
+    image = bytearray(make_elf(sections, machine=190, e_type=2, osabi=0x41, abi_version=8, flags=90 << 8))
+    shoff = struct.unpack_from("<Q", image, 0x28)[0]
+    offset, length = struct.unpack_from("<QQ", image, shoff + 64 + 0x18)
+    for i in range(n):  # every section names the first one's bytes
+        struct.pack_into("<QQ", image, shoff + (2 + i) * 64 + 0x18, offset + shift * (i + 1), length - shift * (i + 1))
+    (tmp_path / "k.cubin").write_bytes(bytes(image))
+    start = time.process_time()
+    [b] = size([tmp_path / "k.cubin"], max_workers=1).binaries
+    assert time.process_time() - start < 1.0
+    assert b.error is None and sum(b.categories.values()) == len(image)
+    if shift:
+        assert b.unparsed == 1 and b.categories == {"other": len(image)} and b.kernels == {}
+    else:
+        assert b.unparsed == 0 and b.categories["code"] == code and b.kernels == {"k": [code, 1]}
+
+
+def test_a_section_named_twice_is_counted_once(tmp_path):
+    """Mercury cubins of -rdc objects (libnccl.so.2's sm_100 and sm_120 images) name the bytes of
+    ``.nv.global.init`` a second time as ``.nv.merc.nv.global.init``: the image is read, its bytes counted once
+    (by the first name), and the categories still add up to the image."""
+    import struct
+
+    from elf_testing import make_elf
+
+    sections = [(".text.k", 1, b"\x01" * 256), (".nv.global.init", 1, b"\x02" * 512), (".nv.merc.nv.global.init", 1, b"")]
+    image = bytearray(make_elf(sections, machine=190, e_type=1, osabi=0x41, abi_version=8, flags=100 << 8))
+    shoff = struct.unpack_from("<Q", image, 0x28)[0]
+    struct.pack_into("<QQ", image, shoff + 3 * 64 + 0x18, *struct.unpack_from("<QQ", image, shoff + 2 * 64 + 0x18))
+    (tmp_path / "k.cubin").write_bytes(bytes(image))
+    [b] = size([tmp_path / "k.cubin"], max_workers=1).binaries
+    assert b.unparsed == 0 and b.categories["data"] == 512 and "mercury" not in b.categories
+    assert b.categories["code"] == 256 and sum(b.categories.values()) == len(image)

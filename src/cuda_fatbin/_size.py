@@ -283,11 +283,15 @@ def _sass(data: Buffer) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, i
     kernels: dict[str, list[int]] = {}
     owned = []  # (the name's suffixes, bytes) of the sections a kernel may own
     held = 0
+    ranges = set()  # the (offset, size) of the sections counted
     budget = 8 * len(table) + (1 << 20)  # the work long names cost: linear in the image, however they overlap
     for name_off, typ, offset, size in rows:
-        if typ == _SHT_NOBITS or size == 0:
-            continue
+        if typ == _SHT_NOBITS or size == 0 or (offset, size) in ranges:
+            continue  # a second name for bytes counted (.nv.merc.nv.global.init is .nv.global.init): counted once
+        ranges.add((offset, size))
         held += size
+        if held > len(data):  # sections that overlap otherwise (real ones do not): each would be counted and read
+            return (("other", len(data)),), (), 1
         category, kernel, suffixes, cost = known.get(name_off) or _name_info(table, name_off, known)
         budget -= cost
         if budget < 0:  # names that overlap far beyond their table (real ones are stored once each): forged
