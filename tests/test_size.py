@@ -619,3 +619,29 @@ def test_a_section_named_twice_is_counted_once(tmp_path):
     [b] = size([tmp_path / "k.cubin"], max_workers=1).binaries
     assert b.unparsed == 0 and b.categories["data"] == 512 and "mercury" not in b.categories
     assert b.categories["code"] == 256 and sum(b.categories.values()) == len(image)
+
+
+def test_text_says_what_was_not_read(artifacts, tmp_path):
+    """What the walk passes over (a symlink inside a folder, a FIFO) is said in text, as ``scan`` says it: bytes that
+    a budget leaves out are never left out silently."""
+    import os
+
+    (tmp_path / "k.fatbin").write_bytes(_build(artifacts, SPECS))
+    (tmp_path / "link.fatbin").symlink_to(tmp_path / "k.fatbin")
+    os.mkfifo(tmp_path / "fifo")
+    res = cli_main("size", tmp_path)
+    assert res.returncode == 0
+    assert "\nnot read: 1 FIFO, socket or device, 1 symlink (symlinks inside a folder are never followed)\n" in res.stdout
+
+
+def test_text_rankings_say_how_many_rows_top_cut(artifacts, tmp_path):
+    """Each ranking cut by ``--top`` says how many rows it left out: payloads stored twice and distributions too."""
+    data = _build(artifacts, SPECS)
+    for name in ("a", "b"):
+        with zipfile.ZipFile(tmp_path / f"{name}-1.0-py3-none-any.whl", "w") as zf:
+            zf.writestr(f"{name}/k.fatbin", data)
+            zf.writestr(f"{name}-1.0.dist-info/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    text = cli_main("size", tmp_path, "--top", "1", "--drop", "sm_80").stdout
+    dups, dists = text.split("payloads stored more than once")[1], text.split("distribution  ")[1]
+    assert "  ... 3 more (--top)" in dups.split("\n\n")[0], text
+    assert "  ... 1 more (--top)" in dists.split("\n\n")[0], text

@@ -95,6 +95,7 @@ def _pct(n: int, whole: int) -> str:
 def _text(report: SizeReport, totals: dict[str, Any], args: argparse.Namespace) -> None:
     """The text report: totals, then each ranking cut to ``--top`` rows."""
     from .._size import demangled
+    from .main_scan import _counted
 
     top, wide = args.top, args.wide
     file_b, dev = int(totals["file_bytes"]), int(totals["device_bytes"])
@@ -131,6 +132,7 @@ def _text(report: SizeReport, totals: dict[str, Any], args: argparse.Namespace) 
         _table(["distribution", "binaries", "file", "device", "projected"],
                [(d["distribution"], d["binaries"], _mb(d["file_bytes"]), _mb(d["device_bytes"]),
                  _mb(d["projected_bytes"])) for d in dists[:top]], wide=wide)  # fmt: skip
+        _more(len(dists), top)
     _duplicates(report, int(totals["duplicate_bytes"]), top, wide)
     _kernel_duplicates(copies, int(totals["kernel_duplicate_bytes"]), top, wide)
     if what_if:
@@ -146,6 +148,9 @@ def _text(report: SizeReport, totals: dict[str, Any], args: argparse.Namespace) 
         print(f"\n{len(bad)} input(s) could not be read:")
         for b in bad:
             print(f"  {_shown(b.path)}: {_shown(b.error)}")
+    if report.skipped:
+        print("\nnot read: " + ", ".join(_counted(n, k) for k, n in sorted(report.skipped.items()))
+              + " (symlinks inside a folder are never followed)")  # fmt: skip
 
 
 def _duplicates(report: SizeReport, wasted: int, top: int, wide: bool) -> None:
@@ -157,6 +162,7 @@ def _duplicates(report: SizeReport, wasted: int, top: int, wide: bool) -> None:
     _table(["entry", "copies", "binaries", "wasted", "first binary"],
            [(d["entry"], d["copies"], d["binaries"], _mb(d["wasted_bytes"]), d["paths"][0]) for d in dups[:top]],
            wide=wide)  # fmt: skip
+    _more(len(dups), top)
 
 
 def _kernel_duplicates(dups: list[dict[str, Any]], wasted: int, top: int, wide: bool) -> None:
