@@ -645,3 +645,16 @@ def test_text_rankings_say_how_many_rows_top_cut(artifacts, tmp_path):
     dups, dists = text.split("payloads stored more than once")[1], text.split("distribution  ")[1]
     assert "  ... 3 more (--top)" in dups.split("\n\n")[0], text
     assert "  ... 1 more (--top)" in dists.split("\n\n")[0], text
+
+
+def test_one_arch_given_as_a_string_is_refused_by_name(artifacts, tmp_path):
+    """``drop="sm_80"`` is a list of one spec per character: refused as ``paths="k.fatbin"`` is, naming the fix,
+    not with an error about the spec ``"0"``; a path that does not exist is the FileNotFoundError the docstring
+    names."""
+    (tmp_path / "k.fatbin").write_bytes(_build(artifacts, SPECS))
+    for kw in ({"drop": "sm_80"}, {"keep_ptx_for": "compute_90"}):
+        [(name, spec)] = kw.items()
+        with pytest.raises(TypeError, match=rf"{name}=\['{spec}'\]"):
+            size([tmp_path / "k.fatbin"], max_workers=1, **kw)  # type: ignore[arg-type]
+    with pytest.raises(FileNotFoundError):
+        size([tmp_path / "missing.fatbin"], max_workers=1)

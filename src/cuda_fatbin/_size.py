@@ -706,6 +706,10 @@ def size(
     ValueError
         A ``drop`` or ``keep_ptx_for`` spelling or ``recompress`` mode is not understood, or ``max_workers`` is
         not a positive int.
+    TypeError
+        ``paths``, ``drop`` or ``keep_ptx_for`` is one string (or path) instead of a list of them.
+    FileNotFoundError
+        A path given does not exist.
 
     Examples
     --------
@@ -721,6 +725,9 @@ def size(
     >>> size(drop=["sm_70"]).totals()["projected_bytes"]  # this Python environment  # doctest: +SKIP
     1234567
     """
+    for name, specs in (("drop", drop), ("keep_ptx_for", keep_ptx_for)):
+        if isinstance(specs, (str, bytes)):  # not a list of one spec per character
+            raise TypeError(f"{name} must be a list of archs; got one: size(..., {name}=[{specs!r}])")
     drop, keep_ptx_for = sorted(set(drop)), sorted(set(keep_ptx_for))
     _drop_keys(drop)
     _kept_ptx(keep_ptx_for)
