@@ -685,3 +685,95 @@ def test_projection_of_a_concatenated_fatbin_matches_a_libnvfatbin_rebuild(artif
     rebuilt = build_fatbin([artifacts[("cubin", s)] for s in specs if s not in drop], options=options)
     within = 0.05 if mode else 0.02
     assert abs(projected - len(rebuilt)) <= within * len(rebuilt), (projected, len(rebuilt), len(full))
+
+
+def test_kernel_copies_leave_out_relocatable_images(tmp_path):
+    """Two images of one arch with the same ``saxpy`` code are kernel copies when the runtime loads them
+    (``.nv_fatbin``), not when they are device-link input (``__nv_relfatbin``)."""
+    from elf_testing import make_elf
+    from fatbin_testing import KERNEL_SRC, nvrtc_compile
+
+    other = '\nextern "C" __global__ void other(int* p) { p[1] = 3; }\n'
+    cubins = [nvrtc_compile(src, "80", "cubin") for src in (KERNEL_SRC, KERNEL_SRC + other)]
+    for section in (".nv_fatbin", "__nv_relfatbin"):
+        folder = tmp_path / section
+        folder.mkdir()
+        for i, cubin in enumerate(cubins):
+            with FatbinBuilder(FatbinOptions()) as b:
+                b.add_cubin(cubin)
+                (folder / f"{i}.o").write_bytes(make_elf([(section, 1, b.build())]))
+        report = size([folder], max_workers=1)
+        copies = [(d["name"], d["entry"], d["copies"]) for d in report.kernel_duplicates()]
+        assert copies == ([] if section == "__nv_relfatbin" else [("saxpy", "elf sm_80", 2)]), (section, copies)
+
+
+def test_budget_is_over_only_above_it(artifacts, tmp_path):
+    """``--budget`` exits 1 when the total is over it: a total equal to the budget is within it."""
+    data = _build(artifacts, SPECS)
+    (tmp_path / "k.fatbin").write_bytes(data)
+    res = cli_main("size", tmp_path / "k.fatbin", "--budget", str(len(data)))
+    assert res.returncode == 0 and "is within the budget" in res.stderr, res.stderr
+    doc = json.loads(cli_main("size", tmp_path / "k.fatbin", "--budget", str(len(data)), "--json").stdout)
+    assert doc["over_budget"] is False and doc["budget"] == len(data)
+
+
+def test_binaries_without_ptx_are_not_said_to_lose_it(artifacts, tmp_path):
+    """``--keep-ptx-for`` names the binaries that hold PTX and would hold none; one that never held any is not one."""
+    (tmp_path / "sass.fatbin").write_bytes(_build(artifacts, SPECS, ptx=()))
+    (tmp_path / "ptx.fatbin").write_bytes(_build(artifacts, SPECS, ptx=("sm_75",)))
+    report = size([tmp_path], keep_ptx_for=["compute_90"], max_workers=1)
+    assert [Path(p).name for p in report.left_without_ptx()] == ["ptx.fatbin"]
+
+
+def test_sass_section_categories_are_the_documented_ones(tmp_path):
+    """Each category of docs/scan.md by section name, and ``headers`` for what no section holds."""
+    from elf_testing import make_elf
+
+    named = {".text.k": "code", ".nv.merc.text.k": "mercury", ".nv.capmerc.text.k": "mercury",
+             ".nv.constant0.k": "constant", ".nv.info.k": "info", ".nv.callgraph": "info", ".rel.text.k": "relocations",
+             ".rela.debug_frame": "relocations", ".debug_line": "debug", ".nv_debug_line_sass": "debug",
+             ".symtab": "symbols", ".nv.global.init": "data", ".nv.rel.action": "data",
+             ".nv.unknown": "other"}  # fmt: skip
+    sections = [(name, 1, bytes([i + 1]) * (8 * (i + 1))) for i, name in enumerate(named)]
+    image = make_elf(sections, machine=190, e_type=2, osabi=0x41, abi_version=8, flags=90 << 8)
+    (tmp_path / "k.cubin").write_bytes(image)
+    [b] = size([tmp_path / "k.cubin"], max_workers=1).binaries
+    expected: dict[str, int] = {}
+    for i, category in enumerate(named.values()):
+        expected[category] = expected.get(category, 0) + 8 * (i + 1)
+    expected["symbols"] += len(b"\0".join(n.encode() for n in [*named, ".shstrtab"])) + 2  # make_elf's .shstrtab
+    got = dict(b.categories)
+    assert got.pop("headers") >= 64 and got == expected and sum(b.categories.values()) == len(image)
+
+
+def test_json_top_cuts_payload_duplicates_too(artifacts, tmp_path):
+    """``--json --top N`` cuts ``kernels``, ``duplicates`` and ``kernel_duplicates`` alike (docs/scan.md)."""
+    data = _build(artifacts, SPECS)
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.fatbin").write_bytes(data)
+    doc = json.loads(cli_main("size", tmp_path, "--json", "--top", "1").stdout)
+    assert len(doc["duplicates"]) == 1 and doc["totals"]["duplicate_bytes"] > doc["duplicates"][0]["wasted_bytes"]
+
+
+def test_recompress_keeps_a_payload_that_does_not_shrink_uncompressed():
+    """As libnvfatbin: a payload that compression would not make smaller is projected as stored (padded to 8)."""
+    import os
+
+    from cuda_fatbin._size import _compressed_size
+
+    noise = os.urandom(4001)
+    assert {mode: _compressed_size(noise, mode) for mode in ("speed", "balance", "size")} == dict.fromkeys(
+        ("speed", "balance", "size"), 4008
+    )
+
+
+def test_distributions_and_by_kind_order(artifacts, tmp_path):
+    """Distributions count the binaries read (not the inputs that could not be), and ``by_kind`` lists the
+    largest stored bytes first."""
+    data = _build(artifacts, SPECS)
+    (tmp_path / "k.fatbin").write_bytes(data)
+    (tmp_path / "cut.fatbin").write_bytes(data[:200])
+    report = size([tmp_path], max_workers=1)
+    assert [(d["distribution"], d["binaries"]) for d in report.distributions()] == [("(no distribution)", 1)]
+    stored = [row["stored_bytes"] for row in report.by_kind().values()]
+    assert stored == sorted(stored, reverse=True) and len(set(stored)) > 1
