@@ -777,3 +777,16 @@ def test_distributions_and_by_kind_order(artifacts, tmp_path):
     assert [(d["distribution"], d["binaries"]) for d in report.distributions()] == [("(no distribution)", 1)]
     stored = [row["stored_bytes"] for row in report.by_kind().values()]
     assert stored == sorted(stored, reverse=True) and len(set(stored)) > 1
+
+
+def test_a_what_if_that_grows_the_binaries_says_more(artifacts, tmp_path):
+    """``--recompress none`` of a compressed fatbin projects more bytes: said as "N KiB more", in the unit of the
+    rest of the report, never as a negative count of bytes "less"."""
+    data = _build(artifacts, SPECS, mode="size")
+    (tmp_path / "k.fatbin").write_bytes(data)
+    report = size([tmp_path / "k.fatbin"], recompress="none", max_workers=1)
+    grown = report.totals()["projected_bytes"] - len(data)
+    assert grown > 1024
+    line = cli_main("size", tmp_path / "k.fatbin", "--recompress", "none").stdout.splitlines()[-1]
+    assert line.endswith(f"{grown / 1024:.1f} KiB more (+{100 * grown / len(data):.1f}%)"), line
+    assert "-" not in line.split(":")[-1], line

@@ -140,8 +140,9 @@ def _text(report: SizeReport, totals: dict[str, Any], args: argparse.Namespace) 
         change = [f"without {', '.join(report.drop)}"] if report.drop else []
         change += [f"with PTX only for {', '.join(report.keep_ptx_for)}"] if report.keep_ptx_for else []
         change += [f"recompressed --recompress {report.recompress}"] if report.recompress else []
-        print(f"\n{' and '.join(change)}: {_mb(int(totals['projected_bytes']))}, "
-              f"{_mb(saved)} less ({_pct(saved, file_b)})")  # fmt: skip
+        grown = saved < 0  # --recompress none, or speed after zstd
+        delta = f"{_mb(abs(saved))} {'more' if grown else 'less'} ({'+' if grown else ''}{_pct(abs(saved), file_b)})"
+        print(f"\n{' and '.join(change)}: {_mb(int(totals['projected_bytes']))}, {delta}")
         _no_ptx(report.left_without_ptx(), top)
     bad = [b for b in report.binaries if b.error]
     if bad:
