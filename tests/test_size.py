@@ -790,3 +790,25 @@ def test_a_what_if_that_grows_the_binaries_says_more(artifacts, tmp_path):
     line = cli_main("size", tmp_path / "k.fatbin", "--recompress", "none").stdout.splitlines()[-1]
     assert line.endswith(f"{grown / 1024:.1f} KiB more (+{100 * grown / len(data):.1f}%)"), line
     assert "-" not in line.split(":")[-1], line
+
+
+def test_members_of_a_concatenated_entry_share_its_stored_bytes(artifacts, tmp_path):
+    """The members of a compressed concatenated entry share its stored bytes in proportion to their uncompressed
+    sizes (docs/scan.md): their stored bytes add up to the entry's, not each to the whole of it."""
+    from cuda_fatbin import build_fatbin, nvfatbin_version, read_fatbin
+
+    if nvfatbin_version() < (13, 4):
+        pytest.skip("libnvfatbin < 13.4 has no -concat")
+    specs = [s for s in _CONCAT if ("cubin", s) in artifacts]
+    options = FatbinOptions(concat=True, compress_mode="size")
+    data = build_fatbin([artifacts[("cubin", s)] for s in specs], options=options)
+    (tmp_path / "k.fatbin").write_bytes(data)
+    tops = read_fatbin(data).entries
+    kinds = size([tmp_path / "k.fatbin"], max_workers=1).by_kind()
+    assert sorted(kinds) == sorted(f"elf {s}" for s in specs)
+    stored = sum(row["stored_bytes"] for row in kinds.values())
+    assert sum(t.stored_size for t in tops) - len(specs) <= stored <= sum(t.stored_size for t in tops)
+    for top in tops:
+        whole = sum(m.size for m in top.members)
+        for m in top.members:
+            assert kinds[f"elf {m.arch}"]["stored_bytes"] == top.stored_size * m.size // whole
