@@ -160,12 +160,29 @@ def _measure(out: BinarySize, fatbins: list[Fatbin], recompress: str | None) -> 
             stored_payloads += top.stored_size
             if top.kind == "concat":
                 whole = sum(m.size for m in top.members) or 1
+                first = len(out.payloads)
                 for m in top.members:
                     _entry(out, m, top.stored_size * m.size // whole, record * m.size // whole, recompress,
                            not fb.relocatable)  # fmt: skip
+                if recompress not in (None, "none"):
+                    _recompress_stream(top, out.payloads[first:], whole, recompress)
             else:
                 _entry(out, top, top.stored_size, record, recompress, not fb.relocatable)
         out.overhead += max(0, fb.size - stored_payloads) if not fb.standalone else 0
+
+
+def _recompress_stream(top: FatbinEntry, rows: list[list[Any]], whole: int, mode: str) -> None:
+    """Project a concatenated entry's members recompressed as libnvfatbin ``-concat`` writes them: as one stream,
+    its compressed bytes shared by the members' ``rows`` (of :attr:`BinarySize.payloads`) in proportion to their
+    sizes; left as each member recompressed alone when the stream cannot be read."""
+    if len(rows) != len(top.members) or any(str(row[0]).startswith("unreadable") for row in rows):
+        return
+    try:
+        again = _compressed_size(top._decompressed(), mode)
+    except (ValueError, MemoryError):
+        return
+    for m, row in zip(top.members, rows, strict=True):
+        row[3] = row[2] - top.stored_size * m.size // whole + again * m.size // whole
 
 
 #: What a payload gives (why it cannot be read, its SASS categories and kernels, its recompressed size) by
