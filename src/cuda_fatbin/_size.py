@@ -117,7 +117,8 @@ class BinarySize:
         ``[digest, "kind arch", record bytes, recompressed record bytes]`` per entry: the digest (SHA-256, 16
         bytes) of its payload as stored (and its compression; a concatenated entry's member: of its uncompressed bytes),
         the bytes its record (header and stored payload) takes in the container, and what it
-        would take recompressed (``recompress=``; the record bytes again without it).
+        would take recompressed (``recompress=``; the record bytes again without it; a member of a concatenated
+        entry whose stream the projection changes: its share of the entry's record as projected).
     error : str or None
         Why the binary could not be read (its figures are then 0).
     archive, member : str or None
