@@ -825,3 +825,20 @@ def test_libcurand_sass_categories_add_up_to_its_images(libcurand):
     sass = sum(row["bytes"] for key, row in report.by_kind().items() if key.startswith("elf "))
     assert sum(cats.values()) == sass == 64114352
     assert cats["mercury"] == 3972220 and report.totals()["unparsed_images"] == 0
+
+
+def test_two_sections_that_overlap_make_an_image_that_cannot_be_parsed(tmp_path):
+    """One section inside another (not the same bytes named twice): the bytes they would count exceed the image,
+    which counts as one that cannot be parsed."""
+    import struct
+
+    from elf_testing import make_elf
+
+    image = bytearray(make_elf([(".text.k", 1, b"\x01" * 4096), (".nv.info.k", 1, b"")], machine=190, e_type=2,
+                               osabi=0x41, abi_version=8, flags=90 << 8))  # fmt: skip
+    shoff = struct.unpack_from("<Q", image, 0x28)[0]
+    offset, length = struct.unpack_from("<QQ", image, shoff + 64 + 0x18)
+    struct.pack_into("<QQ", image, shoff + 2 * 64 + 0x18, offset + 8, length // 2)
+    (tmp_path / "k.cubin").write_bytes(bytes(image))
+    [b] = size([tmp_path / "k.cubin"], max_workers=1).binaries
+    assert b.unparsed == 1 and b.categories == {"other": len(image)} and b.kernels == {}
