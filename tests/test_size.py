@@ -842,3 +842,12 @@ def test_two_sections_that_overlap_make_an_image_that_cannot_be_parsed(tmp_path)
     (tmp_path / "k.cubin").write_bytes(bytes(image))
     [b] = size([tmp_path / "k.cubin"], max_workers=1).binaries
     assert b.unparsed == 1 and b.categories == {"other": len(image)} and b.kernels == {}
+
+
+def test_a_drop_that_matches_no_entry_is_said(artifacts, tmp_path):
+    """``--drop sm_86`` where no binary holds sm_86 SASS (a typo, or ``sm_100`` for ``sm_100f``) saves nothing: the
+    text says so instead of folding a silent 0 into the total of the other drops."""
+    (tmp_path / "k.fatbin").write_bytes(_build(artifacts, SPECS))
+    text = cli_main("size", tmp_path, "--drop", "sm_80", "--drop", "sm_86", "--drop", "compute_75").stdout
+    assert "\nno binary holds compute_75, sm_86: nothing of it to drop\n" in text, text
+    assert "nothing of it to drop" not in cli_main("size", tmp_path, "--drop", "sm_80").stdout

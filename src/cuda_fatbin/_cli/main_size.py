@@ -94,7 +94,7 @@ def _pct(n: int, whole: int) -> str:
 
 def _text(report: SizeReport, totals: dict[str, Any], args: argparse.Namespace) -> None:
     """The text report: totals, then each ranking cut to ``--top`` rows."""
-    from .._size import demangled
+    from .._size import _drop_keys, demangled
     from .main_scan import _counted
 
     top, wide = args.top, args.wide
@@ -144,6 +144,10 @@ def _text(report: SizeReport, totals: dict[str, Any], args: argparse.Namespace) 
         delta = f"{_mb(abs(saved))} {'more' if grown else 'less'} ({'+' if grown else ''}{_pct(abs(saved), file_b)})"
         print(f"\n{' and '.join(change)}: {_mb(int(totals['projected_bytes']))}, {delta}")
         _no_ptx(report.left_without_ptx(), top)
+        present = {key for b in report.binaries for key in b.entries}
+        absent = [spec for spec in report.drop if not _drop_keys([spec]) & present]
+        if absent:  # a typo, or sm_100 for sm_100f: its saving would otherwise be a silent 0 in the total
+            print(f"no binary holds {', '.join(_shown(spec) for spec in absent)}: nothing of it to drop")
     bad = [b for b in report.binaries if b.error]
     if bad:
         print(f"\n{len(bad)} input(s) could not be read:")
