@@ -298,13 +298,23 @@ def _figures_one_by_one(path):
             unparsed += 1
             cats["other"] += len(data)
             continue
+        ranges = {}  # a section of the bytes of one before it is another name for them: counted once
+        for s in sections:
+            if s.type != 8 and s.size:
+                ranges.setdefault((s.offset, s.size), s)
+        if sum(size for _offset, size in ranges) > len(data):  # sections that overlap otherwise: not a real image
+            unparsed += 1
+            cats["other"] += len(data)
+            continue
+        counted = {id(s) for s in ranges.values()}
         held = 0
         names = set()
         for s in sections:
-            if s.type != 8 and s.size:
+            if id(s) in counted:
                 held += s.size
                 cats[_category(s.name)] += s.size
-        sections = [s._replace(name=name) for s, name in zip(sections, _whole_names(data), strict=True)]
+        sections = [s._replace(name=name) for s, name in zip(sections, _whole_names(data), strict=True)
+                    if id(s) in counted]  # fmt: skip
         for s in sections:  # a kernel keeps its whole name
             if s.type != 8 and s.size and _category(s.name[:256]) == "code" and s.name.startswith(".text."):
                 row = kernels.setdefault(s.name[6:], [0, 0])
@@ -562,3 +572,282 @@ def test_section_names_that_overlap_cost_what_the_image_holds(tmp_path, monkeypa
     [b] = size([tmp_path / "k.cubin"], max_workers=1).binaries
     assert b.error is None and b.unparsed == 1 and b.categories == {"other": len(image)}
     assert read[0] <= 4 * len(image), (read[0], len(image))
+
+
+@pytest.mark.parametrize("shift", [0, 1])
+def test_sections_that_overlap_cost_what_the_image_holds(tmp_path, shift):
+    """Thousands of ``.text.k`` sections that all name one run of code (``shift`` 0: the same bytes; 1: each a byte
+    further on): their bytes would be counted, and their CRC-32 taken, once per section (gigabytes from a file of a
+    few MB). The same bytes named again are counted once; sections that overlap otherwise make the image one that
+    cannot be parsed. The work stays linear in the image."""
+    import struct
+    import time
+
+    from elf_testing import make_elf
+
+    n, code = 4000, 1 << 20
+    sections = [(".text.k", 1, b"\x01" * code), *((".text.k", 1, b"") for _ in range(n))]
+    image = bytearray(make_elf(sections, machine=190, e_type=2, osabi=0x41, abi_version=8, flags=90 << 8))
+    shoff = struct.unpack_from("<Q", image, 0x28)[0]
+    offset, length = struct.unpack_from("<QQ", image, shoff + 64 + 0x18)
+    for i in range(n):  # every section names the first one's bytes
+        struct.pack_into("<QQ", image, shoff + (2 + i) * 64 + 0x18, offset + shift * (i + 1), length - shift * (i + 1))
+    (tmp_path / "k.cubin").write_bytes(bytes(image))
+    start = time.process_time()
+    [b] = size([tmp_path / "k.cubin"], max_workers=1).binaries
+    assert time.process_time() - start < 1.0
+    assert b.error is None and sum(b.categories.values()) == len(image)
+    if shift:
+        assert b.unparsed == 1 and b.categories == {"other": len(image)} and b.kernels == {}
+    else:
+        assert b.unparsed == 0 and b.categories["code"] == code and b.kernels == {"k": [code, 1]}
+
+
+def test_a_section_named_twice_is_counted_once(tmp_path):
+    """Mercury cubins of -rdc objects (libnccl.so.2's sm_100 and sm_120 images) name the bytes of
+    ``.nv.global.init`` a second time as ``.nv.merc.nv.global.init``: the image is read, its bytes counted once
+    (by the first name), and the categories still add up to the image."""
+    import struct
+
+    from elf_testing import make_elf
+
+    sections = [(".text.k", 1, b"\x01" * 256), (".nv.global.init", 1, b"\x02" * 512),
+                (".nv.merc.nv.global.init", 1, b"")]  # fmt: skip
+    image = bytearray(make_elf(sections, machine=190, e_type=1, osabi=0x41, abi_version=8, flags=100 << 8))
+    shoff = struct.unpack_from("<Q", image, 0x28)[0]
+    struct.pack_into("<QQ", image, shoff + 3 * 64 + 0x18, *struct.unpack_from("<QQ", image, shoff + 2 * 64 + 0x18))
+    (tmp_path / "k.cubin").write_bytes(bytes(image))
+    [b] = size([tmp_path / "k.cubin"], max_workers=1).binaries
+    assert b.unparsed == 0 and b.categories["data"] == 512 and "mercury" not in b.categories
+    assert b.categories["code"] == 256 and sum(b.categories.values()) == len(image)
+
+
+def test_text_says_what_was_not_read(artifacts, tmp_path):
+    """What the walk passes over (a symlink inside a folder, a FIFO) is said in text, as ``scan`` says it: bytes that
+    a budget leaves out are never left out silently."""
+    import os
+
+    (tmp_path / "k.fatbin").write_bytes(_build(artifacts, SPECS))
+    (tmp_path / "link.fatbin").symlink_to(tmp_path / "k.fatbin")
+    os.mkfifo(tmp_path / "fifo")
+    res = cli_main("size", tmp_path)
+    assert res.returncode == 0
+    said = "\nnot read: 1 FIFO, socket or device, 1 symlink (symlinks inside a folder are never followed)\n"
+    assert said in res.stdout, res.stdout
+
+
+def test_text_rankings_say_how_many_rows_top_cut(artifacts, tmp_path):
+    """Each ranking cut by ``--top`` says how many rows it left out: payloads stored twice and distributions too."""
+    data = _build(artifacts, SPECS)
+    for name in ("a", "b"):
+        with zipfile.ZipFile(tmp_path / f"{name}-1.0-py3-none-any.whl", "w") as zf:
+            zf.writestr(f"{name}/k.fatbin", data)
+            zf.writestr(f"{name}-1.0.dist-info/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    text = cli_main("size", tmp_path, "--top", "1", "--drop", "sm_80").stdout
+    dups, dists = text.split("payloads stored more than once")[1], text.split("distribution  ")[1]
+    assert "  ... 3 more (--top)" in dups.split("\n\n")[0], text
+    assert "  ... 1 more (--top)" in dists.split("\n\n")[0], text
+
+
+def test_one_arch_given_as_a_string_is_refused_by_name(artifacts, tmp_path):
+    """``drop="sm_80"`` is a list of one spec per character: refused as ``paths="k.fatbin"`` is, naming the fix,
+    not with an error about the spec ``"0"``; a path that does not exist is the FileNotFoundError the docstring
+    names."""
+    (tmp_path / "k.fatbin").write_bytes(_build(artifacts, SPECS))
+    for kw in ({"drop": "sm_80"}, {"keep_ptx_for": "compute_90"}):
+        [(name, spec)] = kw.items()
+        with pytest.raises(TypeError, match=rf"{name}=\['{spec}'\]"):
+            size([tmp_path / "k.fatbin"], max_workers=1, **kw)  # type: ignore[arg-type]
+    with pytest.raises(FileNotFoundError):
+        size([tmp_path / "missing.fatbin"], max_workers=1)
+
+
+_CONCAT = ("sm_75", "sm_80", "sm_86", "sm_90")
+
+
+@pytest.mark.parametrize(
+    ("drop", "mode"),
+    [(["sm_80"], None), (["sm_75", "sm_90"], None), ([], "size"), ([], "balance"), ([], "speed"), (["sm_86"], "speed")],
+)
+@pytest.mark.parametrize("built", ["speed", "size"])
+def test_projection_of_a_concatenated_fatbin_matches_a_libnvfatbin_rebuild(artifacts, tmp_path, drop, mode, built):
+    """libnvfatbin >= 13.4 -concat stores similar cubins as one compressed stream: dropping some, or recompressing
+    them (the stream recompressed whole), is projected within 2% (drop) and 5% (recompress) of the rebuild."""
+    from cuda_fatbin import build_fatbin, nvfatbin_version
+
+    if nvfatbin_version() < (13, 4):
+        pytest.skip("libnvfatbin < 13.4 has no -concat")
+    specs = [s for s in _CONCAT if ("cubin", s) in artifacts]
+    options = FatbinOptions(concat=True, compress_mode=built, compress_all=True)
+    full = build_fatbin([artifacts[("cubin", s)] for s in specs], options=options)
+    (tmp_path / "k.fatbin").write_bytes(full)
+    projected = size([tmp_path / "k.fatbin"], drop=drop, recompress=mode, max_workers=1).totals()["projected_bytes"]
+    if mode:
+        options = FatbinOptions(concat=True, compress_mode=mode, compress_all=True)
+    rebuilt = build_fatbin([artifacts[("cubin", s)] for s in specs if s not in drop], options=options)
+    within = 0.05 if mode else 0.02
+    assert abs(projected - len(rebuilt)) <= within * len(rebuilt), (projected, len(rebuilt), len(full))
+
+
+def test_kernel_copies_leave_out_relocatable_images(tmp_path):
+    """Two images of one arch with the same ``saxpy`` code are kernel copies when the runtime loads them
+    (``.nv_fatbin``), not when they are device-link input (``__nv_relfatbin``)."""
+    from elf_testing import make_elf
+    from fatbin_testing import KERNEL_SRC, nvrtc_compile
+
+    other = '\nextern "C" __global__ void other(int* p) { p[1] = 3; }\n'
+    cubins = [nvrtc_compile(src, "80", "cubin") for src in (KERNEL_SRC, KERNEL_SRC + other)]
+    for section in (".nv_fatbin", "__nv_relfatbin"):
+        folder = tmp_path / section
+        folder.mkdir()
+        for i, cubin in enumerate(cubins):
+            with FatbinBuilder(FatbinOptions()) as b:
+                b.add_cubin(cubin)
+                (folder / f"{i}.o").write_bytes(make_elf([(section, 1, b.build())]))
+        report = size([folder], max_workers=1)
+        copies = [(d["name"], d["entry"], d["copies"]) for d in report.kernel_duplicates()]
+        assert copies == ([] if section == "__nv_relfatbin" else [("saxpy", "elf sm_80", 2)]), (section, copies)
+
+
+def test_budget_is_over_only_above_it(artifacts, tmp_path):
+    """``--budget`` exits 1 when the total is over it: a total equal to the budget is within it."""
+    data = _build(artifacts, SPECS)
+    (tmp_path / "k.fatbin").write_bytes(data)
+    res = cli_main("size", tmp_path / "k.fatbin", "--budget", str(len(data)))
+    assert res.returncode == 0 and "is within the budget" in res.stderr, res.stderr
+    doc = json.loads(cli_main("size", tmp_path / "k.fatbin", "--budget", str(len(data)), "--json").stdout)
+    assert doc["over_budget"] is False and doc["budget"] == len(data)
+
+
+def test_binaries_without_ptx_are_not_said_to_lose_it(artifacts, tmp_path):
+    """``--keep-ptx-for`` names the binaries that hold PTX and would hold none; one that never held any is not one."""
+    (tmp_path / "sass.fatbin").write_bytes(_build(artifacts, SPECS, ptx=()))
+    (tmp_path / "ptx.fatbin").write_bytes(_build(artifacts, SPECS, ptx=("sm_75",)))
+    report = size([tmp_path], keep_ptx_for=["compute_90"], max_workers=1)
+    assert [Path(p).name for p in report.left_without_ptx()] == ["ptx.fatbin"]
+
+
+def test_sass_section_categories_are_the_documented_ones(tmp_path):
+    """Each category of docs/scan.md by section name, and ``headers`` for what no section holds."""
+    from elf_testing import make_elf
+
+    named = {".text.k": "code", ".nv.merc.text.k": "mercury", ".nv.capmerc.text.k": "mercury",
+             ".nv.constant0.k": "constant", ".nv.info.k": "info", ".nv.callgraph": "info", ".rel.text.k": "relocations",
+             ".rela.debug_frame": "relocations", ".debug_line": "debug", ".nv_debug_line_sass": "debug",
+             ".symtab": "symbols", ".nv.global.init": "data", ".nv.rel.action": "data",
+             ".nv.unknown": "other"}  # fmt: skip
+    sections = [(name, 1, bytes([i + 1]) * (8 * (i + 1))) for i, name in enumerate(named)]
+    image = make_elf(sections, machine=190, e_type=2, osabi=0x41, abi_version=8, flags=90 << 8)
+    (tmp_path / "k.cubin").write_bytes(image)
+    [b] = size([tmp_path / "k.cubin"], max_workers=1).binaries
+    expected: dict[str, int] = {}
+    for i, category in enumerate(named.values()):
+        expected[category] = expected.get(category, 0) + 8 * (i + 1)
+    expected["symbols"] += len(b"\0".join(n.encode() for n in [*named, ".shstrtab"])) + 2  # make_elf's .shstrtab
+    got = dict(b.categories)
+    assert got.pop("headers") >= 64 and got == expected and sum(b.categories.values()) == len(image)
+
+
+def test_json_top_cuts_payload_duplicates_too(artifacts, tmp_path):
+    """``--json --top N`` cuts ``kernels``, ``duplicates`` and ``kernel_duplicates`` alike (docs/scan.md)."""
+    data = _build(artifacts, SPECS)
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.fatbin").write_bytes(data)
+    doc = json.loads(cli_main("size", tmp_path, "--json", "--top", "1").stdout)
+    assert len(doc["duplicates"]) == 1 and doc["totals"]["duplicate_bytes"] > doc["duplicates"][0]["wasted_bytes"]
+
+
+def test_recompress_keeps_a_payload_that_does_not_shrink_uncompressed():
+    """As libnvfatbin: a payload that compression would not make smaller is projected as stored (padded to 8)."""
+    import os
+
+    from cuda_fatbin._size import _compressed_size
+
+    noise = os.urandom(4001)
+    assert {mode: _compressed_size(noise, mode) for mode in ("speed", "balance", "size")} == dict.fromkeys(
+        ("speed", "balance", "size"), 4008
+    )
+
+
+def test_distributions_and_by_kind_order(artifacts, tmp_path):
+    """Distributions count the binaries read (not the inputs that could not be), and ``by_kind`` lists the
+    largest stored bytes first."""
+    data = _build(artifacts, SPECS)
+    (tmp_path / "k.fatbin").write_bytes(data)
+    (tmp_path / "cut.fatbin").write_bytes(data[:200])
+    report = size([tmp_path], max_workers=1)
+    assert [(d["distribution"], d["binaries"]) for d in report.distributions()] == [("(no distribution)", 1)]
+    stored = [row["stored_bytes"] for row in report.by_kind().values()]
+    assert stored == sorted(stored, reverse=True) and len(set(stored)) > 1
+
+
+def test_a_what_if_that_grows_the_binaries_says_more(artifacts, tmp_path):
+    """``--recompress none`` of a compressed fatbin projects more bytes: said as "N KiB more", in the unit of the
+    rest of the report, never as a negative count of bytes "less"."""
+    data = _build(artifacts, SPECS, mode="size")
+    (tmp_path / "k.fatbin").write_bytes(data)
+    report = size([tmp_path / "k.fatbin"], recompress="none", max_workers=1)
+    grown = report.totals()["projected_bytes"] - len(data)
+    assert grown > 1024
+    line = cli_main("size", tmp_path / "k.fatbin", "--recompress", "none").stdout.splitlines()[-1]
+    assert line.endswith(f"{grown / 1024:.1f} KiB more (+{100 * grown / len(data):.1f}%)"), line
+    assert "-" not in line.split(":")[-1], line
+
+
+def test_members_of_a_concatenated_entry_share_its_stored_bytes(artifacts, tmp_path):
+    """The members of a compressed concatenated entry share its stored bytes in proportion to their uncompressed
+    sizes (docs/scan.md): their stored bytes add up to the entry's, not each to the whole of it."""
+    from cuda_fatbin import build_fatbin, nvfatbin_version, read_fatbin
+
+    if nvfatbin_version() < (13, 4):
+        pytest.skip("libnvfatbin < 13.4 has no -concat")
+    specs = [s for s in _CONCAT if ("cubin", s) in artifacts]
+    options = FatbinOptions(concat=True, compress_mode="size")
+    data = build_fatbin([artifacts[("cubin", s)] for s in specs], options=options)
+    (tmp_path / "k.fatbin").write_bytes(data)
+    tops = read_fatbin(data).entries
+    kinds = size([tmp_path / "k.fatbin"], max_workers=1).by_kind()
+    assert sorted(kinds) == sorted(f"elf {s}" for s in specs)
+    stored = sum(row["stored_bytes"] for row in kinds.values())
+    assert sum(t.stored_size for t in tops) - len(specs) <= stored <= sum(t.stored_size for t in tops)
+    for top in tops:
+        whole = sum(m.size for m in top.members)
+        for m in top.members:
+            assert kinds[f"elf {m.arch}"]["stored_bytes"] == top.stored_size * m.size // whole
+
+
+def test_libcurand_sass_categories_add_up_to_its_images(libcurand):
+    """libcurand.so.10's sm_100, sm_110 and sm_120 images name ``.nv.global.init`` (3.4 MB each) and
+    ``.nv.constant3`` again as ``.nv.merc.nv.*``: counted once, the categories add up to the SASS images' bytes
+    (they came to 74.1 MB of 64.1 MB, with 14.1 MB of Mercury code where there are 4.0 MB)."""
+    report = size([libcurand], max_workers=1)
+    cats = report.totals()["sass_categories"]
+    sass = sum(row["bytes"] for key, row in report.by_kind().items() if key.startswith("elf "))
+    assert sum(cats.values()) == sass == 64114352
+    assert cats["mercury"] == 3972220 and report.totals()["unparsed_images"] == 0
+
+
+def test_two_sections_that_overlap_make_an_image_that_cannot_be_parsed(tmp_path):
+    """One section inside another (not the same bytes named twice): the bytes they would count exceed the image,
+    which counts as one that cannot be parsed."""
+    import struct
+
+    from elf_testing import make_elf
+
+    image = bytearray(make_elf([(".text.k", 1, b"\x01" * 4096), (".nv.info.k", 1, b"")], machine=190, e_type=2,
+                               osabi=0x41, abi_version=8, flags=90 << 8))  # fmt: skip
+    shoff = struct.unpack_from("<Q", image, 0x28)[0]
+    offset, length = struct.unpack_from("<QQ", image, shoff + 64 + 0x18)
+    struct.pack_into("<QQ", image, shoff + 2 * 64 + 0x18, offset + 8, length // 2)
+    (tmp_path / "k.cubin").write_bytes(bytes(image))
+    [b] = size([tmp_path / "k.cubin"], max_workers=1).binaries
+    assert b.unparsed == 1 and b.categories == {"other": len(image)} and b.kernels == {}
+
+
+def test_a_drop_that_matches_no_entry_is_said(artifacts, tmp_path):
+    """``--drop sm_86`` where no binary holds sm_86 SASS (a typo, or ``sm_100`` for ``sm_100f``) saves nothing: the
+    text says so instead of folding a silent 0 into the total of the other drops."""
+    (tmp_path / "k.fatbin").write_bytes(_build(artifacts, SPECS))
+    text = cli_main("size", tmp_path, "--drop", "sm_80", "--drop", "sm_86", "--drop", "compute_75").stdout
+    assert "\nno binary holds compute_75, sm_86: nothing of it to drop\n" in text, text
+    assert "nothing of it to drop" not in cli_main("size", tmp_path, "--drop", "sm_80").stdout

@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     _Name = tuple[str, str | None, tuple[str, ...], int]
     #: (why it cannot be read, SASS bytes by category, kernels and their bytes, 1 if unparsed, recompressed size)
     _Figures = tuple[str | None, tuple[tuple[str, int], ...], tuple[tuple[str, int, int, int], ...], int, int | None]
+    #: the ``drop`` and ``keep_ptx_for`` of a projection, as a worker is given them
+    _Cut = tuple[tuple[str, ...], tuple[str, ...]]
 
 __all__ = ["CATEGORIES", "RECOMPRESS", "BinarySize", "SizeReport", "demangled", "parse_size", "size"]
 
@@ -115,7 +117,8 @@ class BinarySize:
         ``[digest, "kind arch", record bytes, recompressed record bytes]`` per entry: the digest (SHA-256, 16
         bytes) of its payload as stored (and its compression; a concatenated entry's member: of its uncompressed bytes),
         the bytes its record (header and stored payload) takes in the container, and what it
-        would take recompressed (``recompress=``; the record bytes again without it).
+        would take recompressed (``recompress=``; the record bytes again without it; a member of a concatenated
+        entry whose stream the projection changes: its share of the entry's record as projected).
     error : str or None
         Why the binary could not be read (its figures are then 0).
     archive, member : str or None
@@ -149,8 +152,10 @@ def _records(fb: Fatbin) -> list[tuple[FatbinEntry, int]]:
     return [(e, max(0, end - e.offset)) for e, end in zip(tops, ends, strict=True)]
 
 
-def _measure(out: BinarySize, fatbins: list[Fatbin], recompress: str | None) -> None:
-    """Add the figures of ``fatbins`` to ``out``."""
+def _measure(out: BinarySize, fatbins: list[Fatbin], recompress: str | None, cut: _Cut = ((), ())) -> None:
+    """Add the figures of ``fatbins`` to ``out``; ``cut``: the ``drop`` and ``keep_ptx_for`` of the projection (a
+    concatenated entry's members left are projected as the one stream they would be compressed in)."""
+    removed = _removal(*cut)
     for fb in fatbins:
         out.device_bytes += fb.size
         where = "data" if fb.embedded else "relocatable" if fb.relocatable else "registered"
@@ -160,12 +165,51 @@ def _measure(out: BinarySize, fatbins: list[Fatbin], recompress: str | None) -> 
             stored_payloads += top.stored_size
             if top.kind == "concat":
                 whole = sum(m.size for m in top.members) or 1
+                first = len(out.payloads)
                 for m in top.members:
                     _entry(out, m, top.stored_size * m.size // whole, record * m.size // whole, recompress,
                            not fb.relocatable)  # fmt: skip
+                if recompress != "none" and (recompress or any(removed(_key(m)) for m in top.members)):
+                    _project_stream(top, record, out.payloads[first:], recompress, removed)
             else:
                 _entry(out, top, top.stored_size, record, recompress, not fb.relocatable)
         out.overhead += max(0, fb.size - stored_payloads) if not fb.standalone else 0
+
+
+def _project_stream(
+    top: FatbinEntry, record: int, rows: list[list[Any]], recompress: str | None, removed: Callable[[str], bool]
+) -> None:
+    """Project a concatenated entry as libnvfatbin ``-concat`` writes it: the members left (not ``removed``) as one
+    stream, compressed as ``recompress`` says, or else as the entry is (LZ4 as ``speed``; zstd as ``balance``
+    where that gives its stored size, else in the ratio of its stored size to that: zstd 19 of a large stream
+    would take minutes); the record's bytes shared by the members' ``rows`` (of :attr:`BinarySize.payloads`) in
+    proportion to their sizes, less the member records of the members removed. Left as it is (each member
+    projected alone) when the stream cannot be read."""
+    if len(rows) != len(top.members) or any(str(row[0]).startswith("unreadable") for row in rows):
+        return
+    kept = [(m, row) for m, row in zip(top.members, rows, strict=True) if not removed(_key(m))]
+    try:
+        stream = top._decompressed()
+        left = b"".join(stream[m._member_offset : m._member_offset + m.size] for m, _ in kept)
+        if recompress is not None:
+            payload = _compressed_size(left, recompress)
+        elif top.compression in ("lz4", "zstd"):
+            mode = "speed" if top.compression == "lz4" else "balance"
+            whole_stream = _compressed_size(stream, mode)
+            payload = _compressed_size(left, mode)
+            if whole_stream != top.stored_size:
+                payload = -(-payload * top.stored_size // max(1, whole_stream) // 8) * 8
+        else:
+            return
+    except (ValueError, MemoryError):
+        return
+    # each member removed takes its record in the member table (docs/formats.md), about its share of the table
+    # after the entry's 64-byte header and the table's count and size
+    table = max(0, record - top.stored_size - 72)
+    again = record - top.stored_size - table * (len(rows) - len(kept)) // len(rows) + payload if kept else 0
+    whole = sum(m.size for m, _ in kept) or 1
+    for m, row in kept:
+        row[3] = again * m.size // whole
 
 
 #: What a payload gives (why it cannot be read, its SASS categories and kernels, its recompressed size) by
@@ -283,11 +327,15 @@ def _sass(data: Buffer) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, i
     kernels: dict[str, list[int]] = {}
     owned = []  # (the name's suffixes, bytes) of the sections a kernel may own
     held = 0
+    ranges = set()  # the (offset, size) of the sections counted
     budget = 8 * len(table) + (1 << 20)  # the work long names cost: linear in the image, however they overlap
     for name_off, typ, offset, size in rows:
-        if typ == _SHT_NOBITS or size == 0:
-            continue
+        if typ == _SHT_NOBITS or size == 0 or (offset, size) in ranges:
+            continue  # a second name for bytes counted (.nv.merc.nv.global.init is .nv.global.init): counted once
+        ranges.add((offset, size))
         held += size
+        if held > len(data):  # sections that overlap otherwise (real ones do not): each would be counted and read
+            return (("other", len(data)),), (), 1
         category, kernel, suffixes, cost = known.get(name_off) or _name_info(table, name_off, known)
         budget -= cost
         if budget < 0:  # names that overlap far beyond their table (real ones are stored once each): forged
@@ -359,7 +407,9 @@ def _name_info(table: bytes, name_off: int, known: dict[int, _Name]) -> _Name:
 _SUFFIXES = 8
 
 
-def _size_job(item: _Item, embedded: bool, recompress: str | None = None) -> tuple[list[BinarySize], int]:
+def _size_job(
+    item: _Item, embedded: bool, recompress: str | None = None, cut: _Cut = ((), ())
+) -> tuple[list[BinarySize], int]:
     """The figures of one item (a package or an image gives many), and how many binaries were read."""
     from ._containers import read_member
 
@@ -368,16 +418,16 @@ def _size_job(item: _Item, embedded: bool, recompress: str | None = None) -> tup
     if item.error is not None:
         return [out], 0
     if item.package:
-        return _size_package(item, embedded, recompress)
+        return _size_package(item, embedded, recompress, cut)
     try:
         if item.member:
             data = read_member(item.path, item.member, follow=item.follow)
             out.file_bytes = len(data)
-            _measure(out, list(iter_fatbins(data, embedded=embedded, relocatable=True)), recompress)
+            _measure(out, list(iter_fatbins(data, embedded=embedded, relocatable=True)), recompress, cut)
         else:
             with _opened(item.path, item.identity, item.follow) as source:
                 out.file_bytes = item.size
-                _measure(out, list(iter_fatbins(source, embedded=embedded, relocatable=True)), recompress)
+                _measure(out, list(iter_fatbins(source, embedded=embedded, relocatable=True)), recompress, cut)
     except (OSError, ValueError, MemoryError, RecursionError) as exc:
         failed = BinarySize(out.path, archive=out.archive, member=member)
         failed.error = re.sub(r"/proc/self/fd/\d+", lambda _m: item.path, _error(exc))
@@ -385,7 +435,9 @@ def _size_job(item: _Item, embedded: bool, recompress: str | None = None) -> tup
     return [out], 1
 
 
-def _size_package(item: _Item, embedded: bool, recompress: str | None) -> tuple[list[BinarySize], int]:
+def _size_package(
+    item: _Item, embedded: bool, recompress: str | None, cut: _Cut = ((), ())
+) -> tuple[list[BinarySize], int]:
     """A conda package or an image, read in one pass: one row per binary."""
     rows: list[BinarySize] = []
     meta: dict[str, object] = {}
@@ -403,7 +455,7 @@ def _size_package(item: _Item, embedded: bool, recompress: str | None) -> tuple[
             read += 1
             row.file_bytes = len(found.data)
             try:
-                _measure(row, list(iter_fatbins(found.data, embedded=embedded, relocatable=True)), recompress)
+                _measure(row, list(iter_fatbins(found.data, embedded=embedded, relocatable=True)), recompress, cut)
             except (ValueError, MemoryError, RecursionError) as exc:
                 row = BinarySize(inside, archive=row.archive, member=row.member, error=_error(exc))
         rows.append(row)
@@ -452,6 +504,12 @@ def _drop_keys(drop: Iterable[str]) -> set[str]:
             raise ValueError(f"--drop takes sm_XY (drops that SASS) or compute_XY (drops that PTX); got {spec!r}")
         keys.add(f"{'elf' if m.group(1) == 'sm' else 'ptx'} sm_{m.group(2)}")
     return keys
+
+
+def _removal(drop: Iterable[str], keep_ptx_for: Iterable[str]) -> Callable[[str], bool]:
+    """Whether a projection that drops ``drop`` and keeps only ``keep_ptx_for``'s PTX removes a ``"kind arch"``."""
+    dropped, keep = _drop_keys(drop), _kept_ptx(keep_ptx_for)
+    return lambda key: key in dropped or (keep is not None and key.startswith("ptx ") and key not in keep)
 
 
 def _kept_ptx(keep: Iterable[str]) -> set[str] | None:
@@ -554,8 +612,7 @@ class SizeReport:
 
     def _removed(self) -> Callable[[str], bool]:
         """Whether the projection removes the entries of a ``"kind arch"`` key (:attr:`drop`, :attr:`keep_ptx_for`)."""
-        drop, keep = _drop_keys(self.drop), _kept_ptx(self.keep_ptx_for)
-        return lambda key: key in drop or (keep is not None and key.startswith("ptx ") and key not in keep)
+        return _removal(self.drop, self.keep_ptx_for)
 
     def kernel_duplicates(self) -> list[dict[str, Any]]:
         """Kernels compiled into several SASS images of one arch (translation units: the fatbins of a binary, or
@@ -702,6 +759,10 @@ def size(
     ValueError
         A ``drop`` or ``keep_ptx_for`` spelling or ``recompress`` mode is not understood, or ``max_workers`` is
         not a positive int.
+    TypeError
+        ``paths``, ``drop`` or ``keep_ptx_for`` is one string (or path) instead of a list of them.
+    FileNotFoundError
+        A path given does not exist.
 
     Examples
     --------
@@ -717,6 +778,9 @@ def size(
     >>> size(drop=["sm_70"]).totals()["projected_bytes"]  # this Python environment  # doctest: +SKIP
     1234567
     """
+    for name, specs in (("drop", drop), ("keep_ptx_for", keep_ptx_for)):
+        if isinstance(specs, (str, bytes)):  # not a list of one spec per character
+            raise TypeError(f"{name} must be a list of archs; got one: size(..., {name}=[{specs!r}])")
     drop, keep_ptx_for = sorted(set(drop)), sorted(set(keep_ptx_for))
     _drop_keys(drop)
     _kept_ptx(keep_ptx_for)
@@ -733,7 +797,7 @@ def size(
         if progress:
             progress(finished[0], len(items), item.path if item.package else item.shown)
 
-    fan_out(items, _size_job, (embedded, recompress), done, workers, _died)
+    fan_out(items, _size_job, (embedded, recompress, (tuple(drop), tuple(keep_ptx_for))), done, workers, _died)
     rows = [r for r in rows if r.entries or r.error]
     _attribute(roots, rows)
     return SizeReport(rows, finished[1], dict(listing.skipped), drop, recompress, keep_ptx_for)

@@ -94,7 +94,8 @@ def _pct(n: int, whole: int) -> str:
 
 def _text(report: SizeReport, totals: dict[str, Any], args: argparse.Namespace) -> None:
     """The text report: totals, then each ranking cut to ``--top`` rows."""
-    from .._size import demangled
+    from .._size import _drop_keys, demangled
+    from .main_scan import _counted
 
     top, wide = args.top, args.wide
     file_b, dev = int(totals["file_bytes"]), int(totals["device_bytes"])
@@ -131,6 +132,7 @@ def _text(report: SizeReport, totals: dict[str, Any], args: argparse.Namespace) 
         _table(["distribution", "binaries", "file", "device", "projected"],
                [(d["distribution"], d["binaries"], _mb(d["file_bytes"]), _mb(d["device_bytes"]),
                  _mb(d["projected_bytes"])) for d in dists[:top]], wide=wide)  # fmt: skip
+        _more(len(dists), top)
     _duplicates(report, int(totals["duplicate_bytes"]), top, wide)
     _kernel_duplicates(copies, int(totals["kernel_duplicate_bytes"]), top, wide)
     if what_if:
@@ -138,14 +140,22 @@ def _text(report: SizeReport, totals: dict[str, Any], args: argparse.Namespace) 
         change = [f"without {', '.join(report.drop)}"] if report.drop else []
         change += [f"with PTX only for {', '.join(report.keep_ptx_for)}"] if report.keep_ptx_for else []
         change += [f"recompressed --recompress {report.recompress}"] if report.recompress else []
-        print(f"\n{' and '.join(change)}: {_mb(int(totals['projected_bytes']))}, "
-              f"{_mb(saved)} less ({_pct(saved, file_b)})")  # fmt: skip
+        grown = saved < 0  # --recompress none, or speed after zstd
+        delta = f"{_mb(abs(saved))} {'more' if grown else 'less'} ({'+' if grown else ''}{_pct(abs(saved), file_b)})"
+        print(f"\n{' and '.join(change)}: {_mb(int(totals['projected_bytes']))}, {delta}")
         _no_ptx(report.left_without_ptx(), top)
+        present = {key for b in report.binaries for key in b.entries}
+        absent = [spec for spec in report.drop if not _drop_keys([spec]) & present]
+        if absent:  # a typo, or sm_100 for sm_100f: its saving would otherwise be a silent 0 in the total
+            print(f"no binary holds {', '.join(_shown(spec) for spec in absent)}: nothing of it to drop")
     bad = [b for b in report.binaries if b.error]
     if bad:
         print(f"\n{len(bad)} input(s) could not be read:")
         for b in bad:
             print(f"  {_shown(b.path)}: {_shown(b.error)}")
+    if report.skipped:
+        print("\nnot read: " + ", ".join(_counted(n, k) for k, n in sorted(report.skipped.items()))
+              + " (symlinks inside a folder are never followed)")  # fmt: skip
 
 
 def _duplicates(report: SizeReport, wasted: int, top: int, wide: bool) -> None:
@@ -157,6 +167,7 @@ def _duplicates(report: SizeReport, wasted: int, top: int, wide: bool) -> None:
     _table(["entry", "copies", "binaries", "wasted", "first binary"],
            [(d["entry"], d["copies"], d["binaries"], _mb(d["wasted_bytes"]), d["paths"][0]) for d in dups[:top]],
            wide=wide)  # fmt: skip
+    _more(len(dups), top)
 
 
 def _kernel_duplicates(dups: list[dict[str, Any]], wasted: int, top: int, wide: bool) -> None:
