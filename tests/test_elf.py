@@ -296,3 +296,56 @@ def test_section_names_in_one_pass_are_the_names_iter_sections_reads(names, layo
         return [name_at(table, row[0]) for row in rows]
 
     assert outcome(bulk) == outcome(lambda: [s.name for s in iter_sections(data)])
+
+
+RDC_SOURCE = """
+__device__ float g[4096];
+__global__ void k(float* x) {
+    __shared__ float s[4096];
+    s[threadIdx.x] = g[threadIdx.x] + x[threadIdx.x];
+    __syncthreads();
+    x[threadIdx.x] = s[(threadIdx.x + 1) % 4096];
+}
+"""
+
+
+def test_relocatable_cubins_reserve_shared_memory_and_globals_without_file_bytes(tmp_path, cuobjdump_path):
+    """nvcc -rdc=true types `.nv.shared.KERNEL` 0x7000000a and `.nv.global` 0x70000007 (SHT_NOBITS in a
+    whole-program cubin), each declaring 16 KiB the file does not hold: every image reads, its bytes are
+    cuobjdump's, and its sections are readelf's (NVIDIA's libnccl.so.2 2.32.3 ships such images)."""
+    import os
+
+    from cuda_fatbin import extract_entries
+    from cuda_fatbin._reader import iter_fatbins
+
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not on PATH")
+    (tmp_path / "k.cu").write_text(RDC_SOURCE)
+    archs = ("80", "90", "100", "120")
+    gencode = [f"-gencode=arch=compute_{a},code=sm_{a}" for a in archs]
+    subprocess.run([nvcc, "-rdc=true", "-c", *gencode, "k.cu", "-o", "k.o"], cwd=tmp_path, check=True)
+    subprocess.run([cuobjdump_path, "-xelf", "all", "k.o"], cwd=tmp_path, check=True, capture_output=True)
+    theirs = sorted(n for n in os.listdir(tmp_path) if n.endswith(".cubin"))
+    assert len(theirs) == len(archs)
+    [fatbin] = iter_fatbins(tmp_path / "k.o")
+    images = {e.arch: e.data() for e in fatbin.iter_entries() if e.kind == "elf"}
+    assert sorted(images.values()) == sorted((tmp_path / n).read_bytes() for n in theirs)
+    readelf = shutil.which("readelf")
+    for data in images.values():
+        header = read_header(data)
+        rows = section_headers(data, header)
+        assert sum(1 for _n, typ, off, size in rows if typ == 8 and off + size > len(data)) >= 2
+        if readelf is not None:
+            (tmp_path / "image.cubin").write_bytes(data)
+            text = subprocess.run([readelf, "-S", "-W", "image.cubin"], cwd=tmp_path, capture_output=True,
+                                  text=True, check=True).stdout  # fmt: skip
+            row = r"^\s*\[\s*\d+\]\s+(\S+)\s+(\S+(?:\+0x[0-9a-f]+)?)\s+[0-9a-f]+\s+[0-9a-f]+\s+([0-9a-f]+)"
+            shown = re.findall(row, text, re.M)
+            ours = {s.name: s.size for s in iter_sections(data)}
+            for name, typ, size in shown:
+                if typ in ("LOPROC+0xa", "LOPROC+0x7"):
+                    assert ours[name] == int(size, 16) == 16384
+    out = tmp_path / "out"
+    extract_entries(tmp_path / "k.o", out, kinds=("elf",))
+    assert len(os.listdir(out)) == len(archs)

@@ -24,7 +24,7 @@ from ._detect import (
     ptx_target,
     ptx_version,
 )
-from ._elf import ELF_MAGIC, EM_CUDA, ElfFormatError, read_header, section_headers
+from ._elf import ELF_MAGIC, EM_CUDA, SHT_NOBITS, ElfFormatError, read_header, section_headers
 from ._source import _IDENT, FatbinFormatError, _Data, _ptx_line
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time: benchmarks/bench_cli.py)
@@ -54,7 +54,6 @@ FLAG_ZSTD = 0x8000
 FLAG_OBFUSCATED = 0x10000
 FLAG_ARCH_SPECIFIC = 0x100000  # "a"
 FLAG_FAMILY = 0x200000  # "f"
-_SHT_NOBITS = 8
 
 #: A compressed payload may claim at most this many times its compressed size once decompressed;
 #: a header claiming more is malformed. Real cubins and PTX compress 2-20x; zstd of long zero runs
@@ -352,7 +351,7 @@ def _trim_elf(data: _Image, offset: int) -> _Image:
         raise FatbinFormatError(f"the ELF image of this entry is malformed: {e.message}", offset) from None
     # the image ends after its headers and tables and after the last section with file content
     tables = max(header.shoff + header.shnum * header.shentsize, header.phoff + header.phnum * header.phentsize, 64)
-    end = max([tables, *(offset + size for _n, typ, offset, size in rows if typ != _SHT_NOBITS)])  # rows may be []
+    end = max([tables, *(offset + size for _n, typ, offset, size in rows if typ != SHT_NOBITS)])  # rows may be []
     if end >= len(data):
         return data
     if bytes(data[end:]).count(0) != len(data) - end:

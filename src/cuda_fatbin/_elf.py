@@ -21,6 +21,7 @@ from ._errors import Error
 
 __all__ = [
     "ET_REL",
+    "SHT_NOBITS",
     "ElfFormatError",
     "ElfHeader",
     "ElfSection",
@@ -35,6 +36,13 @@ __all__ = [
 
 ELF_MAGIC = b"\x7fELF"
 EM_CUDA = 190
+#: ``sh_type`` of a section that occupies no file space (``.bss``; in cubins ``.nv.shared.*``, ``.nv.global``)
+SHT_NOBITS = 8
+#: NVIDIA's section types that occupy no file space, in relocatable cubins (``nvcc -rdc=true``, sm_80 to
+#: sm_120, nvcc 13.0): ``.nv.global`` (``0x70000007``) and ``.nv.shared.KERNEL`` (``0x7000000a``), where a
+#: whole-program cubin has ``SHT_NOBITS`` for the same sections; their declared size is memory the driver
+#: reserves, not bytes of the file (tests/test_elf.py builds them with nvcc).
+_CUDA_NOBITS = frozenset({0x70000007, 0x7000000A})
 #: Section names are read up to this many bytes (a longer name is cut): real names are under 100 bytes,
 #: and a section table can hold a name for every 40 bytes of the file.
 MAX_NAME = 256
@@ -176,6 +184,10 @@ _SHDR = {(64, "<"): _SHDR64, (32, "<"): _SHDR32, (64, ">"): struct.Struct(">II16
 def section_headers(buf: Buffer, header: ElfHeader, fd: int | None = None) -> list[tuple[int, int, int, int]]:
     """``(name offset, type, offset, size)`` of every section, bounds-checked, without reading names.
 
+    The type of every section that occupies no file space is :data:`SHT_NOBITS`: in CUDA images
+    (``EM_CUDA``) that includes NVIDIA's own types for them in relocatable cubins (:data:`_CUDA_NOBITS`),
+    so that every reader tests one type.
+
     One ``struct.iter_unpack`` over the table: cheap enough to run on every cubin a builder is given.
     With ``fd``, the descriptor of the file ``buf`` maps, only the rows the file holds are read: a row
     wholly in a hole (``SEEK_DATA``/``SEEK_HOLE``) is all zeros, a null section that names nothing, and is
@@ -205,9 +217,11 @@ def section_headers(buf: Buffer, header: ElfHeader, fd: int | None = None) -> li
         else:
             rows += (_section_header(buf, header, i) for i in range(first, stop))
         indexes += range(first, stop)
+    if header.machine == EM_CUDA and any(typ in _CUDA_NOBITS for _name, typ, _o, _s in rows):
+        rows = [(name, SHT_NOBITS if typ in _CUDA_NOBITS else typ, o, sz) for name, typ, o, sz in rows]
     n = len(buf)
-    # 8: SHT_NOBITS (shared memory, .bss) occupies no file space whatever its size
-    bad = [i for i, (_name, typ, offset, size) in enumerate(rows) if offset + size > n and typ != 8]
+    # SHT_NOBITS (shared memory, .bss) occupies no file space whatever its size
+    bad = [i for i, (_name, typ, offset, size) in enumerate(rows) if offset + size > n and typ != SHT_NOBITS]
     if bad:
         i = bad[0]
         raise ElfFormatError(

@@ -19,7 +19,7 @@ import re
 import struct
 import sys
 
-from ._elf import ElfFormatError, read_header, section_headers, section_link
+from ._elf import SHT_NOBITS, ElfFormatError, read_header, section_headers, section_link
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ def cubin_kernels(data: Buffer) -> list[str]:
         if typ != _SHT_SYMTAB:
             continue
         link = section_link(view, header, index)
-        if link >= len(rows) or rows[link][1] == 8:  # no such section, or SHT_NOBITS: no bytes
+        if link >= len(rows) or rows[link][1] == SHT_NOBITS:  # no such section, or no bytes in the file
             raise ElfFormatError(f"symbol table {index} names string table {link}, which holds no data", offset)
         if max(length, rows[link][3]) > MAX_TABLE:
             raise ElfFormatError(f"symbol table {index} or its string table is over {MAX_TABLE} bytes", offset)

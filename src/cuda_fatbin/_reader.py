@@ -31,9 +31,9 @@ import bisect
 import collections
 from collections.abc import Callable, Iterator, Sequence
 
-from ._container import _ENTRY_SIZE, _SHT_NOBITS, MAX_EXPANSION, Fatbin, FatbinEntry, _parse, _standalone
+from ._container import _ENTRY_SIZE, MAX_EXPANSION, Fatbin, FatbinEntry, _parse, _standalone
 from ._detect import FATBIN_MAGIC
-from ._elf import ELF_MAGIC, EM_CUDA, ElfFormatError, read_header, section_headers, section_namer
+from ._elf import ELF_MAGIC, EM_CUDA, SHT_NOBITS, ElfFormatError, read_header, section_headers, section_namer
 from ._source import _WINDOW, MAX_STREAM, FatbinFormatError, _Data, _open
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time: benchmarks/bench_cli.py)
@@ -180,7 +180,7 @@ def iter_fatbins(source: Source, *, embedded: bool = False, relocatable: bool | 
     done: set[tuple[int, int]] = set()
     for offset, size, typ, name_off in sorted(sections):  # file order: each claim appends
         name = names(name_off)
-        if name not in _SECTIONS or typ == _SHT_NOBITS or (offset, size) in done:
+        if name not in _SECTIONS or typ == SHT_NOBITS or (offset, size) in done:
             continue
         done.add((offset, size))
         if name == _RELOCATABLE_SECTION and not relocatable:
@@ -189,7 +189,7 @@ def iter_fatbins(source: Source, *, embedded: bool = False, relocatable: bool | 
         yield from _walk(src, offset, offset + size, name, seen)
     if embedded:
         ranges = [(offset, offset + size, name_off) for offset, size, typ, name_off in sections
-                  if typ != _SHT_NOBITS and size]  # fmt: skip
+                  if typ != SHT_NOBITS and size]  # fmt: skip
         yield from _scan(src, ranges, seen, names)
 
 

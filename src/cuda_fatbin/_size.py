@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from ._archive import SEPARATOR
 from ._container import _trim_elf
-from ._elf import MAX_NAME, name_at, name_table, read_header, section_headers
+from ._elf import MAX_NAME, SHT_NOBITS, name_at, name_table, read_header, section_headers
 from ._inputs import _HEAD, _error, _is_binary, _Item, _opened
 from ._jobs import fan_out
 from ._kernels import MAX_NAME as KERNEL_NAME
@@ -61,7 +61,6 @@ _CATEGORY_RULES = (
     ("symbols", re.compile(r"\.symtab|\.strtab|\.shstrtab")),
     ("data", re.compile(r"\.nv\.global|\.nv\.rel|\.data|\.rodata|\.nv\.unified")),
 )
-_SHT_NOBITS = 8
 #: What libnvfatbin 13.x writes per ``-compress-mode`` (with ``-compress-all``): the codec and its level, matched
 #: byte for byte against its output (docs/scan.md, "What-if"): ``speed`` a raw LZ4-HC block at level 3,
 #: ``balance`` (and ``default``) a zstd frame at level 5, ``size`` a zstd frame at level 19.
@@ -330,7 +329,7 @@ def _sass(data: Buffer) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, i
     ranges = set()  # the (offset, size) of the sections counted
     budget = 8 * len(table) + (1 << 20)  # the work long names cost: linear in the image, however they overlap
     for name_off, typ, offset, size in rows:
-        if typ == _SHT_NOBITS or size == 0 or (offset, size) in ranges:
+        if typ == SHT_NOBITS or size == 0 or (offset, size) in ranges:
             continue  # a second name for bytes counted (.nv.merc.nv.global.init is .nv.global.init): counted once
         ranges.add((offset, size))
         held += size
