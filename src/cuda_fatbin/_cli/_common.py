@@ -242,9 +242,7 @@ def _gpus(specs: list[str], driver: str | None = None) -> list[Arch]:
                     out += [Arch(*d.capability) for d in devices("--gpu installed", "name the GPUs, e.g. --gpu 90")]
                 elif piece.strip():
                     out += gpu_list(piece)
-    except NoDriverError as e:
-        raise Failure(str(e)) from None
-    except (TypeError, ValueError) as e:
+    except (NoDriverError, TypeError, ValueError) as e:  # no driver: the command line asks what this machine lacks
         raise UsageError(str(e)) from None
     if not out:
         raise UsageError("--gpu names no GPU")
