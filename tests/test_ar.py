@@ -23,7 +23,7 @@ from cuda_fatbin._ar import MAX_NAME, THIN, list_members, read_member
 from cuda_fatbin._archive import ArchiveError
 from test_hostile_reader import tiny_fatbin
 
-from fatbin_testing import listing, once_per_process, process_tmp
+from fatbin_testing import listing, process_tmp
 
 # ka.o: whole-program SASS + PTX; the long names: -rdc objects (__nv_relfatbin), names over 15 bytes (GNU "//")
 _SOURCES = {
@@ -34,7 +34,6 @@ _SOURCES = {
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def objects(needs_nvcc) -> dict[str, bytes]:
     """Three nvcc objects (``nvcc -c``), by member name."""
     root = process_tmp("ar-objects")

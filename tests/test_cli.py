@@ -24,7 +24,7 @@ from cli_testing import Terminal, cli_main
 from cuda_fatbin import build_fatbin, nvfatbin_version, read_fatbin
 from cuda_fatbin._term import shown
 
-from fatbin_testing import listing, once_per_process, process_tmp
+from fatbin_testing import listing, process_tmp
 
 SRC = r"""
 template <typename T> __global__ void scale(T* x, T a, int n) {
@@ -48,7 +48,6 @@ def cli_subprocess(*args, check=None):
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def source() -> Path:
     path = process_tmp("cli") / "kern.cu"
     path.write_text(SRC)
@@ -56,7 +55,6 @@ def source() -> Path:
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def compiled(source) -> Path:
     out = source.parent / "kern.fatbin"
     cli("compile", source, "--arch", "80;90;100+PTX", "-o", out, "-DVALUE=3", "--name-expression", "scale<float>",

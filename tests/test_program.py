@@ -875,7 +875,7 @@ def test_nvrtc_logs_keep_their_text_and_lose_the_terminator():
     with pytest.raises(_JobFailed) as info:
         _nvrtc(b"this is \xff\xfe not C++\n", "k.cu", [b"-arch=sm_80"], "cubin", [])  # bytes that are not UTF-8
     assert info.value.message == "nvrtcCompileProgram failed: NVRTC_ERROR_COMPILATION"
-    # NVRTC echoes the line without its non-ASCII bytes: compiler logs are ASCII (tests/mutation/equivalent.toml)
+    # NVRTC echoes the line without its non-ASCII bytes: compiler logs are ASCII
     assert info.value.log.startswith("k.cu(1): error: expected a declaration\n  this is \n")
 
 
