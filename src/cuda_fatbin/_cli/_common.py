@@ -218,8 +218,10 @@ def _package_inputs(path: str) -> list[tuple[str, Any]] | None:
         label = f"{package}::{found.name}" if found.name else package
         out.append((label, found.data if found.error is None else OSError(errno.EIO, found.error)))
     if name is not None and not any(label == path for label, _ in out):
-        raise Failure(f"{_shown(package)}: no member named {_shown(name)}" + "".join(
-            f"; {_shown(label)}: {_shown(err)}" for label, err in out if isinstance(err, BaseException)))
+        raise Failure(
+            f"{_shown(package)}: no member named {_shown(name)}"
+            + "".join(f"; {_shown(label)}: {_shown(err)}" for label, err in out if isinstance(err, BaseException))
+        )
     return out
 
 
