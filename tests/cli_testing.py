@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """The cuda-fatbin command run in this process, through ``main([...])``.
 
-Subprocess runs (tests/test_cli.py) check the command as users run it, but a mutation run
-(scripts/mutation.py) only changes the code of the test process: a CLI test in a subprocess sees no
-mutant. Tests of CLI behaviour therefore call :func:`cli_main`, which runs ``main`` here with its own
-stdout and stderr (bytes, not a terminal) and returns what a subprocess run would.
+Subprocess runs (tests/test_cli.py, tests/test_cli_entry.py) check the command as users run it. Other tests of
+CLI behaviour call :func:`cli_main`, which runs ``main`` here with its own stdout and stderr (bytes, not a
+terminal) and returns what a subprocess run would: no interpreter start per call, and the code it runs is the
+code coverage and mutation tools see.
 """
 
 from __future__ import annotations

@@ -8,7 +8,6 @@ import re
 import subprocess
 
 import pytest
-from hypothesis import settings
 
 from fatbin_testing import (
     ARCH_SPECS,
@@ -17,19 +16,14 @@ from fatbin_testing import (
     find_cuobjdump,
     nvrtc_compile,
     nvrtc_supported_sms,
-    once_per_process,
 )
-
-# scripts/mutation.py: the same examples for every mutant (a verdict must not depend on luck), fewer of them
-settings.register_profile("mutation", max_examples=30, derandomize=True, deadline=None)
 
 
 @pytest.fixture(autouse=True)
 def _own_working_folder(tmp_path_factory, monkeypatch):
     """Each test runs in an empty working folder of its own: a file that code under test writes there by mistake
-    stays with that test, and no test reads what another left in the folder it was started in (mutation runs
-    share one working folder between mutants: a mutant of `-o -` once wrote a file named "-" that later tests of
-    `extract_entries("-")` read instead of standard input)."""
+    stays with that test, and no test reads what another left in the folder it was started in (a file named "-"
+    written by mistake would be read by later tests of `extract_entries("-")` instead of standard input)."""
     monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
 
 
@@ -40,7 +34,6 @@ def supported_specs() -> list[str]:
 
 
 @pytest.fixture(scope="session")
-@once_per_process
 def artifacts(supported_specs) -> dict[tuple[str, str], bytes]:
     """{(kind, spec): bytes} for kind in cubin/ptx/ltoir and every supported spec; compiled once."""
     out = Artifacts()

@@ -9,16 +9,11 @@ those try to load it and fail.
 from __future__ import annotations
 
 import atexit
-import functools
-import hashlib
 import importlib.util
-import inspect
 import os
-import pickle
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -47,29 +42,7 @@ ARCH_SPECS = [
 ]  # fmt: skip
 
 
-_ONCE: dict[str, object] = {}
 _TMP: list[Path] = []
-# Mutation testing (scripts/mutation.py) sets this to a folder kept across runs: a resumed `mutmut run`
-# forks every mutant's pytest session from a process that ran no test, so per-process caches start empty;
-# this one keeps compiled inputs on disk instead (never set in CI: there each run compiles afresh).
-_DISK = os.environ.get("CUDA_FATBIN_TEST_CACHE")
-
-
-@functools.cache
-def _toolchain() -> str:
-    """What compiled outputs depend on besides their inputs: Python, the compilers and the libraries."""
-    from importlib import metadata
-
-    parts = [sys.version]
-    for dist in ("cuda-bindings", "cuda-core", "nvidia-cuda-nvrtc", "nvidia-nvfatbin", "nvidia-nvjitlink"):
-        try:
-            parts.append(f"{dist}={metadata.version(dist)}")
-        except metadata.PackageNotFoundError:
-            parts.append(f"{dist}=none")
-    for tool in ("nvcc", "cuobjdump"):
-        found = shutil.which(tool)
-        parts.append(f"{found}:{os.stat(found).st_mtime_ns}" if found else f"{tool}=none")
-    return "\n".join(parts)
 
 
 class Plain(NamedTuple):
@@ -91,25 +64,8 @@ def plain(obj: Any) -> Plain:
     return Plain(obj.code_type, obj.name, dict(obj.symbol_mapping), bytes(obj.code))
 
 
-def under_mutant() -> bool:
-    """Whether mutmut runs this process for one mutant (it names it in ``MUTANT_UNDER_TEST``).
-
-    Its passes over the unmutated code name no mutant: ``"stats"``, ``""`` (clean tests), ``"fail"``.
-    """
-    return "__mutmut_" in os.environ.get("MUTANT_UNDER_TEST", "")
-
-
 def process_tmp(name: str) -> Path:
-    """A new folder that lives as long as this process (not one pytest session).
-
-    Mutation testing (``scripts/mutation.py``) runs a pytest session per mutant in processes forked from
-    one that ran the suite: what :func:`once_per_process` keeps must not sit in a session's tmp folder,
-    which pytest deletes a few sessions later. With ``CUDA_FATBIN_TEST_CACHE`` set the folder is made
-    there and kept.
-    """
-    if _DISK:
-        Path(_DISK).mkdir(parents=True, exist_ok=True)
-        return Path(tempfile.mkdtemp(prefix=f"{name}-", dir=_DISK))
+    """A new folder that lives as long as this process, for what module and session fixtures build."""
     if not _TMP:
         _TMP.append(Path(tempfile.mkdtemp(prefix="cuda-fatbin-tests-")))
         owner = os.getpid()
@@ -117,80 +73,12 @@ def process_tmp(name: str) -> Path:
     return Path(tempfile.mkdtemp(prefix=f"{name}-", dir=_TMP[0]))
 
 
-def _store(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)  # concurrent runs of the same miss: the last complete write wins
-
-
-def once_per_process(fn):
-    """Decorate an expensive session or module fixture whose result depends on nothing but the toolchain.
-
-    Its value is computed once per process and reused by later pytest sessions in the same process
-    (mutation testing's forked runs), so a mutant's run does not recompile the oracles' inputs. It must
-    put files in :func:`process_tmp` folders, not ``tmp_path_factory`` ones. With
-    ``CUDA_FATBIN_TEST_CACHE`` set, the value is also kept on disk, keyed by the fixture's source and the
-    toolchain (not the package's code: the folder serves one commit), and only when no mutant computed it.
-    Most of these fixtures run the package's own code (``artifacts`` compiles through
-    ``_multiarch._nvrtc``): a value a mutant made, kept for every later mutant, would fail their tests
-    whatever they changed: every mutant those tests reach would count as killed.
-    """
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        key = f"{fn.__module__}.{fn.__qualname__}"
-        if key not in _ONCE:
-            if _DISK:
-                digest = hashlib.sha256(f"{key}\n{inspect.getsource(fn)}\n{_toolchain()}".encode()).hexdigest()
-                path = Path(_DISK) / f"{key}-{digest[:16]}.pickle"
-                try:
-                    _ONCE[key] = pickle.loads(path.read_bytes())
-                except FileNotFoundError:
-                    _ONCE[key] = fn(*args, **kwargs)
-                    if not under_mutant():
-                        _store(path, pickle.dumps(_ONCE[key]))
-            else:
-                _ONCE[key] = fn(*args, **kwargs)
-        return _ONCE[key]
-
-    return wrapper
-
-
 def run_tool(argv: list[str | Path], *, cwd: Path, outputs: list[Path]) -> None:
-    """Run a toolchain command (nvcc) that writes ``outputs``; it must succeed.
-
-    With ``CUDA_FATBIN_TEST_CACHE`` set, an identical command on identical input files runs once: its
-    outputs are copied from the cache. Inputs are the arguments that name existing files (hashed by
-    name and content), outputs are hashed by name only, so commands in different tmp folders match.
-    """
-    if not _DISK:
-        subprocess.run([str(a) for a in argv], cwd=cwd, check=True, capture_output=True)
-        return
-    outs = {Path(cwd, o).resolve() for o in outputs}
-    h = hashlib.sha256(_toolchain().encode())
-    for a in argv[1:]:
-        p = Path(cwd, a).resolve()
-        if p in outs:
-            h.update(b"\0out:" + p.name.encode())
-        elif p.is_file():
-            h.update(b"\0in:" + p.name.encode() + b"\0" + hashlib.sha256(p.read_bytes()).digest())
-        else:
-            h.update(b"\0arg:" + str(a).encode())
-    entry = Path(_DISK) / "run" / h.hexdigest()[:32]
-    if not entry.is_dir():
-        subprocess.run([str(a) for a in argv], cwd=cwd, check=True, capture_output=True)
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        fresh = Path(tempfile.mkdtemp(dir=entry.parent))
-        for o in outputs:
-            shutil.copy2(Path(cwd, o), fresh / Path(o).name)
-        try:
-            os.rename(fresh, entry)
-        except OSError:  # another process stored it first
-            shutil.rmtree(fresh, ignore_errors=True)
-        return
-    for o in outputs:
-        shutil.copy2(entry / Path(o).name, Path(cwd, o))
+    """Run a toolchain command (nvcc) that writes ``outputs``; it must succeed and write each of them."""
+    res = subprocess.run([str(a) for a in argv], cwd=cwd, capture_output=True, text=True)
+    missing = [str(o) for o in outputs if not Path(cwd, o).is_file()]
+    if res.returncode != 0 or missing:
+        raise AssertionError(f"{' '.join(map(str, argv))}: exit {res.returncode}, missing {missing}: {res.stderr}")
 
 
 def nvrtc_supported_sms() -> list[int]:

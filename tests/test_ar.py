@@ -23,7 +23,7 @@ from cuda_fatbin._ar import MAX_NAME, THIN, list_members, read_member
 from cuda_fatbin._archive import ArchiveError
 from test_hostile_reader import tiny_fatbin
 
-from fatbin_testing import listing, once_per_process, process_tmp
+from fatbin_testing import listing, process_tmp
 
 # ka.o: whole-program SASS + PTX; the long names: -rdc objects (__nv_relfatbin), names over 15 bytes (GNU "//")
 _SOURCES = {
@@ -34,7 +34,6 @@ _SOURCES = {
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def objects(needs_nvcc) -> dict[str, bytes]:
     """Three nvcc objects (``nvcc -c``), by member name."""
     root = process_tmp("ar-objects")
@@ -146,8 +145,10 @@ def _bad_archives() -> dict[str, bytes]:
         "a size that is no number": b"!<arch>\n" + ar_header(b"k.o/", 4)[:48] + b"0x10".ljust(10) + b"`\n" + fb,
         "a long name outside the table": b"!<arch>\n" + ar_header(b"/999", len(fb)) + fb,
         "a BSD name longer than its member": b"!<arch>\n" + ar_header(b"#1/100", 8) + b"k.o".ljust(8, b"\0"),
-        "a BSD name longer than its member, before another": b"!<arch>\n" + ar_header(b"#1/20", 8)
-        + b"k.o".ljust(8, b"\0") + good[8:],
+        "a BSD name longer than its member, before another": b"!<arch>\n"
+        + ar_header(b"#1/20", 8)
+        + b"k.o".ljust(8, b"\0")
+        + good[8:],
         "a long name that is empty": b"!<arch>\n" + ar_header(b"//", 4) + b"/\n/\n" + ar_header(b"/2", len(fb)) + fb,
         "a header name of spaces": b"!<arch>\n" + ar_header(b"", len(fb)) + fb,
     }

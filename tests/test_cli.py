@@ -24,7 +24,7 @@ from cli_testing import Terminal, cli_main
 from cuda_fatbin import build_fatbin, nvfatbin_version, read_fatbin
 from cuda_fatbin._term import shown
 
-from fatbin_testing import listing, once_per_process, process_tmp
+from fatbin_testing import listing, process_tmp
 
 SRC = r"""
 template <typename T> __global__ void scale(T* x, T a, int n) {
@@ -48,7 +48,6 @@ def cli_subprocess(*args, check=None):
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def source() -> Path:
     path = process_tmp("cli") / "kern.cu"
     path.write_text(SRC)
@@ -56,7 +55,6 @@ def source() -> Path:
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def compiled(source) -> Path:
     out = source.parent / "kern.fatbin"
     cli("compile", source, "--arch", "80;90;100+PTX", "-o", out, "-DVALUE=3", "--name-expression", "scale<float>",
@@ -802,6 +800,20 @@ def test_build_part_specs(artifacts, tmp_path):
     assert res.stdout_bytes.startswith(b"\x50\xed\x55\xba") and res.stderr.startswith("-: ")
 
 
+def test_which_names_a_malformed_file_as_inspect_and_extract_do(tmp_path):
+    """A file the reader refuses: ``cuda-fatbin which: PATH: message``, the line inspect and extract print (no
+    exception class), on stderr and as the JSON document's error."""
+    cut = tmp_path / "cut\n.fatbin"  # named escaped: one line
+    cut.write_bytes(bytes.fromhex("50ed55ba01001000") + (2**63 - 1).to_bytes(8, "little"))
+    message = "fatbin declares 9223372036854775807 bytes of entries but only 0 follow (at offset 0x8)"
+    want = cli("inspect", cut, check=1).stderr.replace("cuda-fatbin inspect: ", "cuda-fatbin which: ")
+    assert want == f"cuda-fatbin which: {shown(str(cut))}: {message}\n"
+    res = cli("which", cut, "--gpu", "80", check=1)
+    assert (res.stdout, res.stderr) == ("", want)
+    doc = json.loads(cli("which", cut, "--gpu", "80", "--json", check=1).stdout)
+    assert doc["error"] == f"{shown(str(cut))}: {message}"
+
+
 def test_which_and_inspect_at_their_boundaries(artifacts, tmp_path):
     """At their boundaries: eight fatbins still get their tables; the driver reaches the JSON; with a JIT
     variable the rows decide, and one GPU not covered is enough to fail; totals are sorted by kind; an archive of
@@ -1147,8 +1159,8 @@ def test_gpu_installed_asks_the_driver_and_driver_is_checked_first(tmp_path, mon
         raise _driver.NoDriverError(f"{needed_for} needs a GPU and its driver: none here; {instead}")
 
     monkeypatch.setattr(_driver, "devices", no_driver)
-    res = cli("which", path, "--gpu", "installed", check=1)
-    assert res.stderr == ("cuda-fatbin which: --gpu installed needs a GPU and its driver: none here; "
+    res = cli("which", path, "--gpu", "installed", check=2)
+    assert res.stderr == ("cuda-fatbin which: error: --gpu installed needs a GPU and its driver: none here; "
                           "name the GPUs, e.g. --gpu 90\n")  # fmt: skip
     monkeypatch.setattr(_driver, "devices", lambda needed_for, instead: ())
     assert cli("which", path, "--gpu", "installed", check=2).stderr == "cuda-fatbin which: error: --gpu names no GPU\n"

@@ -120,3 +120,52 @@ def test_the_kept_intersphinx_inventories_are_current_and_name_real_objects(tmp_
     assert core["cuda.core.ObjectCode"] == "py:class" and core["cuda.core.launch"] == "py:function"
     conf = (ROOT / "docs" / "conf.py").read_text()
     assert "_inv/cuda-core.inv" in conf and "_inv/python.inv" in conf
+
+
+def _prose(root: Path) -> list[Path]:
+    """The pages a reader follows: docs/*.md, the README, CONTRIBUTING.md and scripts/README.md."""
+    return [
+        *sorted((root / "docs").glob("*.md")),
+        root / "README.md",
+        root / "CONTRIBUTING.md",
+        root / "scripts" / "README.md",
+    ]
+
+
+def test_every_test_file_has_a_row_in_the_layers_of_testing_md_and_every_row_names_real_files():
+    """docs/testing.md's table of layers names each test file (a glob such as ``test_scan*.py`` counts), and nothing
+    it names is gone."""
+    import fnmatch
+
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "docs" / "testing.md").read_text()
+    table = text[text.index("## The layers") : text.index("## Running the tests")]
+    named = [t.rsplit("/", 1)[-1] for t in re.findall(r"`([^`\s]+\.py)`", table)]
+    files = sorted(p.name for p in (root / "tests").glob("test_*.py"))
+    assert [f for f in files if not any(fnmatch.fnmatch(f, n) for n in named)] == []
+    here = {p.name for d in ("tests", "scripts") for p in (root / d).glob("*.py")}
+    assert [n for n in named if not fnmatch.filter(here, n)] == []
+
+
+def test_every_module_attribute_the_docs_name_exists():
+    """``_module.name`` or ``cuda_fatbin._module.name`` in the docs (``_reader.iter_fatbins``,
+    ``_cli.main_scan.run``) names something that is there: functions move between modules."""
+    root = Path(__file__).resolve().parents[1]
+    modules = {p.stem for p in (root / "src" / "cuda_fatbin").glob("_*") if not p.stem.startswith("__")}
+    missing = []
+    for page in _prose(root):
+        for ref in sorted(set(re.findall(r"\b(?:cuda_fatbin\.)?(_[a-z_]+(?:\.[A-Za-z_]\w*)+)", page.read_text()))):
+            head, *rest = ref.split(".")
+            if head not in modules or rest[-1] in ("py", "pyx", "pxd", "pyi", "md", "json", "so", "c", "hpp"):
+                continue
+            obj: object = importlib.import_module(f"cuda_fatbin.{head}")
+            for i, name in enumerate(rest):
+                if not hasattr(obj, name):
+                    try:
+                        obj = importlib.import_module(f"cuda_fatbin.{head}.{'.'.join(rest[: i + 1])}")
+                        continue
+                    except ImportError:
+                        missing.append(f"{page.relative_to(root)}: {ref}")
+                        break
+                obj = getattr(obj, name)
+    assert missing == []

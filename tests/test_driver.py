@@ -144,3 +144,30 @@ def test_the_answer_is_asked_once_per_process(probe, monkeypatch):
     assert probe(count="2")[0][1].index == 1
     monkeypatch.setenv("FAKE_CUDA_COUNT", "0")  # the driver's answer changes: the cached one stands
     assert len(_driver.devices()) == 2 and _driver.driver_available()
+
+
+@pytest.mark.parametrize("command", ["which", "scan"])
+@pytest.mark.parametrize(
+    ("flag", "instead"),
+    [("--gpu", "name the GPUs, e.g. --gpu 90"), ("--driver", "name the driver instead, e.g. --driver 13.0")],
+)
+@pytest.mark.parametrize(
+    ("answers", "why"),
+    [
+        ({"count": "0"}, "the CUDA driver sees no GPU"),
+        ({"init": "100"}, "the CUDA driver did not initialise (cuInit returned CUDA error 100)"),
+        ({"fail": "version"}, "the CUDA driver did not answer cuDriverGetVersion/cuDeviceGetCount"),
+    ],
+)
+def test_installed_without_a_usable_driver_is_a_usage_error(probe, tmp_path, command, flag, instead, answers, why):
+    """``--gpu installed`` and ``--driver installed`` ask this machine for what it cannot give: exit 2 with a line
+    that says what to name instead, the same for both options in every command that takes them (docs/cli.md)."""
+    from cli_testing import cli_main
+
+    probe(**answers)
+    (tmp_path / "k.fatbin").write_bytes(b"\0" * 16)
+    args = ["--gpu", "installed"] if flag == "--gpu" else ["--gpu", "80", "--driver", "installed"]
+    res = cli_main(command, tmp_path / "k.fatbin", *args, check=2)
+    assert res.stdout == ""
+    needs = f"{flag} installed needs a GPU and its driver"
+    assert res.stderr == f"cuda-fatbin {command}: error: {needs}: {why}; {instead}\n"

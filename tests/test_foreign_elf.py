@@ -22,7 +22,7 @@ from cuda_fatbin import detect, iter_fatbins, scan
 from cuda_fatbin._elf import iter_sections, read_header
 
 from elf_testing import make_elf
-from fatbin_testing import once_per_process, process_tmp, run_tool
+from fatbin_testing import process_tmp, run_tool
 
 CLI = [sys.executable, "-m", "cuda_fatbin"]
 EM_S390, EM_PPC = 22, 20
@@ -48,7 +48,6 @@ def big_endian(data: bytes, machine: int = EM_S390) -> bytes:
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def host_object(needs_nvcc) -> bytes:
     """An nvcc object (x86-64, little-endian) with an sm_80 cubin and compute_90 PTX in .nv_fatbin."""
     root = process_tmp("foreign-elf")

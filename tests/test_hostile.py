@@ -41,7 +41,7 @@ from cuda_fatbin import (
 )
 from cuda_fatbin._bundle import _record_digest
 
-from fatbin_testing import KERNEL_SRC, once_per_process, plain, process_tmp
+from fatbin_testing import KERNEL_SRC, plain, process_tmp
 
 CLI = [sys.executable, "-m", "cuda_fatbin"]
 
@@ -255,7 +255,6 @@ def test_fatbins_inside_fatbins_are_refused(artifacts):
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def bundle_dir() -> Path:
     src = KERNEL_SRC
     root = process_tmp("bundle") / "b"

@@ -1256,4 +1256,3 @@ def test_written_together_without_replace_takes_back_what_it_published(tmp_path)
         stage(tmp_path / "x", b"new x")
         stage(tmp_path / "y", b"new y")
     assert sorted(os.listdir(tmp_path)) == ["y"] and (tmp_path / "y").read_bytes() == b"someone's"
-

@@ -13,7 +13,7 @@ import pytest
 
 from cuda_fatbin import Part, build_fatbin, scan
 
-from fatbin_testing import once_per_process, process_tmp
+from fatbin_testing import process_tmp
 from package_testing import (
     compress,
     conda_tar_bz2,
@@ -29,7 +29,6 @@ GPUS = "75;80;90;120"
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def libk(needs_nvcc) -> bytes:
     """A shared library made by nvcc: sm_80 and sm_90 SASS, compute_90 PTX."""
     root = process_tmp("libk")

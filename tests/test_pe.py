@@ -24,7 +24,7 @@ from cuda_fatbin import FatbinFormatError, detect, iter_fatbins, read_fatbin, sc
 from cuda_fatbin._pe import PeFormatError, read_sections
 from test_hostile_reader import tiny_fatbin
 
-from fatbin_testing import once_per_process, process_tmp
+from fatbin_testing import process_tmp
 
 GPUS = "75;80;86;89;90;100;120"
 
@@ -42,7 +42,6 @@ def _download(platform: str | None) -> Path:
 
 
 @pytest.fixture(scope="session")
-@once_per_process
 def curand_pair() -> tuple[Path, Path, Path, Path]:
     """(Windows wheel, Linux wheel, curand64_10.dll, libcurand.so.10) of nvidia-curand 10.4.5.25, from PyPI."""
     wheels = (_download("win_amd64"), _download("manylinux_2_27_x86_64"))

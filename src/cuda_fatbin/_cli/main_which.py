@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     except Failure as e:
         return _failed(args, str(e))
     except FatbinFormatError as e:
-        return _failed(args, f"{_shown(args.file)}: {type(e).__name__}: {e}")
+        return _failed(args, f"{_shown(args.file)}: {e}")  # as inspect and extract word it
     fatbins = [fb for fb in every if fb.loadable and (args.embedded or not fb.embedded)]
     # The judgement scan gives the same binary (docs/scan.md); it models no JIT variable: then the rows decide.
     verdict = None if args.force_ptx_jit or args.disable_ptx_jit or args.jit_cache else judge(every, gpus, args.driver)
