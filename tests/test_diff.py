@@ -21,7 +21,7 @@ from cuda_fatbin._policy import Policy
 from cuda_fatbin._scan import BinaryReport
 from test_scan_exact import installed
 
-from fatbin_testing import listing, once_per_process, process_tmp
+from fatbin_testing import listing, process_tmp
 
 CLI = [sys.executable, "-m", "cuda_fatbin"]
 GPUS = "80;86;90;100;120"
@@ -40,7 +40,6 @@ def cli(*args, check=None) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-@once_per_process
 def builds() -> dict[str, bytes]:
     """Fatbins of one library as releases change it: compiled once with our own compile (NVRTC)."""
     from cuda_fatbin import Program
@@ -359,7 +358,6 @@ def test_pairing_uses_each_binary_once(rows):
 
 
 @pytest.fixture(scope="session")
-@once_per_process
 def curand_pair() -> tuple[Path, Path]:
     """nvidia-curand-cu12 10.3.10.19 and nvidia-curand 10.4.5.25 (manylinux wheels) from PyPI; the tests
     skip only when they cannot be downloaded."""
