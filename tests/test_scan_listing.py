@@ -635,3 +635,18 @@ def test_a_socket_that_goes_before_it_is_looked_at_is_an_error_row(tmp_path, mon
     assert [(b.path, b.error) for b in report.binaries] == [
         (str(tmp_path / "s.sock"), "OSError: No such device or address")]  # fmt: skip
     assert not report.skipped
+
+
+@pytest.mark.parametrize("content", [b"", b"short", b"#!/bin/sh\necho not a binary at all\n", bytes(range(256)) * 40])
+def test_a_file_named_that_is_none_of_what_is_read_is_an_error_row(tmp_path, content):
+    """`scan notes.txt` (or `size`, `metadata`, `diff`): a file the user named is said to be unreadable as asked,
+    exit 1, where the same file found in a folder is passed over (folders hold data too)."""
+    from cuda_fatbin import scan
+
+    named = tmp_path / "notes.txt"
+    named.write_bytes(content)
+    report = scan([named], gpus=["9.0"], max_workers=1)
+    [row] = report.binaries
+    assert row.error is not None and "not a file this command reads" in row.error and not report.covered
+    folder = scan([tmp_path], gpus=["9.0"], max_workers=1)
+    assert folder.binaries == [] and folder.covered

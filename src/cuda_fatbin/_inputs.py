@@ -76,6 +76,12 @@ def _error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+_UNRECOGNISED = (
+    "ValueError: not a file this command reads: it is none of an ELF file (cubins included), a Windows PE/COFF "
+    "file, a fatbin, a static library, a wheel or zip archive, a conda package or a container image"
+)
+
+
 def _list_inputs(roots: Iterable[str]) -> _Listing:
     """Every file whose first bytes say ELF or fatbin, every archive member likewise, and every input that
     could not be read (as an item with its error).
@@ -83,7 +89,8 @@ def _list_inputs(roots: Iterable[str]) -> _Listing:
     Directories are walked without recursion and without following symlinks (a symlink found in a folder
     is counted as skipped, never read, so nothing outside the tree is read through one; a folder swapped
     for a symlink or another folder after it was listed is an error row, see :func:`_listdir`); each real
-    file is read once, opened by its name in the folder listed. Paths the user names are followed.
+    file is read once, opened by its name in the folder listed. Paths the user names are followed, and one
+    that is none of what is read is an error row (a file in a folder is passed over: folders hold data too).
     """
     out = _Listing()
     seen: set[tuple[int, int]] = set()
@@ -122,6 +129,8 @@ def _list_inputs(roots: Iterable[str]) -> _Listing:
                 out.items.append(_Item(path, None, st.st_size, key, follow, package=package_kind(path)))
                 return
             if st.st_size < 16:
+                if follow:
+                    out.items.append(_Item(path, error=_UNRECOGNISED))
                 return
             head = os.pread(fd, _HEAD, 0)
         except OSError as e:
@@ -137,6 +146,8 @@ def _list_inputs(roots: Iterable[str]) -> _Listing:
             out.items.append(_Item(path, None, st.st_size, key, follow))
         elif kind is not None:  # a format we know and do not read: counted, never passed over silently
             out.skipped[kind] += 1
+        elif follow:  # a file the user named that is none of what we read: said, not passed over
+            out.items.append(_Item(path, error=_UNRECOGNISED))
 
     for root in roots:
         try:
