@@ -7,9 +7,8 @@ images), listed by the same walk and read by the same reader, in worker processe
 its file bytes, the bytes of its fatbins per section (registered, relocatable, stored as data), per
 kind+arch (stored and uncompressed), the container's own headers, the contents of its SASS images by ELF
 section category, its kernels (``.text.NAME`` sections) and a digest of every payload (duplicates). Only
-these figures leave a worker. See docs/scan.md ("Where the bytes go: size").
-
-Reading side: imports neither the compile side nor cuda.core.
+these figures leave a worker. See docs/scan.md ("Where the bytes go: size"). Reading side: imports neither
+the compile side nor cuda.core.
 """
 
 from __future__ import annotations
@@ -64,8 +63,7 @@ _CATEGORY_RULES = (
 #: What libnvfatbin 13.x writes per ``-compress-mode`` (with ``-compress-all``): the codec and its level, matched
 #: byte for byte against its output (docs/scan.md, "What-if"): ``speed`` a raw LZ4-HC block at level 3,
 #: ``balance`` (and ``default``) a zstd frame at level 5, ``size`` a zstd frame at level 19.
-RECOMPRESS = {"none": None, "speed": ("lz4hc", 3), "balance": ("zstd", 5), "default": ("zstd", 5),
-              "size": ("zstd", 19)}  # fmt: skip
+RECOMPRESS = {"none": None, "speed": ("lz4hc", 3), "balance": ("zstd", 5), "default": ("zstd", 5), "size": ("zstd", 19)}
 _SECTIONS = ("registered", "relocatable", "data")
 
 
