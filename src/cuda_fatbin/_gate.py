@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from ._scan import BinaryReport
     from ._select import DriverSpec
 
-__all__ = ["MAX_GLOB", "MAX_KERNELS", "Judgement", "check_globs", "judge_report", "missing_kernels", "require_ptx"]
+__all__ = ["MAX_GLOB", "MAX_KERNELS", "Judgement", "check_globs", "jit_only", "judge_report", "missing_kernels",
+           "require_ptx"]
 
 #: Kernel names kept per binary and GPU (the rest are counted): cuBLAS holds tens of thousands
 MAX_KERNELS = 1000
@@ -59,6 +60,17 @@ def _names(fb: Fatbin) -> list[str] | None:
     return None
 
 
+def _registered(fatbins: list[Fatbin]) -> list[Fatbin]:
+    """The fatbins the CUDA runtime registers that are not arch-specific: every kernel of them may be called."""
+    return [fb for fb in fatbins if fb.loadable and not fb.embedded and not _specialised(fb)]
+
+
+def _pool(fatbins: list[Fatbin]) -> list[Fatbin]:
+    """The fatbins whose kernels and PTX count: the registered ones, else those a binary loads otherwise (arch-
+    specific, stored as data), else its relocatable (``-rdc``) ones, which reach a GPU through a device link."""
+    return _registered(fatbins) or [fb for fb in fatbins if fb.loadable] or [fb for fb in fatbins if fb.relocatable]
+
+
 def missing_kernels(
     fatbins: list[Fatbin], coverage: dict[str, dict[str, str]], gpus: list[Arch], driver: DriverSpec, policy: Policy
 ) -> dict[str, dict[str, Any]]:
@@ -78,8 +90,7 @@ def missing_kernels(
     failing = [g for g in gpus if _named(coverage.get(g.capability, {}).get("status", ""), policy)]
     if not failing:
         return {}
-    registered = [fb for fb in fatbins if fb.loadable and not fb.embedded and not _specialised(fb)]
-    pool = registered or [fb for fb in fatbins if fb.loadable]
+    pool = _pool(fatbins)
     cache: dict[object, Any] = {}
     read: dict[int, list[str] | None] = {}
     out: dict[str, dict[str, Any]] = {}
@@ -102,14 +113,29 @@ def missing_kernels(
     return out
 
 
+def jit_only(
+    fatbins: list[Fatbin], coverage: dict[str, dict[str, str]], gpus: list[Arch], driver: DriverSpec
+) -> list[str]:
+    """For ``sass_only``: the GPUs on which a ``partial`` binary loads some of its modules only by PTX JIT.
+
+    A partial binary's status is that of the modules that do not load; those that do may still load
+    only by JIT-compiling their PTX at first launch, which a SASS-only policy does not accept.
+    """
+    partial = [g for g in gpus if coverage.get(g.capability, {}).get("status") == "partial"]
+    cache: dict[object, Any] = {}
+    pool = _pool(fatbins) if partial else []
+    return [g.capability for g in partial if any(fatbin_status(fb, g, driver, cache)[0] == "PTX JIT"
+                                                 and _code(fb, cache) for fb in pool)]  # fmt: skip
+
+
 def require_ptx(fatbins: list[Fatbin]) -> str | None:
     """For ``require_ptx``: the first registered fatbin with code that keeps no PTX for newer GPUs, or None.
 
     Arch-specific fatbins (all entries ``a``/``f``) are left out: a library calls them on those GPUs only.
     """
     cache: dict[object, Any] = {}
-    registered = [fb for fb in fatbins if fb.loadable and not fb.embedded and not _specialised(fb)]
-    for fb in registered or [fb for fb in fatbins if fb.loadable]:
+    registered = _registered(fatbins)
+    for fb in _pool(fatbins):
         gap = ptx_gap([(e.kind, e.arch) for e in fb.iter_entries()])
         if gap is not None and _code(fb, cache):
             return gap if len(registered) <= 1 else f"a fatbin at offset {fb.offset:#x}: {gap}"
@@ -176,7 +202,7 @@ def judge_report(binaries: list[BinaryReport], gpus: list[str], policy: Policy, 
     rescued: dict[tuple[int, str], str] = {}  # (group, gpu) -> the path of the member that covers it
     for k, idx in members.items():
         for g in gpus:
-            by = next((binaries[i].path for i in idx if _rule(binaries[i], g, policy) is None), None)
+            by = next((binaries[i].path for i in idx if _covers(binaries[i], g, policy)), None)
             if by is not None:
                 rescued[k, g] = by
         judgement.groups.append({"glob": globs[k], "members": [binaries[i].path for i in idx],
@@ -204,7 +230,14 @@ def _rule(b: BinaryReport, gpu: str, policy: Policy) -> str | None:
     row = b.coverage.get(gpu)
     if row is None:
         return None  # no device code judged for it (no entries): nothing to load
-    return failure(row["status"], policy, b.distribution)
+    rule = failure(row["status"], policy, b.distribution)
+    return "sass-only" if rule is None and policy.sass_only and gpu in b.jit_only else rule
+
+
+def _covers(b: BinaryReport, gpu: str, policy: Policy) -> bool:
+    """A member of a group covers ``gpu`` for the group: it passes the policy there with kernels of its own."""
+    row = b.coverage.get(gpu)
+    return row is not None and row["status"] != "no kernels" and _rule(b, gpu, policy) is None
 
 
 def _failure(b: BinaryReport, gpu: str, rule: str) -> dict[str, Any]:

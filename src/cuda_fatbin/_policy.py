@@ -167,6 +167,11 @@ def ptx_gap(entries: Iterable[tuple[str, Arch | None]]) -> str | None:
     first_past = Arch(newest.major + 1, 0) if newest is not None else None
     if any(not a.suffix and (first_past is None or a.base <= first_past) for a in ptx):
         return None
+    plain = [a for a in ptx if not a.suffix]
+    if plain:  # first_past is set: PTX for an arch past the next major leaves the GPUs before it without code
+        lowest = min(plain, key=lambda a: a.base)
+        return (f"only PTX past the next major ({', '.join(sorted({a.compute for a in plain}))}): {beyond} and "
+                f"older than {lowest.base.capability} cannot run it")
     if ptx:
         return f"only arch-specific PTX ({', '.join(sorted({a.compute for a in ptx}))}): {beyond} cannot run it"
     return f"no PTX: {beyond} cannot run it"

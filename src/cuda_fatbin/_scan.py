@@ -33,7 +33,7 @@ from ._files import (
     read_regular,
     stat_path,
 )
-from ._gate import Judgement, check_globs, judge_report, missing_kernels, require_ptx
+from ._gate import Judgement, check_globs, jit_only, judge_report, missing_kernels, require_ptx
 from ._inputs import _HEAD, _error, _is_binary, _Item, _list_inputs, _Listing, _opened
 from ._jobs import fan_out
 from ._nvidia import gpu_arch, gpu_list
@@ -91,6 +91,9 @@ class BinaryReport:
         whose names could not be read}`` (:func:`cuda_fatbin._gate.missing_kernels`).
     ptx_gap : str or None
         With a ``require_ptx`` policy: why GPUs newer than its SASS would run none of its code.
+    jit_only : list of str
+        With a ``sass_only`` policy: the GPUs on which it is ``partial`` and loads some module only by PTX
+        JIT (:func:`cuda_fatbin._gate.jit_only`). Not part of ``scan --json``: its failures say it.
     """
 
     path: str
@@ -107,6 +110,7 @@ class BinaryReport:
     needs: dict[str, str] = field(default_factory=dict)
     kernels: dict[str, dict[str, Any]] = field(default_factory=dict)
     ptx_gap: str | None = None
+    jit_only: list[str] = field(default_factory=list)
 
     @property
     def has_device_code(self) -> bool:
@@ -333,6 +337,7 @@ def _judged(
         policy = policy or Policy()
         report.kernels = missing_kernels(fatbins, report.coverage, gpus, driver, policy)
         report.ptx_gap = require_ptx(fatbins) if policy.require_ptx else None
+        report.jit_only = jit_only(fatbins, report.coverage, gpus, driver) if policy.sass_only else []
     except (ValueError, MemoryError, RecursionError) as exc:
         report.error = _error(exc)
     return report

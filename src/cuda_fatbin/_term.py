@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 
 TYPE_CHECKING = False
@@ -67,8 +68,11 @@ def shown(text: object) -> str:
     return "".join(ch if ch.isprintable() else _escape(ch) for ch in s)
 
 
-#: Characters that are markup in a GitHub markdown table cell: each is written after a backslash
-_MARKDOWN = str.maketrans({c: "\\" + c for c in "\\`*_[]<>|~$&!#"})
+#: Characters that are markup in a GitHub markdown table cell: each is written after a backslash (``:`` too,
+#: which ends the scheme of a URL GitHub would turn into a link: ``https://...``, ``mailto:...``)
+_MARKDOWN = str.maketrans({c: "\\" + c for c in "\\`*_[]<>|~$&!#:"})
+#: ``www.`` starts a link in GitHub markdown, however it is cased: its dot is escaped
+_WWW = re.compile(r"(?i)(www)\.")
 
 
 def markdown(text: object) -> str:
@@ -80,8 +84,10 @@ def markdown(text: object) -> str:
     --------
     >>> print(markdown("a|b <script> [x](y) *k*\\x1b"))
     a\\|b \\<script\\> \\[x\\](y) \\*k\\*\\\\x1b
+    >>> print(markdown("pkg/http://evil.example www.evil.example"))
+    pkg/http\\://evil.example www\\.evil.example
     """
-    return shown(text).translate(_MARKDOWN)
+    return _WWW.sub(r"\1\\.", shown(text).translate(_MARKDOWN))
 
 
 def is_printable_text(text: object) -> bool:

@@ -151,14 +151,16 @@ def _gate(every: list[Fatbin], results: list[tuple[Fatbin, Any]], verdict: dict[
           driver: str | None, policy: Policy) -> dict[str, Any]:  # fmt: skip
     """The policy's failures per GPU (from the verdict, or each fatbin's row where there is none), the
     require-ptx failure, the kernels each failing GPU cannot load (docs/ci.md)."""
-    from .._gate import missing_kernels, require_ptx
+    from .._gate import jit_only, missing_kernels, require_ptx
     from .._policy import failure
 
     failures: list[dict[str, Any]] = []
+    jit = jit_only(every, verdict, gpus, driver) if verdict and policy.sass_only else []
     for g in gpus:
         if verdict is not None and g.capability in verdict:
             row = verdict[g.capability]
             rule = failure(row["status"], policy)
+            rule = "sass-only" if rule is None and g.capability in jit else rule
             if rule is not None:
                 failures.append({"gpu": g.capability, "rule": rule, "status": row["status"], "reason": row["reason"]})
             continue
