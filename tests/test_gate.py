@@ -415,3 +415,22 @@ def test_markdown_adds_no_mail_links_for_names():
     cmarkgfm = pytest.importorskip("cmarkgfm")
     cell = markdown("pkg/user@evil.example/k.so")
     assert "<a " not in cmarkgfm.github_flavored_markdown_to_html(f"| a |\n|---|\n| {cell} |\n")
+
+
+@pytest.fixture(scope="module")
+def empty_ptx_module(needs_nvcc, tmp_path_factory) -> Path:
+    """libempty.so: a kernel as sm_90 SASS, and a host-only file built as compute_75 PTX (an empty module,
+    as nvidia-curand 10.4.5.25 ships three of)."""
+    tmp = tmp_path_factory.mktemp("empty")
+    a = _nvcc_object(needs_nvcc, tmp, "k", SASS80_CU, "-gencode", "arch=compute_90,code=sm_90")
+    host = "static int twice(int x) { return 2 * x; }\nint api(int x) { return twice(x); }\n"
+    b = _nvcc_object(needs_nvcc, tmp, "host", host, "-gencode", "arch=compute_75,code=compute_75")
+    subprocess.run([needs_nvcc, "-shared", str(a), str(b), "-o", str(tmp / "libempty.so")], check=True, timeout=300)
+    return tmp / "libempty.so"
+
+
+def test_sass_only_is_not_failed_by_an_empty_ptx_module(empty_ptx_module):
+    lib = empty_ptx_module
+    doc = _validate("scan.json", cli("scan", lib, "--gpu", "90", "--sass-only", "--json", check=0).stdout)
+    assert doc["binaries"][0]["coverage"]["9.0"]["status"] == "SASS exact"  # every kernel has SASS for 9.0
+    cli("which", lib, "--gpu", "90", "--sass-only", check=0)

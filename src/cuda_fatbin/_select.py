@@ -637,13 +637,35 @@ def _specialised(fb: Fatbin) -> bool:
     return all(e.arch is not None and e.arch.suffix for e in fb.iter_entries())
 
 
+#: PTX larger than this is taken to hold code unread: an empty module is a few lines
+_EMPTY_PTX = 4096
+#: The lines of a PTX module that declare nothing: its header and comments
+_PTX_HEADER = (b".version", b".target", b".address_size", b"//")
+
+
+def _ptx_has_code(entry: FatbinEntry) -> bool:
+    """False for an empty PTX module (its header only, no function and no variable): nvcc's PTX of a file
+    without device code, which a JIT turns into nothing."""
+    if entry.size > _EMPTY_PTX:
+        return True
+    try:
+        text = entry.data()
+    except ValueError:  # cannot tell, so count it
+        return True
+    lines = (line.strip() for line in text.replace(b"\0", b"").splitlines())
+    return any(line and not line.startswith(_PTX_HEADER) for line in lines)
+
+
 def _has_code(fb: Fatbin) -> bool:
-    """False for a fatbin whose cubins hold no code and which has no PTX (nvcc's device-link stubs)."""
+    """False for a fatbin whose cubins hold no code and whose PTX modules are empty (nvcc's device-link stubs,
+    the PTX nvcc writes for a file without device code)."""
     from ._detect import cubin_has_code
 
-    if any(e.kind != "elf" for e in fb.iter_entries()):
+    if any(e.kind != "elf" and (e.kind != "ptx" or _ptx_has_code(e)) for e in fb.iter_entries()):
         return True
     for e in fb.iter_entries():
+        if e.kind != "elf":
+            continue
         try:  # the image's sections, read in place: a sparse payload costs what the file holds, not its size
             if cubin_has_code(e._in_place()):
                 return True
@@ -733,7 +755,9 @@ def _judge_one(
     stubs: list[_Row] = []
     rows: list[_Row] = []
     for r in own:  # one pass: a list search per row was quadratic in kernel-less fatbins
-        (stubs if rank(r) >= driver_bad and r[1] is not None and not _code(r[1], cache) else rows).append(r)
+        # a fatbin without code that loads nothing, or only an empty PTX module, decides nothing
+        skip = rank(r) >= driver_bad or r[0][0] == "PTX JIT"
+        (stubs if skip and r[1] is not None and not _code(r[1], cache) else rows).append(r)
     if stubs:
         notes.append(f"{len(stubs)} registered fatbins without code skipped")
     linked: list[_Row] = [(fatbin_status(fb, gpu, driver, cache), fb) for fb in relocatable if _code(fb, cache)]
