@@ -434,3 +434,9 @@ def test_sass_only_is_not_failed_by_an_empty_ptx_module(empty_ptx_module):
     doc = _validate("scan.json", cli("scan", lib, "--gpu", "90", "--sass-only", "--json", check=0).stdout)
     assert doc["binaries"][0]["coverage"]["9.0"]["status"] == "SASS exact"  # every kernel has SASS for 9.0
     cli("which", lib, "--gpu", "90", "--sass-only", check=0)
+
+
+def test_which_markdown_names_every_gpu_of_a_file_of_relocatable_fatbins_only(rdc_sass80):
+    out = cli("which", rdc_sass80, "--gpu", "80;90", "--format", "markdown", check=1).stdout
+    assert "### GPU 8.0: SASS exact; covered\n" in out
+    assert "### GPU 9.0: no entry; not covered: no fatbin" in out

@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         _print_json(doc)
         return 0 if covered else 1
     if form == "markdown":
-        _print_markdown(args, results, verdict, gate)
+        _print_markdown(args, gpus, results, verdict, gate)
         return 0 if covered else 1
     _print_text(args, every, results, verdict)
     _print_gate(gate, verdict)
@@ -210,8 +210,8 @@ def _print_gate(gate: dict[str, Any], verdict: dict[str, Any] | None) -> None:
             print(f"\n{g}: {total} kernels without code: {_shown(listed)}" + (f" and {more} more" if more else ""))
 
 
-def _print_markdown(args: argparse.Namespace, results: list[tuple[Fatbin, Any]], verdict: dict[str, Any] | None,
-                    gate: dict[str, Any]) -> None:  # fmt: skip
+def _print_markdown(args: argparse.Namespace, gpus: list[Arch], results: list[tuple[Fatbin, Any]],
+                    verdict: dict[str, Any] | None, gate: dict[str, Any]) -> None:  # fmt: skip
     """A CI job summary: the verdict, then a table per GPU of what each fatbin loads (names escaped)."""
     from .._term import markdown as md
 
@@ -220,13 +220,14 @@ def _print_markdown(args: argparse.Namespace, results: list[tuple[Fatbin, Any]],
           + ("every GPU is covered" if not gate["failures"] else "some GPU is **NOT** covered") + "\n")  # fmt: skip
     if None in failing:
         print(f"PTX for newer GPUs (--require-ptx): {md(failing[None]['reason'])}\n")
-    gpus = [r.gpu for r in results[0][1]] if results else []
-    for g in gpus:
+    for g in gpus:  # every GPU, also where no fatbin is loaded as it is (relocatable or stored ones only)
         f = failing.get(g.capability)
         head = f"{md(f['rule'])}: {md(f['reason'])}" if f else "covered"
         if verdict and g.capability in verdict:
             head = f"{md(verdict[g.capability]['status'])}; " + head
-        print(f"### GPU {g.capability}: {head}\n\n| fatbin | loads | why |\n|---|---|---|")
+        print(f"### GPU {g.capability}: {head}\n")
+        if results:
+            print("| fatbin | loads | why |\n|---|---|---|")
         for fb, rows in results[:100]:
             r = next(r for r in rows if r.gpu == g)
             print(f"| {md(_where(fb))} | {md(_status(args, fb, r))} | {md(r.reason)} |")
