@@ -440,3 +440,74 @@ def test_which_markdown_names_every_gpu_of_a_file_of_relocatable_fatbins_only(rd
     out = cli("which", rdc_sass80, "--gpu", "80;90", "--format", "markdown", check=1).stdout
     assert "### GPU 8.0: SASS exact; covered\n" in out
     assert "### GPU 9.0: no entry; not covered: no fatbin" in out
+
+
+def test_a_driver_that_does_not_run_the_gpu_names_no_kernels(jit_and_sass80):
+    doc = _validate("scan.json", cli("scan", jit_and_sass80, "--gpu", "80;90", "--driver", "11.0", "--json",
+                                     check=1).stdout)  # fmt: skip
+    (b,) = doc["binaries"]
+    assert b["coverage"]["9.0"]["status"] == "driver predates GPU" and "9.0" not in b["kernels"]
+    assert b["coverage"]["8.0"]["status"] == "needs newer driver"  # compute_80 compressed: a CUDA 12.4+ driver
+    assert [k["name"] for k in b["kernels"]["8.0"]["kernels"]] == ["jit_only"]
+
+
+def test_require_ptx_is_met_by_one_alternative_of_a_group(tmp_path):
+    wheel = _fatbin_wheel(tmp_path / "sgl-1.0-py3-none-any.whl", {
+        "sgl/sm90/k.fatbin": _fatbin(["sm_90"], ["sm_90"]), "sgl/sm100/k.fatbin": _fatbin(["sm_100"], []),
+    })  # fmt: skip
+    report = scan([wheel], gpus="90;100", require_ptx=True, alternatives=["*/sm*/*"], max_workers=1)
+    assert report.covered and report.judgement().failures == []
+    alone = scan([wheel], gpus="90;100", require_ptx=True, max_workers=1).judgement().failures
+    assert [(Path(f["path"]).parent.name, f["rule"]) for f in alone if f["gpu"] is None] == [("sm100", "require-ptx")]
+    both = _fatbin_wheel(tmp_path / "b-1.0-py3-none-any.whl", {
+        "b/sm90/k.fatbin": _fatbin(["sm_90"], []), "b/sm100/k.fatbin": _fatbin(["sm_100"], []),
+    })  # fmt: skip
+    found = scan([both], gpus="90;100", require_ptx=True, alternatives=["*/sm*/*"], max_workers=1).judgement()
+    failed = sorted(Path(f["path"]).parent.name for f in found.failures if f["rule"] == "require-ptx")
+    assert failed == ["sm100", "sm90"]
+
+
+def test_require_ptx_passes_over_a_fatbin_without_code(tmp_path):
+    k = _fatbin(["sm_90"], ["sm_90"])
+    stub = _fatbin(["sm_90"], [], src="__device__ int table[4] = {1, 2, 3, 4};")  # no function: no PTX needed
+    (tmp_path / "two.fatbin").write_bytes(k + b"\0" * (-len(k) % 8) + stub)
+    report = scan([tmp_path / "two.fatbin"], gpus="90", require_ptx=True, max_workers=1)
+    assert report.binaries[0].fatbins["registered"] == 2 and report.binaries[0].ptx_gap is None and report.covered
+
+
+def test_markdown_lists_the_binaries_not_covered_first(per_arch_wheel):
+    out = cli("scan", per_arch_wheel, "--gpu", "90", "--format", "markdown", check=1).stdout
+    rows = [line for line in out.split("### GPU 9.0")[1].splitlines() if line.startswith("| ")][1:]
+    assert [r.split(" | ")[0].rsplit("\\:\\:", 1)[1] for r in rows] == [
+        "sgl/sm100/k.fatbin", "sgl/common.fatbin", "sgl/sm90/k.fatbin"]  # fmt: skip
+
+
+def test_an_alternatives_glob_star_matches_a_newline_in_a_path(tmp_path):
+    wheel = _fatbin_wheel(tmp_path / "nl-1.0-py3-none-any.whl", {
+        "nl/sm90/a\nb.fatbin": _fatbin(["sm_90"], []), "nl/sm100/k.fatbin": _fatbin(["sm_100"], []),
+    })  # fmt: skip
+    report = scan([wheel], gpus="90;100", alternatives=["*/sm*/*"], max_workers=1)
+    assert len(report.judgement().groups[0]["members"]) == 2 and report.covered
+
+
+def test_an_unreadable_binary_is_uncovered_on_every_gpu(tmp_path):
+    (tmp_path / "bad.fatbin").write_bytes(_fatbin(["sm_90"], [])[:100])
+    report = scan([tmp_path], gpus="80;90", max_workers=1)
+    assert report.binaries[0].error and not report.covered
+    assert report.uncovered("8.0") == report.uncovered("9.0") == report.binaries
+    out = cli("scan", tmp_path, "--gpu", "90", "--format", "markdown", check=1).stdout
+    assert "### GPU 9.0: 1 binaries not covered\n" in out and "| ERROR | unreadable |" in out
+
+
+def test_the_longest_glob_accepted_is_max_glob():
+    from cuda_fatbin._gate import MAX_GLOB, check_globs
+
+    assert check_globs(["*" * MAX_GLOB]) == ["*" * MAX_GLOB]
+    with pytest.raises(ValueError, match="at most 4096"):
+        check_globs(["*" * (MAX_GLOB + 1)])
+
+
+def test_which_names_each_failing_gpu_once_when_the_rows_decide(jit_and_sass80):
+    doc = _validate("which.json", cli("which", jit_and_sass80, "--gpu", "90", "--disable-ptx-jit", "--json",
+                                      check=1).stdout)  # fmt: skip
+    assert doc["verdict"] is None and [(f["gpu"], f["rule"]) for f in doc["failures"]] == [("9.0", "not covered")]
