@@ -407,3 +407,44 @@ def test_the_curand_release_pair_loses_the_archs_cuobjdump_lists(curand_pair, cu
     assert "libcurand.so.10: LOST" in shown and "SASS lost: sm_50, sm_60, sm_70" in shown
     same = cli("diff", new, new, check=0)
     assert "1 unchanged" in same.stdout and same.stderr.strip() == "no coverage lost"
+
+
+def _wheel(path: Path, members: list[tuple[str, bytes]]) -> Path:
+    import warnings
+
+    with warnings.catch_warnings(), zipfile.ZipFile(path, "w") as z:
+        warnings.simplefilter("ignore")  # zipfile warns of a duplicate name
+        for name, data in members:
+            z.writestr(name, data)
+    return path
+
+
+def test_diff_new_new_exits_0_for_a_wheel_with_two_members_of_one_name(builds, tmp_path):
+    wheel = _wheel(tmp_path / "dup-1.0-py3-none-any.whl",
+                   [("dup/k.fatbin", builds["sm_80 only"]), ("dup/k.fatbin", builds["arch dropped"])])  # fmt: skip
+    report = diff(wheel, wheel, gpus=GPUS, max_workers=1)
+    assert [b.change for b in report.binaries] == ["unchanged", "unchanged"] and not report.lost
+    for _ in range(3):  # workers return the two members in either order
+        cli("diff", wheel, wheel, "--gpu", GPUS, "-j", "2", check=0)
+
+
+def test_a_partial_binary_no_longer_allowed_to_be_partial_is_lost(builds, tmp_path):
+    lib = two_fatbins(tmp_path / "b", builds["base"], builds["sm_80 only"])  # 9.0: partial
+    old = _wheel(tmp_path / "mylib_cu12-1.0-py3-none-any.whl", [("mylib/libtwo.so", lib)])
+    new = _wheel(tmp_path / "mylib-2.0-py3-none-any.whl", [("mylib/libtwo.so", lib)])
+    cli("scan", old, "--gpu", "90", "--allow-partial", "mylib-cu12", check=0)
+    cli("scan", new, "--gpu", "90", "--allow-partial", "mylib-cu12", check=1)  # mylib may not be partial
+    res = cli("diff", old, new, "--gpu", "90", "--allow-partial", "mylib-cu12", check=1)
+    assert "GPU 9.0: partial -> partial" in res.stdout
+
+
+def test_sass_only_counts_a_partial_binary_that_now_loads_a_module_by_jit_as_lost(builds, tmp_path):
+    from cuda_fatbin import Program
+
+    ptx80 = bytes(Program(SOURCE, "c++").compile("fatbin", archs=["compute_80"], ptx_for=["compute_80"]).code)
+    old, new = two(tmp_path, {"libtwo.so": two_fatbins(tmp_path / "b1", builds["base"], builds["sm_80 only"])},
+                   {"libtwo.so": two_fatbins(tmp_path / "b2", ptx80, builds["sm_80 only"])})  # fmt: skip
+    cli("scan", old, "--gpu", "90", "--sass-only", check=0)  # 9.0 loads base's SASS, sm_80 only not at all
+    cli("scan", new, "--gpu", "90", "--sass-only", check=1)  # 9.0 loads the other module by JIT only
+    [b] = diff(old, new, gpus="90", policy=Policy(sass_only=True), max_workers=1).binaries
+    assert b.gpus["9.0"] == {"old": "partial", "new": "partial", "change": "lost"} and b.lost

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from ._arch import Arch
 from ._kernels import demangle_all, entry_kernels
 from ._nvidia import gpu_list, gpu_names
-from ._policy import Policy, covered
+from ._policy import Policy
 from ._scan import BinaryReport, _attribute, _died, _inputs_of, _scan_job, normalize
 from ._select import parse_driver
 
@@ -61,7 +61,8 @@ class BinaryDiff:
         ``{"lost": [...], "gained": [...]}``: archs (``"sm_90"``) of SASS and of PTX entries, in arch order.
     gpus : dict
         GPU (``"9.0"``) -> ``{"old": status, "new": status, "change": "lost" | "gained" | "changed"}`` for
-        each GPU whose status differs (a status is ``None`` on a side without device code). ``lost``: covered
+        each GPU whose status differs, or whose status passes the policy on one side only (a status is ``None``
+        on a side without device code). ``lost``: covered
         before and not after under the policy; ``gained``: the reverse; ``changed``: another status alike.
     kernels : dict
         ``{"lost": [...], "gained": [...]}``: mangled kernel names, sorted.
@@ -343,8 +344,19 @@ def _pairs(rows: list[list[_Row]]) -> tuple[list[tuple[_Row | None, _Row | None]
     gpairs, gold, gnew = _pair(list(groups[0]), list(groups[1]), keys)
     out: list[tuple[_Row | None, _Row | None]] = []
     notes: dict[int, str] = {}
+    # a binary's rank among those of its path in its group (an archive may hold a name twice), by what it holds:
+    # the order workers return them in varies, and the same bytes on both sides rank alike
+    nth: dict[int, int] = {}
+    for side in (0, 1):
+        same: dict[tuple[object, str], list[_Row]] = collections.defaultdict(list)
+        for r in rows[side]:
+            same[r.group, r.rel].append(r)
+        for found in same.values():
+            found.sort(key=lambda r: (r.device_bytes, sorted(r.report.entries.items()), r.kernels, r.report.path))
+            nth.update((id(r), i) for i, r in enumerate(found))
     for go, gn in gpairs:
-        pairs, left_old, left_new = _pair(groups[0][go], groups[1][gn], [lambda r: r.rel, lambda r: r.name])
+        by: list[Callable[[_Row], Hashable]] = [lambda r: r.rel, lambda r: r.name, lambda r: (r.rel, nth[id(r)])]
+        pairs, left_old, left_new = _pair(groups[0][go], groups[1][gn], by)
         out += pairs
         for side, left in ((0, left_old), (1, left_new)):
             named = collections.Counter(r.name for r in groups[side][(go, gn)[side]])
@@ -383,8 +395,10 @@ def _status(row: _Row | None, gpu: str) -> str | None:
 
 
 def _covered(policy: Policy, row: _Row | None, gpu: str) -> bool:
-    status = _status(row, gpu)
-    return row is not None and status is not None and covered(status, policy, row.report.distribution)
+    """Covered as the gate judges it (``_gate``: the policy's rules, a partial binary's modules JIT-compiled)."""
+    from ._gate import _rule
+
+    return row is not None and _status(row, gpu) is not None and _rule(row.report, gpu, policy) is None
 
 
 def _compare(old: _Row | None, new: _Row | None, gpus: list[str], policy: Policy, note: str | None) -> BinaryDiff:
@@ -409,9 +423,9 @@ def _compare(old: _Row | None, new: _Row | None, gpus: list[str], policy: Policy
     out.kernels = _gained_lost(old.kernels if old else (), new.kernels if new else ())
     for g in gpus:
         before, after = _status(old, g), _status(new, g)
-        if before == after:
-            continue
         was, now = _covered(policy, old, g), _covered(policy, new, g)
+        if before == after and was == now:  # the same status may pass the policy on one side only
+            continue
         change = "lost" if was and not now else "gained" if now and not was else "changed"
         out.gpus[g] = {"old": before, "new": after, "change": change}
         if change == "lost":
