@@ -448,3 +448,68 @@ def test_sass_only_counts_a_partial_binary_that_now_loads_a_module_by_jit_as_los
     cli("scan", new, "--gpu", "90", "--sass-only", check=1)  # 9.0 loads the other module by JIT only
     [b] = diff(old, new, gpus="90", policy=Policy(sass_only=True), max_workers=1).binaries
     assert b.gpus["9.0"] == {"old": "partial", "new": "partial", "change": "lost"} and b.lost
+
+
+def test_diff_new_new_under_require_ptx_exits_0_though_new_keeps_no_ptx(builds, tmp_path):
+    old, new = two(tmp_path, {"k.fatbin": builds["ptx dropped"]}, {"k.fatbin": builds["ptx dropped"]})
+    report = diff(old, new, gpus=GPUS, policy=Policy(require_ptx=True), max_workers=1)
+    assert not report.lost and [b.change for b in report.binaries] == ["unchanged"]  # no gap gained: nothing lost
+    cli("diff", new, new, "--gpu", GPUS, "--require-ptx", check=0)
+
+
+def test_cupy_distributions_pair_across_their_cuda_major(builds, tmp_path):
+    old = _wheel(tmp_path / "cupy_cuda12x-13.0-cp312-cp312-manylinux_2_28_x86_64.whl", [("cupy/k.so", builds["base"])])
+    new = _wheel(tmp_path / "cupy_cuda13x-14.0-cp312-cp312-manylinux_2_28_x86_64.whl", [("cupy/k.so", builds["base"])])
+    gone = _wheel(tmp_path / "gone-1.0-py3-none-any.whl", [("gone/g.so", builds["base"])])
+    fresh = _wheel(tmp_path / "fresh-1.0-py3-none-any.whl", [("fresh/f.so", builds["base"])])
+    (tmp_path / "o").mkdir(), (tmp_path / "n").mkdir()
+    for src, folder in ((old, "o"), (gone, "o"), (new, "n"), (fresh, "n")):  # no one distribution left alone
+        (tmp_path / folder / src.name).write_bytes(src.read_bytes())
+    report = diff(tmp_path / "o", tmp_path / "n", gpus=GPUS, max_workers=1)
+    assert {b.name: b.change for b in report.binaries} == {"k.so": "unchanged", "g.so": "removed", "f.so": "added"}
+
+
+def test_a_folder_of_wheels_for_three_machines_pairs_each_with_its_own(builds, tmp_path):
+    for side, version, python, glibc in (("old", "1.0", "cp312", "2_27"), ("new", "2.0", "cp313", "2_28")):
+        (tmp_path / side).mkdir()
+        for platform in (f"manylinux_{glibc}_x86_64", f"manylinux_{glibc}_aarch64", "win_amd64"):
+            with zipfile.ZipFile(tmp_path / side / f"demo-{version}-{python}-{python}-{platform}.whl", "w") as zf:
+                zf.writestr("demo/libk.so", builds["base"])
+    report = diff(tmp_path / "old", tmp_path / "new", gpus=GPUS, max_workers=1)
+    assert [b.change for b in report.binaries] == ["unchanged"] * 3 and not report.lost
+
+
+def test_the_one_distribution_left_on_each_side_pairs(builds, tmp_path):
+    installed(tmp_path / "old", "oldname", "1.0", {"pkg/libk.so": builds["base"]})
+    installed(tmp_path / "new", "newname", "2.0", {"pkg/libk.so": builds["base"]})
+    [b] = diff(tmp_path / "old", tmp_path / "new", gpus=GPUS, max_workers=1).binaries
+    assert b.change == "unchanged" and b.distribution == {"old": "oldname 1.0", "new": "newname 2.0"}
+
+
+def test_a_binary_whose_device_bytes_alone_changed_is_changed(tmp_path):
+    from cuda_fatbin import Program
+
+    def fatbin(body: str) -> bytes:
+        src = f'extern "C" __global__ void keep(float* p) {{ {body} }}'
+        return bytes(Program(src, "c++").compile("fatbin", archs=["sm_90"], ptx_for=[]).code)
+
+    small, large = fatbin("p[0] = 1;"), fatbin(" ".join(f"p[{i}] = p[{i + 1}] * {i}.5f;" for i in range(64)))
+    assert len(small) != len(large)
+    old, new = two(tmp_path, {"k.fatbin": small}, {"k.fatbin": large})
+    [b] = diff(old, new, gpus=GPUS, max_workers=1).binaries
+    assert b.change == "changed" and b.device_bytes["old"] != b.device_bytes["new"] and not b.lost
+
+
+def test_binaries_losing_coverage_come_first(builds, tmp_path):
+    old, new = two(tmp_path, {"a.fatbin": builds["base"], "z.fatbin": builds["base"]},
+                   {"a.fatbin": builds["kernel removed"], "z.fatbin": builds["arch dropped"]})  # fmt: skip
+    report = diff(old, new, gpus=GPUS, max_workers=1)
+    assert [(b.name, bool(b.lost)) for b in report.binaries] == [("z.fatbin", True), ("a.fatbin", False)]
+    assert text(report).index("z.fatbin: LOST") < text(report).index("a.fatbin: CHANGED")
+
+
+def test_long_arch_lists_are_bounded_with_a_count():
+    rows = [BinaryDiff("lib.so", sass={"lost": [f"sm_{i}" for i in range(40)], "gained": []},
+                       device_bytes={"old": 10, "new": 5})]  # fmt: skip
+    out = text(DiffReport("old", "new", ["8.0"], None, Policy(), rows))
+    assert f"sm_{SHOWN - 1}, ... and {40 - SHOWN} more" in out and f"sm_{SHOWN}," not in out
