@@ -511,3 +511,18 @@ def test_which_names_each_failing_gpu_once_when_the_rows_decide(jit_and_sass80):
     doc = _validate("which.json", cli("which", jit_and_sass80, "--gpu", "90", "--disable-ptx-jit", "--json",
                                       check=1).stdout)  # fmt: skip
     assert doc["verdict"] is None and [(f["gpu"], f["rule"]) for f in doc["failures"]] == [("9.0", "not covered")]
+
+
+def test_two_binaries_of_one_path_each_get_their_own_rule(tmp_path):
+    import warnings
+
+    wheel = tmp_path / "dup-1.0-py3-none-any.whl"
+    with warnings.catch_warnings(), zipfile.ZipFile(wheel, "w") as z:
+        warnings.simplefilter("ignore")  # zipfile warns of a duplicate name
+        z.writestr("dup/k.fatbin", _fatbin(["sm_80"], []))
+        z.writestr("dup/k.fatbin", _fatbin(["sm_90"], []))
+    out = cli("scan", wheel, "--gpu", "90", "--format", "markdown", check=1).stdout
+    rows = sorted(line.split(" | ")[2:4] for line in out.splitlines() if line.startswith("| ") and "k.fatbin" in line)
+    assert rows == [["NONE", "no entry loads"], ["SASS", "ok"]]
+    text = cli("scan", wheel, "--gpu", "90", "--sass-only", check=1).stdout
+    assert "9.0: 1 binaries cannot run" in text and "[" not in text.split("cannot run:")[1].splitlines()[1]

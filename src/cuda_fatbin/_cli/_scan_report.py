@@ -48,14 +48,15 @@ def kernel_line(b: BinaryReport, gpu: str, names: dict[str, str], shown: int = S
 def print_gate_text(report: ScanReport, found: Judgement) -> None:
     """Per GPU: the binaries not covered (with the rule and kernels), the partial ones' missing kernels;
     the require-ptx failures; the groups of alternatives."""
+    from .._gate import _rule
+
     names = _shown_kernels(report, SHOWN_KERNELS)
-    rules = {(f["path"], f["gpu"]): f["rule"] for f in found.failures}
     for g in report.gpus:
         bad = [report.binaries[i] for i in found.uncovered[g] if not report.binaries[i].error]
         if bad:
             print(f"\n{g}: {len(bad)} binaries cannot run" + ("; the first 5:" if len(bad) > SHOWN_BINARIES else ":"))
             for b in bad[:SHOWN_BINARIES]:
-                rule = rules.get((b.path, g), "not covered")
+                rule = _rule(b, g, report.policy) or "not covered"  # by binary: two may share a path
                 tag = "" if rule == "not covered" else f"[{_RULE_WORDS[rule]}] "
                 print(f"  {_shown(b.path)}: {tag}{_shown(b.coverage[g]['reason'])}")
                 line = kernel_line(b, g, names)
@@ -90,10 +91,10 @@ def _policy_words(report: ScanReport) -> str:
 
 def print_markdown(report: ScanReport, found: Judgement, marks: dict[Any, str]) -> None:
     """A CI job summary: the verdict, then a table per GPU (names escaped for markdown and control characters)."""
+    from .._gate import _rule
     from .._term import markdown as md
 
     names = _shown_kernels(report, SHOWN_KERNELS)
-    rules = {(f["path"], f["gpu"]): f["rule"] for f in found.failures}
     verdict = "every GPU is covered" if report.covered else "some GPU is **NOT** covered"
     with_code = [b for b in report.binaries if b.has_device_code or b.error]
     print(f"## cuda-fatbin scan: {verdict}\n")
@@ -108,8 +109,8 @@ def print_markdown(report: ScanReport, found: Judgement, marks: dict[Any, str]) 
         for i in order[:MARKDOWN_ROWS]:
             b = report.binaries[i]
             status = "ERROR" if b.error else marks.get(b.coverage.get(g, {}).get("status"), "-")
-            gate = "unreadable" if b.error else (_RULE_WORDS[rules[b.path, g]] if (b.path, g) in rules else
-                                                 "fails" if i in failing else "ok")  # fmt: skip
+            rule = (_rule(b, g, report.policy) or "not covered") if i in failing and not b.error else None
+            gate = "unreadable" if b.error else _RULE_WORDS[rule] if rule else "ok"  # by binary: two may share a path
             line = kernel_line(b, g, names) or ""
             print(f"| {md(b.path)} | {md(b.distribution or '')} | {status} | {md(gate)} | {md(line)} |")
         if len(order) > MARKDOWN_ROWS:
