@@ -86,8 +86,12 @@ def markdown(text: object) -> str:
     a\\|b \\<script\\> \\[x\\](y) \\*k\\*\\\\x1b
     >>> print(markdown("pkg/http://evil.example www.evil.example"))
     pkg/http\\://evil.example www\\.evil.example
+
+    An ``@`` is followed by an empty HTML comment: GitHub makes ``name@domain.tld`` an e-mail link however its
+    characters are escaped (escapes are read before links are found), and a comment between them renders as
+    nothing.
     """
-    return _WWW.sub(r"\1\\.", shown(text).translate(_MARKDOWN))
+    return _WWW.sub(r"\1\\.", shown(text).translate(_MARKDOWN)).replace("@", "@<!-- -->")
 
 
 def is_printable_text(text: object) -> bool:
