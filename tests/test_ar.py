@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import struct
 import subprocess
 import time
 from pathlib import Path
@@ -21,9 +22,18 @@ from container_testing import ar_header, make_ar
 from cuda_fatbin import FatbinFormatError, detect, iter_fatbins, read_fatbin, scan
 from cuda_fatbin._ar import MAX_NAME, THIN, list_members, read_member
 from cuda_fatbin._archive import ArchiveError
-from test_hostile_reader import tiny_fatbin
+from test_hostile_reader import _ENTRY, tiny_fatbin
 
 from fatbin_testing import listing, process_tmp
+
+
+def kernel_fatbin() -> bytes:
+    """A fatbin of one compute_80 PTX module that defines a kernel (what ``tiny_fatbin``'s empty module lacks)."""
+    ptx = b".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n\tret;\n}\n"
+    ptx += bytes(-len(ptx) % 8)
+    entry = _ENTRY.pack(1, 0x101, 64, len(ptx), 0, 0, 0, 8, 80, 0, 0, 0x11, 0, 0) + ptx
+    return struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(entry)) + entry
+
 
 # ka.o: whole-program SASS + PTX; the long names: -rdc objects (__nv_relfatbin), names over 15 bytes (GNU "//")
 _SOURCES = {
@@ -228,7 +238,8 @@ def test_a_member_declaring_more_than_the_file_is_refused_before_any_read(tmp_pa
 def test_member_names_reach_the_terminal_escaped(tmp_path):
     """A member name with an escape sequence and a byte that is not UTF-8: escaped in scan's and inspect's text."""
     path = tmp_path / "libk.a"
-    path.write_bytes(b"!<arch>\n" + ar_header(b"#1/11", 91) + b"\x1b[31mred\xff.o" + tiny_fatbin())  # BSD name
+    member = b"\x1b[31mred\xff.o" + kernel_fatbin()
+    path.write_bytes(b"!<arch>\n" + ar_header(b"#1/11", len(member)) + member)  # a BSD name
     [m] = list_members(str(path))
     assert m.name == "\x1b[31mred\udcff.o"
     for args in (("scan", "--gpu", "75", "-j", "1", path), ("inspect", path)):  # 7.5: listed as not covered
