@@ -54,6 +54,10 @@ class Terminated(KeyboardInterrupt):
 awaiting: Callable[[int], None] | None = None
 
 
+# How long kill_workers waits for a pool's manager thread to end (it takes milliseconds).
+_MANAGER_WAIT = 1.0
+
+
 def kill_workers(pool: cf.ProcessPoolExecutor) -> None:
     """Kill a process pool's workers (their running jobs) and let the pool shut down without waiting.
 
@@ -67,6 +71,7 @@ def kill_workers(pool: cf.ProcessPoolExecutor) -> None:
     """
     processes = list((getattr(pool, "_processes", None) or {}).values())
     results = getattr(pool, "_result_queue", None)  # shutdown() drops the reference: take it first
+    manager = getattr(pool, "_executor_manager_thread", None)  # and this one
     for process in processes:
         with contextlib.suppress(OSError, AttributeError, ValueError):  # already gone, or closed
             process.kill()
@@ -75,6 +80,11 @@ def kill_workers(pool: cf.ProcessPoolExecutor) -> None:
     if writer is not None:
         with contextlib.suppress(OSError):
             writer.close()
+    if isinstance(manager, threading.Thread) and manager.is_alive():
+        # it sees the pool broken and closes its pipes: at once, so that the interpreter's exit that follows does
+        # not wake it meanwhile (Python 3.11 then printed "OSError: [Errno 9] Bad file descriptor" after an
+        # exit 130); bounded: a process forked from this one since holds the result pipe open
+        manager.join(_MANAGER_WAIT)
 
 
 def stop_jobs(pool: cf.Executor, futures: Iterable[cf.Future[Any]], why: BaseException | None = None) -> None:
