@@ -420,3 +420,46 @@ def test_a_stopped_set_of_children_starts_no_new_one(tmp_path):
     children.stop()
     with pytest.raises(_probe._Stopped):
         _probe.run_child(tmp_path / "x.fatbin", dict(os.environ), children=children)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups, /proc")
+@pytest.mark.parametrize("signum", ["SIGINT", "SIGTERM"])
+def test_a_stopped_probe_leaves_no_process_of_the_nvcc_building_a_case(tmp_path, signum):
+    """Ctrl-C or SIGTERM sent to the probe alone while nvcc builds a relocatable case: nvcc and the tools it
+    started (cicc, ptxas, the host compiler) end with it, not only nvcc's own process."""
+    import signal
+    import threading
+    import time
+
+    from cuda_fatbin._jobs import signal_handlers
+
+    pidfile = tmp_path / "tool.pid"
+    nvcc = tmp_path / "nvcc"
+    nvcc.write_text(f"#!/bin/sh\nsleep 600 &\necho $! > {pidfile}\nwait\n")  # a tool that runs long, as cicc may
+    nvcc.chmod(0o755)
+    main = threading.get_ident()
+
+    def interrupt_once_the_tool_runs() -> None:
+        deadline = time.monotonic() + 60
+        while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        signal.pthread_kill(main, getattr(signal, signum))
+
+    threading.Thread(target=interrupt_once_the_tool_runs, daemon=True).start()
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt), signal_handlers("probe"):
+        _probe.Builder(nvcc=str(nvcc)).artifact("reloc", "sm_90", 1)
+    assert time.monotonic() - t0 < 30
+    tool = int(pidfile.read_text())
+    deadline = time.monotonic() + 10
+    while _running(tool) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not _running(tool), "nvcc's tool outlives the stopped probe"
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

@@ -180,6 +180,27 @@ class ProbeReport:
 # building
 
 
+def _run_tool(cmd: list[str], timeout: float) -> tuple[int, str]:
+    """Run ``cmd`` (nvcc) to its end: ``(returncode, stderr)``.
+
+    It runs in a process group of its own, killed whole when this is interrupted (Ctrl-C, SIGTERM) or times
+    out: nvcc's own tools (cicc, ptxas, the host compiler) would otherwise outlive a stopped probe.
+    """
+    with subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=os.name == "posix"
+    ) as child:
+        try:
+            _, stderr = child.communicate(timeout=timeout)
+        except BaseException:
+            if os.name == "posix":
+                with contextlib.suppress(OSError):
+                    os.killpg(child.pid, signal.SIGKILL)
+            child.kill()
+            child.communicate()
+            raise
+    return child.returncode, stderr
+
+
 class Builder:
     """Builds the fatbin of a case; compiles each (kind, arch, tag) once."""
 
@@ -206,9 +227,9 @@ class Builder:
             with tempfile.TemporaryDirectory() as tmp:
                 Path(tmp, "t.cu").write_text(src)
                 cmd = [self.nvcc, "-c", "-rdc=true", f"-arch={a}", "-o", str(Path(tmp, "t.o")), str(Path(tmp, "t.cu"))]
-                res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-                if res.returncode:
-                    raise NotObservable(f"nvcc -rdc for {a} failed: {res.stderr.strip()[:200]}")
+                returncode, stderr = _run_tool(cmd, 300)
+                if returncode:
+                    raise NotObservable(f"nvcc -rdc for {a} failed: {stderr.strip()[:200]}")
                 return Path(tmp, "t.o").read_bytes()
         from ._multiarch import _JobFailed, _nvrtc
 
