@@ -89,6 +89,25 @@ def test_ctrl_c_during_a_compile_exits_130_and_says_what_it_waits_for(tmp_path, 
     assert not (tmp_path / "k.fatbin").exists()
 
 
+def test_ctrl_c_while_the_command_line_is_read_exits_130_without_a_traceback(tmp_path, monkeypatch, capsys):
+    """A Ctrl-C that comes before the command's own handlers are set (while the parser is built, right after a
+    script started the command): exit 130 and nothing on stderr, as one that comes later."""
+    import os
+    import signal
+
+    from cuda_fatbin import _cli
+
+    built = _cli.build_parser
+
+    def interrupted(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)  # Python's own handler: KeyboardInterrupt here, in the main thread
+        return built(*args, **kwargs)
+
+    monkeypatch.setattr(_cli, "build_parser", interrupted)
+    assert _cli.main(["size", str(tmp_path)]) == 130
+    assert capsys.readouterr().err == ""
+
+
 @pytest.mark.parametrize(
     ("flags", "expected"),
     [

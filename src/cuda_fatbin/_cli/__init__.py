@@ -129,8 +129,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit code (0 success, 1 failure, 2 usage error)."""
     from .._term import escaping_streams
 
-    with escaping_streams():  # a name the output's encoding cannot hold is escaped, never UnicodeEncodeError
-        return _main(argv)
+    try:
+        with escaping_streams():  # a name the output's encoding cannot hold is escaped, never UnicodeEncodeError
+            return _main(argv)
+    except KeyboardInterrupt:  # Ctrl-C before the command's own handlers are set (reading the command line)
+        return 130
 
 
 def _main(argv: Sequence[str] | None) -> int:
