@@ -210,7 +210,8 @@ def _worker_init(parent: int, direct: bool) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops us; no traceback of our own
     if os.name != "posix":
         return
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the command line's handler, inherited by a fork
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:  # ignored when the command started: stays so
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the command line's handler, inherited by a fork
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPPING)  # held back while the parent forked us
     ppid = parent if direct else os.getppid()
     if sys.platform.startswith("linux"):
