@@ -313,3 +313,21 @@ def test_a_sigterm_ignored_when_the_command_starts_stays_ignored_in_its_workers(
         signal.signal(signal.SIGTERM, before)
     with process_pool(1) as pool:  # not ignored: the default, not the command line's handler
         assert pool.submit(_sigterm_handler).result() == signal.SIG_DFL
+
+
+def _blocked() -> set[int]:
+    return {int(s) for s in signal.pthread_sigmask(signal.SIG_BLOCK, [])}
+
+
+@linux
+@pytest.mark.parametrize("own", [True, False], ids=["process_pool", "a callers fork pool"])
+def test_workers_started_while_jobs_are_submitted_do_not_block_ctrl_c_or_sigterm(own):
+    """``run_jobs`` holds SIGINT and SIGTERM back while it submits, and a process pool forks its workers then. The
+    workers must not keep them blocked for life: a caller's pool (``compile(executor=...)``) then had workers that
+    no SIGTERM could end, so its shutdown after another worker crashed (``terminate()``, then ``join()``) hung."""
+    import multiprocessing
+
+    pool = process_pool(1) if own else cf.ProcessPoolExecutor(1, multiprocessing.get_context("fork"))
+    with pool:
+        [blocked] = [f.result() for f in run_jobs(pool, _blocked, [0], lambda _: ())]
+    assert not blocked & {int(signal.SIGINT), int(signal.SIGTERM)}

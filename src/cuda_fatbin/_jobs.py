@@ -179,17 +179,35 @@ def _deferred_signals() -> Iterator[None]:
 
     A process pool forks its workers in ``submit``, and an exception raised by a signal handler while the
     fork handlers run (``logging``'s, ...) is printed and dropped: that Ctrl-C was lost and the command
-    went on to the end. Threads the pool starts meanwhile inherit the mask, so the signal waits for this one.
+    went on to the end. Threads the pool starts meanwhile inherit the mask, so the signal waits for this one;
+    a process forked meanwhile (a worker of any pool) unblocks them at once (``_release_in_child``).
     """
+    global _holding
     block = getattr(signal, "pthread_sigmask", None)
     if block is None or threading.current_thread() is not threading.main_thread():
         yield
         return
     previous = block(signal.SIG_BLOCK, _STOPPING)
+    _holding = True
     try:
         yield
     finally:
+        _holding = False
         block(signal.SIG_SETMASK, previous)
+
+
+# True while _deferred_signals holds the signals back: a process forked meanwhile (a pool's worker, the caller's
+# pool's too) inherits the mask, and would keep SIGINT and SIGTERM blocked for life without _release_in_child.
+_holding = False
+
+
+def _release_in_child() -> None:
+    if _holding:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPPING)
+
+
+if hasattr(os, "register_at_fork") and hasattr(signal, "pthread_sigmask"):
+    os.register_at_fork(after_in_child=_release_in_child)
 
 
 def _alive(pid: int) -> bool:
