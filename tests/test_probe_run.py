@@ -463,3 +463,19 @@ def _running(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG")
+def test_a_case_process_dies_with_the_probe(tmp_path, monkeypatch):
+    """Each case process asks the kernel to kill it when the probe dies (SIGKILL included): its parent-death signal,
+    read back in the process itself, is SIGKILL."""
+    import signal
+
+    read_back = (
+        "import ctypes\nv = ctypes.c_int()\n"
+        "ctypes.CDLL(None).prctl(2, ctypes.byref(v), 0, 0, 0)\nprint('TAG', v.value)\n"
+    )
+    monkeypatch.setattr(_probe, "_CHILD", read_back)  # PR_GET_PDEATHSIG
+    path = tmp_path / "case.fatbin"
+    path.write_bytes(b"")
+    assert _probe.run_child(path, dict(os.environ)) == (f"TAG {int(signal.SIGKILL)}", "")
