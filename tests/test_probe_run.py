@@ -160,7 +160,7 @@ def test_the_report_names_every_version_and_what_could_not_be_asked(monkeypatch)
 @pytest.fixture
 def fake_gpu(monkeypatch):
     """GPU 0 a 9.0 with a CUDA 12.8 driver (GPU 1 another, never probed), NVRTC targeting three SMs."""
-    from cuda_fatbin import _arch, _driver
+    from cuda_fatbin import _arch, _driver, _multiarch  # noqa: F401  (_multiarch binds the real function first)
 
     gpus = (_driver.DeviceInfo(0, "Fake GPU", (9, 0), 12080), _driver.DeviceInfo(1, "Other", (8, 0), 12080))
     monkeypatch.setattr(_driver, "devices", lambda *a, **k: gpus)
