@@ -57,3 +57,12 @@ class Terminal(io.StringIO):
 
     def isatty(self) -> bool:
         return True
+
+
+def process_running(pid: int) -> bool:
+    """The process exists and is not a zombie (an orphan's zombie waits for a reaper that may never come)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from cli_testing import process_running
+
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc to see the pool start")
 
 TRIES = int(os.environ.get("CUDA_FATBIN_SIGINT_TRIES", "2"))
@@ -173,14 +175,6 @@ def _children(pid: int) -> set[int]:
     return found
 
 
-def _running(pid: int) -> bool:
-    """The process exists and is not a zombie (an orphan's zombie waits for a reaper that may never come)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
 
 @pytest.fixture(scope="module")
 def many_binaries(tmp_path_factory):
@@ -214,9 +208,9 @@ def test_a_signal_mid_scan_stops_it_and_no_worker_outlives_it(many_binaries, sig
     assert proc.returncode == code and "Traceback" not in err, (proc.returncode, err)
     assert elapsed < 10, elapsed
     deadline = time.monotonic() + 30
-    while any(_running(w) for w in workers) and time.monotonic() < deadline:
+    while any(process_running(w) for w in workers) and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert not [w for w in workers if _running(w)]
+    assert not [w for w in workers if process_running(w)]
 
 
 def test_sigterm_while_extract_writes_leaves_no_temporary_file(tmp_path, monkeypatch):

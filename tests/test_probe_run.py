@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_testing import process_running
 from cuda_fatbin import _probe
 from cuda_fatbin._probe import Case, Entry
 
@@ -452,17 +453,10 @@ def test_a_stopped_probe_leaves_no_process_of_the_nvcc_building_a_case(tmp_path,
     assert time.monotonic() - t0 < 30
     tool = int(pidfile.read_text())
     deadline = time.monotonic() + 10
-    while _running(tool) and time.monotonic() < deadline:
+    while process_running(tool) and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert not _running(tool), "nvcc's tool outlives the stopped probe"
+    assert not process_running(tool), "nvcc's tool outlives the stopped probe"
 
-
-def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG")

@@ -492,15 +492,20 @@ def parse_size(text: str) -> int:
     return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
 
 
-def _drop_keys(drop: Iterable[str]) -> set[str]:
-    """``sm_90`` -> ``"elf sm_90"`` (its SASS), ``compute_90`` -> ``"ptx sm_90"`` (its PTX)."""
+def _entry_keys(specs: Iterable[str], option: str, takes: str) -> set[str]:
+    """``sm_90`` -> ``"elf sm_90"`` (its SASS), ``compute_90`` -> ``"ptx sm_90"`` (its PTX); errors name ``option``."""
     keys = set()
-    for spec in drop:
+    for spec in specs:
         m = _DROP_RE.fullmatch(spec.strip().lower())
         if not m:
-            raise ValueError(f"--drop takes sm_XY (drops that SASS) or compute_XY (drops that PTX); got {spec!r}")
+            raise ValueError(f"{option} takes {takes}; got {spec!r}")
         keys.add(f"{'elf' if m.group(1) == 'sm' else 'ptx'} sm_{m.group(2)}")
     return keys
+
+
+def _drop_keys(drop: Iterable[str]) -> set[str]:
+    """The ``"kind arch"`` keys ``--drop`` removes: ``sm_90`` its SASS, ``compute_90`` its PTX."""
+    return _entry_keys(drop, "--drop", "sm_XY (drops that SASS) or compute_XY (drops that PTX)")
 
 
 def _removal(drop: Iterable[str], keep_ptx_for: Iterable[str]) -> Callable[[str], bool]:
@@ -512,13 +517,8 @@ def _removal(drop: Iterable[str], keep_ptx_for: Iterable[str]) -> Callable[[str]
 def _kept_ptx(keep: Iterable[str]) -> set[str] | None:
     """``compute_90`` (or ``sm_90``) -> ``"ptx sm_90"``: the PTX ``--keep-ptx-for`` keeps; ``None`` when none is
     named (every PTX is kept)."""
-    keys = set()
-    for spec in keep:
-        m = _DROP_RE.fullmatch(spec.strip().lower())
-        if not m:
-            raise ValueError(f"--keep-ptx-for takes compute_XY (or sm_XY): the PTX to keep; got {spec!r}")
-        keys.add(f"ptx sm_{m.group(2)}")
-    return keys or None
+    keys = _entry_keys(keep, "--keep-ptx-for", "compute_XY (or sm_XY): the PTX to keep")
+    return {"ptx " + key.split(" ", 1)[1] for key in keys} or None
 
 
 @dataclass
