@@ -349,3 +349,19 @@ def test_relocatable_cubins_reserve_shared_memory_and_globals_without_file_bytes
     out = tmp_path / "out"
     extract_entries(tmp_path / "k.o", out, kinds=("elf",))
     assert len(os.listdir(out)) == len(archs)
+
+
+@pytest.mark.parametrize("sh_type", [0x70000007, 0x7000000A])
+def test_nvidias_no_file_types_are_read_so_in_cuda_images_only(sh_type):
+    """The same processor-specific type means something else to another machine (x86-64, AArch64): there a
+    section of it that runs past the end is refused, as any other."""
+    for machine, reads in ((190, True), (62, False), (183, False)):
+        image = make_elf([(".nv.shared.k", sh_type, b"")], machine=machine)
+        row = read_header(image).shoff + 64  # the section after the null one
+        big = patched(image, row + 32, "<Q", 1 << 20)
+        if reads:
+            [_null, (_name, typ, _off, size), _names] = section_headers(big, read_header(big))
+            assert (typ, size) == (8, 1 << 20)
+        else:
+            with pytest.raises(ElfFormatError, match="runs past the end"):
+                section_headers(big, read_header(big))
