@@ -18,7 +18,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from cuda_fatbin import _arch, _container, _reader, iter_fatbins, parse_archs
+from cuda_fatbin import _arch, _container, _reader, _source, iter_fatbins, parse_archs
 
 from elf_testing import make_elf
 
@@ -189,10 +189,10 @@ from cuda_fatbin import FatbinFormatError, iter_fatbins, _reader
 path, mode = sys.argv[1], sys.argv[2]
 if mode != "sparse":  # cut the file to 1 MiB + 4 KiB as the search reads its second window
     load = _reader._Data._load
-    def cut(self, pos, end):
+    def cut(self, pos, end, *size):
         if pos > 0:
             os.truncate(path, (1 << 20) + 4096)
-        return load(self, pos, end)
+        return load(self, pos, end, *size)
     _reader._Data._load = cut
 start = time.perf_counter()
 try:
@@ -291,10 +291,17 @@ def test_ptx_in_a_mapped_file_reads_as_in_memory(tmp_path):
         assert outcome(path) == outcome(data), f"case {i}: {outcome(data)}"
 
 
+# where the search's windows end (the file has no hole): 64 KiB first, then 16 times more, each read from 3 bytes
+# before the last one's end (a magic may straddle it), up to _WINDOW
+_FIRST = _source._FIRST_WINDOW
+_WINDOW_ENDS = [_FIRST, _FIRST + 16 * _FIRST - 3, _FIRST + 16 * _FIRST + 256 * _FIRST - 6]
+
+
+@pytest.mark.parametrize("window_end", _WINDOW_ENDS)
 @pytest.mark.parametrize("shift", [-3, -2, -1, 0])
-def test_a_magic_across_two_windows_is_found(tmp_path, shift):
+def test_a_magic_across_two_windows_is_found(tmp_path, shift, window_end):
     path = tmp_path / "across.bin"
-    at = _reader._WINDOW + shift  # the first window starts at 0 (the file has no hole)
+    at = window_end + shift
     with open(path, "wb") as f:
         f.write(b"\x01" * at + tiny_fatbin() + b"\x01" * 64)
     assert [fb.offset for fb in iter_fatbins(path, embedded=True)] == [at]

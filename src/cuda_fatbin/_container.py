@@ -486,12 +486,17 @@ def _u(fmt: str, buf: Buffer, offset: int, limit: int, what: str) -> tuple[Any, 
     return st.unpack_from(buf, offset)
 
 
+_HEADER = struct.Struct("<IHHQ")  # a fatbin header: magic, version, header size, size of the entries
+
+
 def _parse(
     src: _Data, start: int, limit: int, section: str | None, *, strict: bool = False, relocatable: bool = False
 ) -> Fatbin:
     buf = src.view  # the callers checked that a mapped file still holds [start, limit)
     # every caller found the magic at ``start`` (read_fatbin, the section walk, the search)
-    _magic, version, header_size, body = _u("<IHHQ", buf, start, limit, "fatbin header")
+    if start + 16 > limit:
+        raise FatbinFormatError(f"truncated fatbin header: need 16 bytes, {max(0, limit - start)} left", start)
+    _magic, version, header_size, body = _HEADER.unpack_from(buf, start)
     if header_size < 16:
         raise FatbinFormatError(f"fatbin header size {header_size} is below 16", start + 6)
     if strict and (version != 1 or header_size != 16 or body == 0):
@@ -509,8 +514,11 @@ def _parse(
         entries.append(entry)
         pos += stride
     for entry, field, begin, length in texts:  # strings lie in their headers, headers tile the fatbin: linear
-        entry.__dict__[field] = _text(buf, begin, length)
-    return Fatbin(tuple(entries), start, end - start, version, section, relocatable=relocatable)
+        entry.__dict__[field] = bytes(buf[begin : begin + length]).decode("utf-8", "replace")  # as _text
+    fatbin = Fatbin.__new__(Fatbin)  # as Fatbin(...) makes it, without the keyword call
+    fatbin.__dict__.update(entries=tuple(entries), offset=start, size=end - start, version=version, section=section,
+                           standalone=False, relocatable=relocatable, embedded=False)  # fmt: skip
+    return fatbin
 
 
 def _string(entry_start: int, off: int, length: int, limit: int, what: str) -> int:
@@ -534,6 +542,9 @@ def _options_record(buf: Buffer, pos: int, opt_off: int, limit: int, what: str) 
     return s_off, s_len
 
 
+_COMPRESSION_BITS = FLAG_OBFUSCATED | FLAG_ZSTD | FLAG_LZ4
+
+
 def _compression(flags: int) -> str:
     if flags & FLAG_OBFUSCATED:
         return "obfuscated"
@@ -542,6 +553,10 @@ def _compression(flags: int) -> str:
     if flags & FLAG_LZ4:
         return "lz4"
     return "none"
+
+
+_COMPRESSION = {a | b | c: _compression(a | b | c) for a in (0, FLAG_OBFUSCATED) for b in (0, FLAG_ZSTD)
+                for c in (0, FLAG_LZ4)}  # fmt: skip
 
 
 def _parse_entry(
@@ -562,14 +577,8 @@ def _parse_entry(
     if strict and (kind not in KIND_NAMES or hver != _ENTRY_HEADER_VERSION):
         raise FatbinFormatError(f"unknown entry kind {kind:#x} or header version {hver:#x}", pos)
     header_end = pos + hsize
-    strings = []
-    if id_off:
-        strings.append(("identifier", _string(pos, id_off, id_len, header_end, "identifier"), id_len))
-    if kind not in (0x02, 0x100) and opt_off:  # ELF entries point there to .nv.compat attributes, not text
-        s_off, s_len = _options_record(buf, pos, opt_off, header_end, "entry")  # checked to lie in the header
-        strings.append(("options", pos + s_off, s_len))
-    compression = _compression(flags)
-    if compression in ("zstd", "lz4"):
+    compression = _COMPRESSION[flags & _COMPRESSION_BITS]
+    if compression == "zstd" or compression == "lz4":
         if csize == 0 or csize > psize:
             raise FatbinFormatError(f"compressed size {csize} is not within the {psize}-byte payload", pos + 0x10)
         if usize > MAX_EXPANSION * csize:
@@ -579,16 +588,20 @@ def _parse_entry(
         size = usize
     else:
         size = usize if compression == "obfuscated" and usize else psize
+        csize = 0
     entry = FatbinEntry.__new__(FatbinEntry)  # the fields are known to be right: no check of their names
     state = entry.__dict__
     state.update(_ENTRY_DEFAULTS)
     state.update(_described_once(kind, sm, vmajor, vminor, flags))
     state.update(identifier=None, options=None, compression=compression, stored_size=psize, size=size,
-                 offset=pos, _src=src, _payload=header_end,
-                 _compressed=csize if compression in ("zstd", "lz4") else 0, _stream=[])  # fmt: skip
-    texts.extend((entry, field, begin, length) for field, begin, length in strings)
+                 offset=pos, _src=src, _payload=header_end, _compressed=csize, _stream=[])  # fmt: skip
+    if id_off:
+        texts.append((entry, "identifier", _string(pos, id_off, id_len, header_end, "identifier"), id_len))
+    if opt_off and kind != 0x02 and kind != 0x100:  # ELF entries point there to .nv.compat attributes, not text
+        s_off, s_len = _options_record(buf, pos, opt_off, header_end, "entry")  # checked to lie in the header
+        texts.append((entry, "options", pos + s_off, s_len))
     if kind == 0x100:
-        entry.__dict__["members"] = _parse_members(src, pos, opt_off, header_end, entry, texts)
+        state["members"] = _parse_members(src, pos, opt_off, header_end, entry, texts)
     return entry, hsize + psize
 
 

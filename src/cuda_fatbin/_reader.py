@@ -47,6 +47,7 @@ for _public in (Fatbin, FatbinEntry, FatbinFormatError):  # defined in the layer
     _public.__module__ = __name__  # this module, where they are imported from
 _SECTIONS = (".nv_fatbin", "__nv_relfatbin")
 _RELOCATABLE_SECTION = "__nv_relfatbin"
+_NEAR = 64  # bytes after a fatbin stored as data in which the next one is looked for before searching on
 
 
 def read_fatbin(source: Source) -> Fatbin:
@@ -307,13 +308,18 @@ def _scan(
         else:
             merged.append([part[0], part[1], [part]])
     named: dict[int, str] = {}
+    view = src.view
     for start, end, parts in merged:
         name_of = _namer(parts)
         pos = start
         window = start
         while True:
             src.check(end, pos)  # as in _walk: between two yields the file may have been cut short
-            pos = src.find(FATBIN_MAGIC, pos, end)
+            # fatbins stored back to back: the next one starts where the last ended, or after a few bytes of
+            # alignment. Look there first, in the bytes its header will be parsed from, before the search
+            # reads on (its windows would also read every payload skipped here)
+            near = bytes(view[pos : min(pos + _NEAR, end)]).find(FATBIN_MAGIC)
+            pos = pos + near if near >= 0 else src.find(FATBIN_MAGIC, pos, end)
             if pos - window > _WINDOW or pos < 0:  # searched bytes are not kept: memory stays bounded
                 src.release(window, pos if pos >= 0 else end)
                 window = pos

@@ -41,6 +41,8 @@ _SMALL_FILE = 1 << 20  # files up to this size are read, not mapped: a file that
 # read this many bytes at a time (a regex over the run held 16 bytes of match state per byte: 2.1 GB for 128 MiB)
 _PADDING_CHUNK = 1 << 20
 _WINDOW = 32 << 20  # the embedded-fatbin search lets go of what it has searched every 32 MiB
+# a search reads 64 KiB first, then 16 times more per window up to _WINDOW: a magic found near costs a little read
+_FIRST_WINDOW = 64 << 10
 
 
 class FatbinFormatError(Error, ValueError):
@@ -115,9 +117,11 @@ class _Data:
 
     def _find_read(self, sub: bytes, start: int, end: int) -> int:
         pos = start
+        size = _FIRST_WINDOW  # what a search reads grows with how far it went: x16 per window, up to _WINDOW
         while pos < end:
             if not self._win_at <= pos < self._win_at + self._win_len:
-                pos = self._load(pos, end)
+                pos = self._load(pos, end, size)
+                size = min(size * 16, _WINDOW)
                 if pos < 0:
                     return -1
             win_end = self._win_at + self._win_len
@@ -130,13 +134,15 @@ class _Data:
             # pos: a window kept from an earlier call may begin before it); a hole follows: it reads as zeros,
             # which ``sub`` holds none of. The window is read again even where pos is in this one: an earlier
             # call's end may have cut it short
-            pos = self._load(max(pos, win_end - len(sub) + 1) if win_end < self._win_data_end else win_end, end)
+            pos = self._load(max(pos, win_end - len(sub) + 1) if win_end < self._win_data_end else win_end, end, size)
+            size = min(size * 16, _WINDOW)
             if pos < 0:
                 return -1
         return -1
 
-    def _load(self, pos: int, end: int) -> int:
-        """Read the window at the first data at or after ``pos`` (below ``end``); its offset, or -1."""
+    def _load(self, pos: int, end: int, size: int) -> int:
+        """Read the window (``size`` bytes at most) at the first data at or after ``pos`` (below ``end``); its
+        offset, or -1."""
         assert self.fd is not None
         data_end = len(self)  # where holes cannot be found, all is data to the end of the file
         try:
@@ -150,7 +156,7 @@ class _Data:
                 return -1
         if pos >= end:
             return -1
-        want = min(_WINDOW, max(data_end, pos + 1) - pos, end - pos)
+        want = min(size, _WINDOW, max(data_end, pos + 1) - pos, end - pos)
         if len(self._win) < want:  # one buffer, read into again and again: a fresh 32 MiB each time cost more
             self._win = bytearray()  # page faults (0.1 s for 280 MB) than the search; never two at once
             self._win = bytearray(want)
