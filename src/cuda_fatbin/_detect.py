@@ -39,6 +39,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up
 if TYPE_CHECKING:
     from typing import NamedTuple
 
+    from ._container import Fatbin, FatbinEntry
     from ._elf import Buffer, ElfHeader
 
     class Detected(NamedTuple):
@@ -354,3 +355,38 @@ def file_kind(head: bytes, name: str = "") -> str | None:
     if head[:2] in _COFF_MACHINES and name.lower().endswith(".obj") and len(head) >= 20 and head[16:18] == b"\0\0":
         return "coff"
     return None
+
+
+#: PTX larger than this is taken to hold code unread: an empty module is a few lines
+_EMPTY_PTX = 4096
+#: The lines of a PTX module that declare nothing: its header and comments
+_PTX_HEADER = (b".version", b".target", b".address_size", b"//")
+
+
+def _ptx_has_code(entry: FatbinEntry) -> bool:
+    """False for an empty PTX module (its header only, no function and no variable): nvcc's PTX of a file
+    without device code, which a JIT turns into nothing."""
+    if entry.size > _EMPTY_PTX:
+        return True
+    try:
+        text = entry.data()
+    except ValueError:  # cannot tell, so count it
+        return True
+    lines = (line.strip() for line in text.replace(b"\0", b"").splitlines())
+    return any(line and not line.startswith(_PTX_HEADER) for line in lines)
+
+
+def fatbin_has_code(fb: Fatbin) -> bool:
+    """False for a fatbin whose cubins hold no code and whose PTX modules are empty (nvcc's device-link stubs,
+    the PTX nvcc writes for a file without device code)."""
+    if any(e.kind != "elf" and (e.kind != "ptx" or _ptx_has_code(e)) for e in fb.iter_entries()):
+        return True
+    for e in fb.iter_entries():
+        if e.kind != "elf":
+            continue
+        try:  # the image's sections, read in place: a sparse payload costs what the file holds, not its size
+            if cubin_has_code(e._in_place()):
+                return True
+        except ValueError:  # FatbinFormatError included: cannot tell, so count it
+            return True
+    return False

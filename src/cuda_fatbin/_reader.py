@@ -162,11 +162,18 @@ def iter_fatbins(source: Source, *, embedded: bool = False, relocatable: bool | 
         else:
             raise FatbinFormatError("neither a fatbin (magic 0xBA55ED50) nor an ELF file", 0)
         return
+    yield from _elf_fatbins(src, embedded, relocatable)
+
+
+def _elf_fatbins(
+    src: _Data, embedded: bool, relocatable: bool | None, part: SearchPart | None = None
+) -> Iterator[Fatbin]:
+    """:func:`iter_fatbins` of an ELF file; with ``part``, only the fatbins stored as data that part's search yields."""
     try:
         header = read_header(src.view)
         if header.machine == EM_CUDA:
             standalone = _standalone(src)
-            if standalone is not None:
+            if standalone is not None and part is None:
                 yield standalone
             return
         rows = section_headers(src.view, header, src.fd)  # rows in holes left out: a sparse table costs nothing
@@ -187,11 +194,54 @@ def iter_fatbins(source: Source, *, embedded: bool = False, relocatable: bool | 
         if name == _RELOCATABLE_SECTION and not relocatable:
             seen.claim(offset, offset + size)  # never searched as data either
             continue
-        yield from _walk(src, offset, offset + size, name, seen)
-    if embedded:
+        walked = _walk(src, offset, offset + size, name, seen)
+        if part is None:
+            yield from walked
+        else:  # claimed, as the whole search has them, but not the part's to yield
+            collections.deque(walked, maxlen=0)
+    if embedded or part is not None:
         ranges = [(offset, offset + size, name_off) for offset, size, typ, name_off in sections
                   if typ != SHT_NOBITS and size]  # fmt: skip
-        yield from _scan(src, ranges, seen, names)
+        yield from _scan(src, ranges, seen, names, part)
+
+
+class SearchPart:
+    """One of ``parts`` slices of the search for fatbins stored as data in an ELF file, and where it ended.
+
+    The searched bytes (the sections that hold bytes, overlapping ones once) are cut into ``parts`` slices
+    of equal size. Part ``k`` searches its slice as the whole search would from the slice's start: it
+    yields the fatbins that start in its slice (the last may run on past its end) and sets ``first``, the
+    start of the first, and ``resume``, where the whole search would go on (the end of that last fatbin,
+    or of the slice). The parts give what the whole search gives when no part's ``first`` lies before the
+    ``resume`` of the parts before it (else its slice began inside a fatbin of theirs, and what it found
+    there the whole search skips) and their ``spent`` adds up to at most ``budget`` (the header bytes the
+    whole search charges to candidates that fail: over it, the file is refused). :mod:`cuda_fatbin._parts`
+    checks both, and searches the file whole when either fails.
+    """
+
+    def __init__(self, part: int, parts: int) -> None:
+        if not 0 <= part < parts:
+            raise ValueError(f"part {part} of {parts}: parts are numbered from 0")
+        self.part = part
+        self.parts = parts
+        self.first: int | None = None
+        self.resume = 0
+        self.spent = 0
+        self.budget = 0
+
+
+def iter_part(source: Source, part: SearchPart) -> Iterator[Fatbin]:
+    """The fatbins stored as data that ``part`` of the search of an ELF file finds (:class:`SearchPart`).
+
+    Raises
+    ------
+    FatbinFormatError
+        As :func:`iter_fatbins`, and for a file that is not an ELF host file (searched whole, not in parts).
+    """
+    src = _open(source)
+    if bytes(src.view[:4]) != ELF_MAGIC:
+        raise FatbinFormatError("only an ELF file is searched in parts", 0)
+    yield from _elf_fatbins(src, True, True, part)
 
 
 def _coff_object(src: _Data) -> bool:
@@ -293,35 +343,47 @@ def _scan(
     ranges: Sequence[tuple[int, int, int | None]],
     seen: _Seen,
     names: Callable[[int], str] | None = None,
+    part: SearchPart | None = None,
 ) -> Iterator[Fatbin]:
-    """Fatbins stored as data in ``ranges`` (start, end, section name offset for ``names``): each searched once.
+    """Fatbins stored as data in ``ranges`` (start, end, section name offset for ``names``): each searched once
+    (with ``part``, that part of the search: :class:`SearchPart`).
 
     A candidate counts only if it parses completely and strictly (see :func:`iter_fatbins`). The entry
     headers read for candidates that fail are bounded by the data size; past that the file is refused.
     """
     budget = len(src) + 4096 * _ENTRY_SIZE  # bytes of headers read for candidates that fail (64 at least each)
     merged: list[list[Any]] = []  # [start, end, the sections in it]: overlapping sections are searched once
-    for part in sorted(ranges):
-        if merged and part[0] < merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], part[1])
-            merged[-1][2].append(part)
+    for sec in sorted(ranges):
+        if merged and sec[0] < merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], sec[1])
+            merged[-1][2].append(sec)
         else:
-            merged.append([part[0], part[1], [part]])
+            merged.append([sec[0], sec[1], [sec]])
+    begin, stop = _slice(merged, part) if part is not None else (0, None)
+    if part is not None:
+        part.budget = budget
     named: dict[int, str] = {}
     view = src.view
+    last_end = begin
     for start, end, parts in merged:
+        if end <= begin:
+            continue
+        if stop is not None and start >= stop:
+            break
         name_of = _namer(parts)
-        pos = start
-        window = start
+        pos = max(start, begin)
+        window = pos
+        # where a magic may be found: in a part, candidates start before the next part's slice
+        limit = end if stop is None else min(end, stop + len(FATBIN_MAGIC) - 1)
         while True:
             src.check(end, pos)  # as in _walk: between two yields the file may have been cut short
             # fatbins stored back to back: the next one starts where the last ended, or after a few bytes of
             # alignment. Look there first, in the bytes its header will be parsed from, before the search
             # reads on (its windows would also read every payload skipped here)
-            near = bytes(view[pos : min(pos + _NEAR, end)]).find(FATBIN_MAGIC)
-            pos = pos + near if near >= 0 else src.find(FATBIN_MAGIC, pos, end)
+            near = bytes(view[pos : min(pos + _NEAR, limit)]).find(FATBIN_MAGIC)
+            pos = pos + near if near >= 0 else src.find(FATBIN_MAGIC, pos, limit)
             if pos - window > _WINDOW or pos < 0:  # searched bytes are not kept: memory stays bounded
-                src.release(window, pos if pos >= 0 else end)
+                src.release(window, pos if pos >= 0 else limit)
                 window = pos
             if pos < 0:
                 break
@@ -335,12 +397,16 @@ def _scan(
             except FatbinFormatError:
                 # what the candidate read: its headers (strings are read only once a fatbin is all valid)
                 budget -= _ENTRY_SIZE * max(1, src.headers - read)
+                if part is not None:
+                    part.spent = part.budget - budget
                 if budget < 0:
                     raise FatbinFormatError(
                         "too many fatbin-like headers that do not parse; the file is refused", pos
                     ) from None
                 pos += 4
                 continue
+            if part is not None and part.first is None:
+                part.first = pos
             seen.claim(pos, pos + fatbin.size, stored=True)
             label = name_of(pos, pos + fatbin.size)
             name = None
@@ -351,6 +417,27 @@ def _scan(
             fatbin.__dict__.update(section=name, embedded=True)  # made just now, seen by no one else yet
             yield fatbin
             pos += fatbin.size
+            last_end = pos
+    if part is not None and stop is not None:
+        part.resume = max(stop, last_end)
+
+
+def _slice(merged: list[list[Any]], part: SearchPart) -> tuple[int, int | None]:
+    """The file offsets where ``part``'s slice of the searched bytes (``merged`` runs) begins and where the next
+    part's begins (None for the last part)."""
+    total = sum(end - start for start, end, _ in merged)
+
+    def offset(k: int) -> int | None:
+        if k >= part.parts:
+            return None
+        left: int = total * k // part.parts  # searched bytes before slice k
+        for start, end, _ in merged:
+            if left < end - start:
+                return int(start) + left
+            left -= end - start
+        return None
+
+    return offset(part.part) or 0, offset(part.part + 1)
 
 
 def _namer(parts: list[tuple[int, int, int | None]]) -> Callable[[int, int], int | None]:

@@ -38,9 +38,10 @@ from ._inputs import _HEAD, _error, _is_binary, _Item, _list_inputs, _Listing, _
 from ._jobs import fan_out
 from ._nvidia import gpu_arch, gpu_list
 from ._packages import read_package
+from ._parts import _tallied, _tally
 from ._policy import Policy
 from ._reader import iter_fatbins
-from ._select import _RANK, STATUSES, UNCOVERED, driver_needs, judge, parse_driver
+from ._select import _RANK, STATUSES, UNCOVERED, judge, parse_driver
 from ._walk import _listdir
 
 TYPE_CHECKING = False
@@ -288,10 +289,6 @@ def scan_binary(
     return _judged(report, fatbins, gpus, driver, policy, extra)
 
 
-#: Entry kinds a driver loads (LTO-IR, Tile IR and index entries it does not: RULES["ignored_kinds"]).
-_LOADED = ("elf", "ptx", "reloc")
-
-
 #: Called in the worker with each binary's report and fatbins, before they are dropped (``diff`` reads
 #: kernel names and device bytes there: one read of each binary).
 _Extra = Callable[[BinaryReport, list["Fatbin"]], None]
@@ -304,34 +301,7 @@ def _judged(
     """``report`` with the entries, fatbin counts and coverage of ``fatbins`` (and ``extra`` called on them)."""
     if extra is not None:
         extra(report, fatbins)
-    # counted by the header fields first, named and weighed once per distinct value: a library holds 24,454
-    # fatbins (driver_needs reads only kind, version, compression and concatenation: all in the key)
-    fields: collections.Counter[tuple[Any, ...]] = collections.Counter()
-    examples: dict[tuple[Any, ...], Any] = {}
-    for fb in fatbins:
-        for e in fb.iter_entries():
-            key = (e.kind, e.arch, e.sm, e.version, e.compression, e.concatenated)
-            fields[key] += 1
-            examples.setdefault(key, e)
-    kinds: collections.Counter[str] = collections.Counter()
-    isa: set[str] = set()
-    needs: dict[str, tuple[int, int]] = {}
-    for key, n in fields.items():
-        kind, arch, sm, version = key[:4]
-        kinds[f"{kind} {arch or 'sm_' + str(sm)}"] += n
-        if kind == "ptx":
-            isa.add(f"{version[0]}.{version[1]}")
-        if kind in _LOADED:
-            for rule, cuda in driver_needs(examples[key]).items():
-                needs[rule] = max(needs.get(rule, cuda), cuda)
-    compression = {top.compression for fb in fatbins for top in fb.entries}  # members: their concat entry's
-    report.entries = dict(sorted(kinds.items()))
-    report.ptx_isa = sorted(isa, key=lambda v: tuple(map(int, v.split("."))))
-    report.compression = sorted(compression)
-    report.needs = {rule: f"{v[0]}.{v[1]}" for rule, v in sorted(needs.items())}
-    report.fatbins = {"registered": sum(fb.loadable and not fb.embedded for fb in fatbins),
-                      "relocatable": sum(fb.relocatable for fb in fatbins),
-                      "embedded": sum(fb.embedded for fb in fatbins)}  # fmt: skip
+    _tallied(report, _tally(fatbins))
     try:
         report.coverage = judge(fatbins, gpus, driver)
         policy = policy or Policy()
@@ -713,8 +683,24 @@ def scan(
 
     finished = [0, 0]  # items, binaries read
     skipped = collections.Counter(listing.skipped)
+    from ._parts import PartItem, finish, plan
 
-    def done(item: _Item, result: _Job) -> None:
+    parts: dict[int, list[Any]] = {}  # a file searched in parts (_parts): the results of its parts so far
+    whole: list[_Item] = []  # files whose parts did not agree: read whole
+
+    def done(job: _Item | PartItem, result: Any) -> None:
+        if isinstance(job, PartItem):
+            got = parts.setdefault(id(job.item), [])
+            got.append(result)
+            if len(got) < job.parts:
+                return
+            report = finish(job.item, sorted(got, key=lambda r: r.part), archs, driver, rules)
+            if report is None:
+                whole.append(job.item)
+                return
+            item, result = job.item, ([report], 1, {})
+        else:
+            item = job
         reports.extend(result[0])
         finished[0] += 1
         finished[1] += result[1]
@@ -724,7 +710,8 @@ def scan(
 
     # Ctrl-C or SIGTERM: the workers are killed and the queued files dropped; a worker that died (a file
     # that shrank under a map: SIGBUS) has its files read again each alone, to find the one (_jobs.fan_out)
-    fan_out(items, _scan_job, args, done, workers, _died)
+    fan_out(plan(items, workers, embedded), _job, args, done, workers, _died)
+    fan_out(whole, _scan_job, args, done, workers, _died)
     reports = [r for r in reports if r.has_device_code or r.error]
     _attribute(roots, reports)
     gpu_keys = [a.capability for a in archs]
@@ -747,8 +734,19 @@ def _policy_of(
     return base.merged(extra)
 
 
-def _died(item: _Item) -> _Job:
-    """The error row of an item whose process died twice (``fan_out``)."""
+def _job(job: Any, gpus: list[Arch], driver: DriverSpec, embedded: bool, policy: Policy | None = None) -> Any:
+    """``scan``'s job: an item's reports (:func:`_scan_job`), or a part's search (``_parts``)."""
+    from ._parts import PartItem, run_part
+
+    return run_part(job, gpus, driver) if isinstance(job, PartItem) else _scan_job(job, gpus, driver, embedded, policy)
+
+
+def _died(item: Any) -> Any:
+    """The error row of an item whose process died twice (``fan_out``); a part's failed search."""
+    from ._parts import PartItem, PartResult
+
+    if isinstance(item, PartItem):
+        return PartResult(item.part, error="the process reading it died")
     member = item.member.name if item.member else None
     error = "the process reading it died (a file that changed while read?)"
     return [BinaryReport(item.shown, archive=item.path if item.member else None, member=member, error=error)], 0, {}

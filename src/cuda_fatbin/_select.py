@@ -637,47 +637,12 @@ def _specialised(fb: Fatbin) -> bool:
     return all(e.arch is not None and e.arch.suffix for e in fb.iter_entries())
 
 
-#: PTX larger than this is taken to hold code unread: an empty module is a few lines
-_EMPTY_PTX = 4096
-#: The lines of a PTX module that declare nothing: its header and comments
-_PTX_HEADER = (b".version", b".target", b".address_size", b"//")
-
-
-def _ptx_has_code(entry: FatbinEntry) -> bool:
-    """False for an empty PTX module (its header only, no function and no variable): nvcc's PTX of a file
-    without device code, which a JIT turns into nothing."""
-    if entry.size > _EMPTY_PTX:
-        return True
-    try:
-        text = entry.data()
-    except ValueError:  # cannot tell, so count it
-        return True
-    lines = (line.strip() for line in text.replace(b"\0", b"").splitlines())
-    return any(line and not line.startswith(_PTX_HEADER) for line in lines)
-
-
-def _has_code(fb: Fatbin) -> bool:
-    """False for a fatbin whose cubins hold no code and whose PTX modules are empty (nvcc's device-link stubs,
-    the PTX nvcc writes for a file without device code)."""
-    from ._detect import cubin_has_code
-
-    if any(e.kind != "elf" and (e.kind != "ptx" or _ptx_has_code(e)) for e in fb.iter_entries()):
-        return True
-    for e in fb.iter_entries():
-        if e.kind != "elf":
-            continue
-        try:  # the image's sections, read in place: a sparse payload costs what the file holds, not its size
-            if cubin_has_code(e._in_place()):
-                return True
-        except ValueError:  # FatbinFormatError included: cannot tell, so count it
-            return True
-    return False
-
-
 def _code(fb: Fatbin, cache: dict[object, Any]) -> bool:
     key = ("code", id(fb))  # the fatbin itself (alive while judge runs): two fatbins may share an offset
     if key not in cache:
-        cache[key] = _has_code(fb)
+        from ._detect import fatbin_has_code
+
+        cache[key] = fatbin_has_code(fb)
     found: bool = cache[key]
     return found
 
@@ -720,20 +685,29 @@ def judge(fatbins: Iterable[Fatbin], gpus: GpuList, driver: DriverSpec = None) -
     if not any(True for fb in every for _ in fb.iter_entries()):
         return {}
     specs = gpu_list(gpus)
-    registered = [fb for fb in every if fb.loadable and not fb.embedded]
-    relocatable = [fb for fb in every if fb.relocatable]
-    stored = [fb for fb in every if fb.embedded]
+    cuda = parse_driver(driver)
+    runs = [gpu for gpu in specs if support_gap(gpu, cuda) is None]  # the GPUs the driver runs
+    stored = _classes([fb for fb in every if fb.embedded], runs, driver)
+    return judge_classes([fb for fb in every if not fb.embedded], stored, specs, driver)
+
+
+def judge_classes(
+    fatbins: list[Fatbin], stored: list[_Class], specs: list[Arch], driver: DriverSpec
+) -> dict[str, dict[str, str]]:
+    """:func:`judge` of the fatbins not stored as data and the classes of those stored (:func:`_classes`, on
+    the GPUs the driver runs; a file's parts searched apart give theirs in file order: ``cuda_fatbin._parts``)."""
+    registered = [fb for fb in fatbins if fb.loadable and not fb.embedded]
+    relocatable = [fb for fb in fatbins if fb.relocatable]
     cache: dict[object, Any] = {}
     out = {}
     cuda = parse_driver(driver)
     gaps = {gpu: support_gap(gpu, cuda) for gpu in specs}
-    classes = _classes(stored, [gpu for gpu in specs if gaps[gpu] is None], driver)
     for gpu in specs:
         gap = gaps[gpu]
         if gap is not None:  # the driver does not run this GPU at all: no fatbin decides
             out[gpu.capability] = {"status": gap[0], "reason": gap[1]}
             continue
-        out[gpu.capability] = _judge_one(registered, relocatable, classes, gpu, driver, cache)
+        out[gpu.capability] = _judge_one(registered, relocatable, stored, gpu, driver, cache)
     return out
 
 

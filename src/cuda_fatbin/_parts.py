@@ -1,0 +1,209 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
+"""A large file searched in parts by several workers: ``scan``'s fatbins stored as data, found and judged per part.
+
+A library may hold tens of thousands of fatbins stored as data (libcufft.so.11: 24,454 in 280 MB): one worker
+searching it alone keeps the others idle when there are few inputs. Such a file's searched bytes are then cut
+into slices (:class:`cuda_fatbin._reader.SearchPart`), each searched and judged by a worker of its own: its
+fatbins are counted (``_scan._Tally``) and put in classes of one answer per GPU (``_select._classes``), which
+add up in file order. The parts are checked to give what one search gives (no part found a fatbin inside one
+that a part before it had found, and the failed candidates they charged stay within the whole search's
+budget); the rest of the report (the registered fatbins, the judgement, the kernels) is made from the file
+once all its parts are in. A part that fails, or a check that does not hold, has the file read whole, as
+without parts: the report is the same either way.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+from dataclasses import dataclass, field
+
+from ._arch import Arch
+from ._files import open_input
+from ._gate import _named, _registered, jit_only, missing_kernels, require_ptx
+from ._inputs import _error, _Item, _opened
+from ._nvidia import support_gap
+from ._policy import Policy
+from ._reader import SearchPart, iter_fatbins, iter_part
+from ._select import _classes, driver_needs, judge_classes, parse_driver
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._reader import Fatbin
+    from ._scan import BinaryReport
+    from ._select import DriverSpec
+
+#: Entry kinds a driver loads (LTO-IR, Tile IR and index entries it does not: RULES["ignored_kinds"]).
+_LOADED = ("elf", "ptx", "reloc")
+#: Files this large (bytes) are searched in parts while there are fewer inputs than 4 per worker.
+PART_SIZE = 32 << 20
+_FEW = 4
+
+
+@dataclass
+class _Tally:
+    """What a binary's report counts of its fatbins: of every entry's header fields, how many; what the loaded
+    ones need of a driver; the compressions; the fatbins of each kind. Those of a file's parts add up."""
+
+    fields: collections.Counter[tuple[Any, ...]] = field(default_factory=collections.Counter)
+    needs: dict[str, tuple[int, int]] = field(default_factory=dict)
+    compression: set[str] = field(default_factory=set)
+    fatbins: collections.Counter[str] = field(default_factory=collections.Counter)
+
+    def add(self, other: _Tally) -> None:
+        self.fields.update(other.fields)
+        for rule, cuda in other.needs.items():
+            self.needs[rule] = max(self.needs.get(rule, cuda), cuda)
+        self.compression |= other.compression
+        self.fatbins.update(other.fatbins)
+
+
+def _tally(fatbins: list[Fatbin]) -> _Tally:
+    # counted by the header fields first, weighed once per distinct value: a library holds 24,454 fatbins
+    # (driver_needs reads only kind, version, compression and concatenation: all in the key)
+    out = _Tally()
+    examples: dict[tuple[Any, ...], Any] = {}
+    for fb in fatbins:
+        for e in fb.iter_entries():
+            key = (e.kind, e.arch, e.sm, e.version, e.compression, e.concatenated)
+            out.fields[key] += 1
+            examples.setdefault(key, e)
+    for key, e in examples.items():
+        if key[0] in _LOADED:
+            for rule, cuda in driver_needs(e).items():
+                out.needs[rule] = max(out.needs.get(rule, cuda), cuda)
+    out.compression = {top.compression for fb in fatbins for top in fb.entries}  # members: their concat entry's
+    out.fatbins.update(registered=sum(fb.loadable and not fb.embedded for fb in fatbins),
+                       relocatable=sum(fb.relocatable for fb in fatbins),
+                       embedded=sum(fb.embedded for fb in fatbins))  # fmt: skip
+    return out
+
+
+def _tallied(report: BinaryReport, tally: _Tally) -> None:
+    """Fill ``report``'s counts from ``tally``, named once per distinct header value."""
+    kinds: collections.Counter[str] = collections.Counter()
+    isa: set[str] = set()
+    for (kind, arch, sm, version, *_), n in tally.fields.items():
+        kinds[f"{kind} {arch or 'sm_' + str(sm)}"] += n
+        if kind == "ptx":
+            isa.add(f"{version[0]}.{version[1]}")
+    report.entries = dict(sorted(kinds.items()))
+    report.ptx_isa = sorted(isa, key=lambda v: tuple(map(int, v.split("."))))
+    report.compression = sorted(tally.compression)
+    report.needs = {rule: f"{v[0]}.{v[1]}" for rule, v in sorted(tally.needs.items())}
+    report.fatbins = {k: tally.fatbins[k] for k in ("registered", "relocatable", "embedded")}
+
+
+@dataclass
+class PartItem:
+    """Part ``part`` of ``parts`` of the search of ``item``'s file: a job of its own."""
+
+    item: _Item
+    part: int
+    parts: int
+
+
+@dataclass
+class PartResult:
+    """What a part's worker found: where its search began and ended (:class:`SearchPart`), its tally and classes."""
+
+    part: int
+    first: int | None = None
+    resume: int = 0
+    spent: int = 0
+    budget: int = 0
+    error: str | None = None
+    tally: _Tally = field(default_factory=_Tally)
+    classes: list[Any] = field(default_factory=list)
+
+
+def plan(items: list[_Item], workers: int, embedded: bool) -> list[_Item | PartItem]:
+    """The jobs of ``items``: each, or the parts of each large ELF file while the inputs are few."""
+    if not embedded or workers < 2 or len(items) >= _FEW * workers:
+        return list(items)
+    jobs: list[_Item | PartItem] = []
+    for item in items:
+        parts = min(2 * workers, item.size // PART_SIZE)
+        if parts < 2 or item.member is not None or item.package or item.error is not None or not _elf(item):
+            jobs.append(item)
+        else:
+            jobs.extend(PartItem(item, k, parts) for k in range(parts))
+    return jobs
+
+
+def _elf(item: _Item) -> bool:
+    try:
+        fd, _st = open_input(item.path, follow=item.follow)
+    except OSError:
+        return False  # read whole: its error is reported there
+    try:
+        return os.pread(fd, 4, 0) == b"\x7fELF"
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def run_part(job: PartItem, gpus: list[Arch], driver: DriverSpec) -> PartResult:
+    """Search and judge one part (in a worker); never raises for what it reads (``error`` says what failed)."""
+    out = PartResult(job.part)
+    part = SearchPart(job.part, job.parts)
+    try:
+        with _opened(job.item.path, job.item.identity, job.item.follow) as source:
+            fatbins = list(iter_part(source, part))
+        cuda = parse_driver(driver)
+        out.classes = _classes(fatbins, [gpu for gpu in gpus if support_gap(gpu, cuda) is None], driver)
+        out.tally = _tally(fatbins)
+    except (OSError, ValueError, MemoryError, RecursionError) as exc:
+        out.error = _error(exc)
+    out.first, out.resume, out.spent, out.budget = part.first, part.resume, part.spent, part.budget
+    return out
+
+
+def agree(results: list[PartResult]) -> bool:
+    """Do the parts (all of them, in order) give what one search of the file gives (:class:`SearchPart`)?"""
+    if any(r.error is not None for r in results) or sum(r.spent for r in results) > results[0].budget:
+        return False
+    resume = results[0].resume
+    for r in results[1:]:
+        if r.first is not None and r.first < resume:  # found inside a fatbin of the parts before
+            return False
+        resume = max(resume, r.resume)
+    return True
+
+
+def finish(
+    item: _Item, results: list[PartResult], gpus: list[Arch], driver: DriverSpec, policy: Policy
+) -> BinaryReport | None:
+    """The report of a file searched in parts, or None when it must be read whole (``agree`` fails, the file
+    cannot be read again, or the kernels or PTX the policy asks about lie in fatbins stored as data)."""
+    if not agree(results):
+        return None
+    try:
+        with _opened(item.path, item.identity, item.follow) as source:
+            others = list(iter_fatbins(source, relocatable=True))  # the registered (and -rdc) fatbins
+    except (OSError, ValueError, MemoryError, RecursionError):
+        return None
+    tally = _tally(others)
+    classes: list[Any] = []
+    for r in results:
+        tally.add(r.tally)
+        classes += r.classes
+    from ._scan import BinaryReport  # it imports this module
+
+    report = BinaryReport(item.shown)
+    _tallied(report, tally)
+    try:
+        report.coverage = judge_classes(others, classes, gpus, driver) if tally.fields else {}
+        if not _registered(others) and (policy.require_ptx or policy.sass_only or any(
+                _named(row["status"], policy) for row in report.coverage.values())):  # fmt: skip
+            return None  # the kernels and PTX that count are those of the fatbins stored as data
+        report.kernels = missing_kernels(others, report.coverage, gpus, driver, policy)
+        report.ptx_gap = require_ptx(others) if policy.require_ptx else None
+        report.jit_only = jit_only(others, report.coverage, gpus, driver) if policy.sass_only else []
+    except (ValueError, MemoryError, RecursionError) as exc:
+        report.error = _error(exc)
+    return report

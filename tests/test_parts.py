@@ -1,0 +1,183 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
+"""A large file searched in parts by several workers gives the report of one search (``_parts``, ``SearchPart``).
+
+The oracle is the whole search: every layout is read both ways, and where the parts cannot tell (a slice that
+begins inside a fatbin holding another one), the file is read whole.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import struct
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cuda_fatbin import _parts, _reader, _scan
+from cuda_fatbin._arch import Arch
+from cuda_fatbin._inputs import _Item
+from cuda_fatbin._policy import Policy
+
+from elf_testing import make_elf
+
+_ENTRY = struct.Struct("<HHIQIIHHIIIQQQ")
+GPUS = [Arch.parse(g) for g in ("7.5", "8.0", "8.6", "9.0", "10.0", "12.0")]
+
+
+def _fatbin(*entries: tuple[int, int, bytes]) -> bytes:
+    """A version-1 fatbin of ``(kind, sm, payload)`` entries (PTX ISA 8.0, 64-bit, Linux)."""
+    body = b"".join(_ENTRY.pack(k, 0x101, 64, len(p), 0, 0, 0, 8, sm, 0, 0, 0x11, 0, 0) + p for k, sm, p in entries)
+    return struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(body)) + body
+
+
+def _ptx(sm: int) -> tuple[int, int, bytes]:
+    text = f".version 8.0\n.target sm_{sm}\n.address_size 64\n.visible .entry k{sm}()\n{{\nret;\n}}\n".encode()
+    return 1, sm, text + bytes(8 - len(text) % 8)
+
+
+def _sass(sm: int) -> tuple[int, int, bytes]:
+    image = make_elf([(f".text.k{sm}", 1, bytes(16))], machine=190, flags=sm, e_type=2)
+    return 2, sm, image + bytes(-len(image) % 8)
+
+
+#: What a searched section may hold, one block after another: filler, fatbins, a candidate that fails, and a
+#: fatbin whose payload holds another one (found only by a part whose slice begins inside it)
+BLOCKS = {
+    "filler": lambda n: b"\x01" * n,
+    "ptx": lambda n: _fatbin(_ptx((75, 80, 90)[n % 3])),
+    "sass": lambda n: _fatbin(_sass((80, 86, 90, 100)[n % 4])),
+    "both": lambda n: _fatbin(_sass(80), _ptx(90)),
+    "broken": lambda n: struct.pack("<IHHQ", 0xBA55ED50, 1, 16, 1 << 40) + b"\x02" * (n % 64),
+    "nested": lambda n: _fatbin((2, 90, b"\x01" * (8 * (n % 50)) + _fatbin(_ptx(120)) + b"\x01" * 64)),
+}
+
+
+def _layout(path, blocks: list[tuple[str, int]], registered: bool, second: bool) -> _Item:
+    data = b"".join(BLOCKS[kind](n) for kind, n in blocks)
+    sections = [(".rodata", 1, data)]
+    if second:  # a second searched section, and bytes that only parts of a larger slice cross
+        sections.append((".ldata", 1, data[::-1][: len(data) // 2] + data))
+    if registered:
+        sections.insert(0, (".nv_fatbin", 1, _fatbin(_sass(80))))
+    path.write_bytes(make_elf(sections, e_type=3))
+    return _Item(str(path), size=path.stat().st_size, follow=True)
+
+
+def _both(item: _Item, parts: int, driver=None, policy=None):
+    """The report of one search, and that of ``parts`` parts (None where the file must be read whole)."""
+    policy = policy or Policy()
+    whole = _scan._scan_item(item, GPUS, driver, True, policy)
+    results = [_parts.run_part(_parts.PartItem(item, k, parts), GPUS, driver) for k in range(parts)]
+    return whole, _parts.finish(item, results, GPUS, driver, policy), results
+
+
+def _same(a: _scan.BinaryReport, b: _scan.BinaryReport) -> None:
+    assert dataclasses.asdict(a) == dataclasses.asdict(b)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    blocks=st.lists(st.tuples(st.sampled_from(sorted(BLOCKS)), st.integers(0, 400)), max_size=24),
+    parts=st.integers(2, 7),
+    registered=st.booleans(),
+    second=st.booleans(),
+    driver=st.sampled_from([None, "12.0", "11.4"]),
+)
+def test_parts_give_the_report_of_one_search(tmp_path, blocks, parts, registered, second, driver):
+    item = _layout(tmp_path / "lib.so", blocks, registered, second)
+    whole, split, results = _both(item, parts, driver)
+    if split is None:  # allowed only where the parts could not tell: a part found a fatbin inside another
+        assert not _parts.agree(results) or not registered, blocks
+        assert any(kind == "nested" for kind, _ in blocks) or not registered, blocks
+        return
+    _same(split, whole)
+
+
+def test_a_slice_beginning_inside_a_fatbin_that_holds_another_is_read_whole(tmp_path):
+    # the inner fatbin (PTX sm_120) lies in the payload of the outer: one search skips it, a part whose slice
+    # begins before it finds it; then the file is read whole, and 12.0 is not covered by the inner one
+    blocks = [("ptx", 0), ("nested", 40)] + [("ptx", 1)] * 20
+    item = _layout(tmp_path / "lib.so", blocks, registered=False, second=False)
+    outcomes = {}
+    for parts in range(2, 17):
+        whole, split, results = _both(item, parts)
+        outcomes[parts] = _parts.agree(results)
+        if split is not None:
+            _same(split, whole)
+    assert whole.coverage["12.0"]["status"] == "PTX JIT"  # by the sm_90 PTX of the first, not the inner sm_120
+    assert not all(outcomes.values()), outcomes  # some cut falls inside the outer fatbin
+    assert any(outcomes.values()), outcomes
+
+
+def test_parts_add_up_to_the_counts_of_one_search(tmp_path):
+    blocks = [(kind, n) for n in range(30) for kind in ("ptx", "filler", "sass", "both")]
+    item = _layout(tmp_path / "lib.so", blocks, registered=True, second=True)
+    whole, split, results = _both(item, 5)
+    assert split is not None and _parts.agree(results)
+    assert split.fatbins == whole.fatbins == {"registered": 1, "relocatable": 0, "embedded": 180}
+    assert sum(r.tally.fatbins["embedded"] for r in results) == 180 and sum(bool(r.tally.fields) for r in results) >= 3
+    _same(split, whole)
+
+
+def test_a_part_that_fails_has_the_file_read_whole(tmp_path):
+    item = _layout(tmp_path / "lib.so", [("ptx", 0)] * 50, registered=True, second=False)
+    results = [_parts.run_part(_parts.PartItem(item, k, 3), GPUS, None) for k in range(3)]
+    results[1].error = "OSError: the process reading it died"
+    assert _parts.finish(item, results, GPUS, None, Policy()) is None
+    results[1].error = None
+    results[2].spent = results[0].budget + 1  # more failed candidates than one search may charge
+    assert _parts.finish(item, results, GPUS, None, Policy()) is None
+
+
+def test_the_kernels_of_fatbins_stored_as_data_have_the_file_read_whole(tmp_path):
+    # no registered fatbin: the kernels missing on a GPU, and the PTX a policy requires, are those of the
+    # fatbins stored as data, which the parts do not keep
+    item = _layout(tmp_path / "lib.so", [("sass", 0)] * 20, registered=False, second=False)
+    whole, split, _results = _both(item, 3)
+    assert whole.kernels and split is None
+    item = _layout(tmp_path / "lib2.so", [("both", 0)] * 20, registered=True, second=False)
+    whole, split, _results = _both(item, 3, policy=Policy(require_ptx=True))
+    assert split is not None
+    _same(split, whole)
+
+
+def test_only_large_elf_files_among_few_inputs_are_searched_in_parts(tmp_path, monkeypatch):
+    monkeypatch.setattr(_parts, "PART_SIZE", 1000)
+    big = _layout(tmp_path / "big.so", [("ptx", 0)] * 100, registered=False, second=False)
+    small = _layout(tmp_path / "small.so", [("ptx", 0)], registered=False, second=False)
+    raw = tmp_path / "raw.fatbin"
+    raw.write_bytes(_fatbin(_ptx(80)) * 100)
+    other = _Item(str(raw), size=raw.stat().st_size, follow=True)
+    jobs = _parts.plan([big, small, other], 3, True)
+    assert [(j.item.path, j.part, j.parts) for j in jobs if isinstance(j, _parts.PartItem)] == [
+        (big.path, k, 3) for k in range(3)
+    ]
+    assert [j for j in jobs if not isinstance(j, _parts.PartItem)] == [small, other]  # too small; not ELF
+    assert _parts.plan([big], 1, True) == [big]  # one worker
+    assert _parts.plan([big], 3, False) == [big]  # no search
+    assert _parts.plan([big] * 12, 3, True) == [big] * 12  # many inputs: a worker each
+
+
+@pytest.mark.parametrize(
+    ("blocks", "whole"),
+    [([("ptx", 0), ("nested", 49)] * 12, True), ([("sass", 3), ("filler", 9)] * 90, False)],
+)
+def test_scan_with_workers_reports_what_one_process_reports(tmp_path, monkeypatch, blocks, whole):
+    monkeypatch.setattr(_parts, "PART_SIZE", 2048)
+    _layout(tmp_path / "lib.so", blocks, registered=True, second=True)
+    (tmp_path / "small.so").write_bytes(make_elf([(".nv_fatbin", 1, _fatbin(_sass(90)))], e_type=3))
+    one = _scan.scan([tmp_path], gpus=GPUS, max_workers=1)
+    finished = []
+    real = _parts.finish
+    monkeypatch.setattr(_parts, "finish", lambda *args: finished.append(real(*args)) or finished[-1])
+    many = _scan.scan([tmp_path], gpus=GPUS, max_workers=3)
+    assert [dataclasses.asdict(b) for b in many.binaries] == [dataclasses.asdict(b) for b in one.binaries]
+    assert many.files_read == one.files_read == 2
+    assert len(finished) == 1 and (finished[0] is None) == whole  # searched in parts; read whole where they disagree
+
+
+def test_a_search_part_is_numbered_within_its_parts():
+    with pytest.raises(ValueError, match="numbered from 0"):
+        _reader.SearchPart(3, 3)
