@@ -152,7 +152,7 @@ def test_only_large_elf_files_among_few_inputs_are_searched_in_parts(tmp_path, m
     other = _Item(str(raw), size=raw.stat().st_size, follow=True)
     jobs = _parts.plan([big, small, other], 3, True)
     assert [(j.item.path, j.part, j.parts) for j in jobs if isinstance(j, _parts.PartItem)] == [
-        (big.path, k, 3) for k in range(3)
+        (big.path, k, 6) for k in range(6)  # two per worker: a pool balances them
     ]
     assert [j for j in jobs if not isinstance(j, _parts.PartItem)] == [small, other]  # too small; not ELF
     assert _parts.plan([big], 1, True) == [big]  # one worker

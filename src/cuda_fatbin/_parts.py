@@ -38,7 +38,8 @@ if TYPE_CHECKING:
 
 #: Entry kinds a driver loads (LTO-IR, Tile IR and index entries it does not: RULES["ignored_kinds"]).
 _LOADED = ("elf", "ptx", "reloc")
-#: Files this large (bytes) are searched in parts while there are fewer inputs than 4 per worker.
+#: Files this large (bytes) are searched in parts (two per worker, one per PART_SIZE at most) while there are
+#: fewer inputs than 4 per worker.
 PART_SIZE = 32 << 20
 _FEW = 4
 
