@@ -365,6 +365,11 @@ def _scan(
     named: dict[int, str] = {}
     view = src.view
     last_end = begin
+    # the search moves forward only: the registered fatbins (all claimed before it) are passed in order, and a
+    # fatbin found starts after those found before it (seen.claim's checks, in constant time)
+    reg_starts, reg_ends = seen.runs[0]
+    stored_starts, stored_ends = seen.runs[1]
+    r = 0
     for start, end, parts in merged:
         if end <= begin:
             continue
@@ -380,16 +385,18 @@ def _scan(
             # fatbins stored back to back: the next one starts where the last ended, or after a few bytes of
             # alignment. Look there first, in the bytes its header will be parsed from, before the search
             # reads on (its windows would also read every payload skipped here)
-            near = bytes(view[pos : min(pos + _NEAR, limit)]).find(FATBIN_MAGIC)
-            pos = pos + near if near >= 0 else src.find(FATBIN_MAGIC, pos, limit)
-            if pos - window > _WINDOW or pos < 0:  # searched bytes are not kept: memory stays bounded
-                src.release(window, pos if pos >= 0 else limit)
-                window = pos
-            if pos < 0:
-                break
-            owner = seen.inside(pos)
-            if owner is not None:
-                pos = seen.by_start[owner]
+            if view[pos : pos + 4] != FATBIN_MAGIC or pos + 4 > limit:
+                near = bytes(view[pos : min(pos + _NEAR, limit)]).find(FATBIN_MAGIC)
+                pos = pos + near if near >= 0 else src.find(FATBIN_MAGIC, pos, limit)
+                if pos - window > _WINDOW or pos < 0:  # searched bytes are not kept: memory stays bounded
+                    src.release(window, pos if pos >= 0 else limit)
+                    window = pos
+                if pos < 0:
+                    break
+            while r < len(reg_starts) and reg_ends[r] <= pos:
+                r += 1
+            if r < len(reg_starts) and reg_starts[r] <= pos:  # inside a registered fatbin: on after it
+                pos = reg_ends[r]
                 continue
             read = src.headers
             try:
@@ -407,8 +414,13 @@ def _scan(
                 continue
             if part is not None and part.first is None:
                 part.first = pos
-            seen.claim(pos, pos + fatbin.size, stored=True)
-            label = name_of(pos, pos + fatbin.size)
+            fatbin_end = pos + fatbin.size
+            if r < len(reg_starts) and reg_starts[r] < fatbin_end:
+                raise FatbinFormatError(f"the fatbin at {pos:#x} overlaps the one at {reg_starts[r]:#x}", pos)
+            stored_starts.append(pos)
+            stored_ends.append(fatbin_end)
+            seen.by_start[pos] = fatbin_end
+            label = name_of(pos, fatbin_end)
             name = None
             if names is not None and label is not None:
                 name = named.get(label)
