@@ -150,6 +150,10 @@ def test_only_large_elf_files_among_few_inputs_are_searched_in_parts(tmp_path, m
     raw = tmp_path / "raw.fatbin"
     raw.write_bytes(_fatbin(_ptx(80)) * 100)
     other = _Item(str(raw), size=raw.stat().st_size, follow=True)
+    registered = tmp_path / "registered.so"  # its fatbins registered: every part would read them all
+    registered.write_bytes(make_elf([(".nv_fatbin", 1, _fatbin(_ptx(80)) * 100), (".rodata", 1, b"\x01" * 500)]))
+    heavy = _Item(str(registered), size=registered.stat().st_size, follow=True)
+    assert heavy.size > 10 * _parts.PART_SIZE and _parts.plan([heavy], 3, True) == [heavy]
     jobs = _parts.plan([big, small, other], 3, True)
     assert [(j.item.path, j.part, j.parts) for j in jobs if isinstance(j, _parts.PartItem)] == [
         (big.path, k, 6) for k in range(6)  # two per worker: a pool balances them

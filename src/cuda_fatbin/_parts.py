@@ -16,16 +16,14 @@ without parts: the report is the same either way.
 from __future__ import annotations
 
 import collections
-import os
 from dataclasses import dataclass, field
 
 from ._arch import Arch
-from ._files import open_input
 from ._gate import _named, _registered, jit_only, missing_kernels, require_ptx
 from ._inputs import _error, _Item, _opened
 from ._nvidia import support_gap
 from ._policy import Policy
-from ._reader import SearchPart, iter_fatbins, iter_part
+from ._reader import SearchPart, iter_fatbins, iter_part, stored_search_size
 from ._select import _classes, driver_needs, judge_classes, parse_driver
 
 TYPE_CHECKING = False
@@ -38,8 +36,8 @@ if TYPE_CHECKING:
 
 #: Entry kinds a driver loads (LTO-IR, Tile IR and index entries it does not: RULES["ignored_kinds"]).
 _LOADED = ("elf", "ptx", "reloc")
-#: Files this large (bytes) are searched in parts (two per worker, one per PART_SIZE at most) while there are
-#: fewer inputs than 4 per worker.
+#: An ELF file whose searched bytes outside its registered sections are this large (or larger) is searched in parts
+#: (two per worker, one per PART_SIZE of those bytes at most) while there are fewer inputs than 4 per worker.
 PART_SIZE = 32 << 20
 _FEW = 4
 
@@ -127,25 +125,25 @@ def plan(items: list[_Item], workers: int, embedded: bool) -> list[_Item | PartI
         return list(items)
     jobs: list[_Item | PartItem] = []
     for item in items:
-        parts = min(2 * workers, item.size // PART_SIZE)
-        if parts < 2 or item.member is not None or item.package or item.error is not None or not _elf(item):
+        parts = 0
+        if item.size >= 2 * PART_SIZE and item.member is None and not item.package and item.error is None:
+            parts = min(2 * workers, _searched(item) // PART_SIZE)
+        if parts < 2:
             jobs.append(item)
         else:
             jobs.extend(PartItem(item, k, parts) for k in range(parts))
     return jobs
 
 
-def _elf(item: _Item) -> bool:
+def _searched(item: _Item) -> int:
+    """What the search for fatbins stored as data reads of ``item`` outside its registered sections: the work
+    parts share. The registered fatbins are read by every part and judged once all are in: a file of those
+    mostly (libcublasLt.so.13) is read whole."""
     try:
-        fd, _st = open_input(item.path, follow=item.follow)
-    except OSError:
-        return False  # read whole: its error is reported there
-    try:
-        return os.pread(fd, 4, 0) == b"\x7fELF"
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
+        with _opened(item.path, item.identity, item.follow) as source:
+            return stored_search_size(source)
+    except (OSError, ValueError):
+        return 0  # read whole: its error is reported there
 
 
 def run_part(job: PartItem, gpus: list[Arch], driver: DriverSpec) -> PartResult:

@@ -230,6 +230,30 @@ class SearchPart:
         self.budget = 0
 
 
+def stored_search_size(source: Source) -> int:
+    """The bytes the search for fatbins stored as data reads in an ELF host file outside its registered sections
+    (``.nv_fatbin``, ``__nv_relfatbin``), where the search's work is: 0 for any other file (``_parts`` reads a
+    file in parts where this is large).
+
+    Raises
+    ------
+    FatbinFormatError
+        As :func:`iter_fatbins` for a malformed ELF file.
+    """
+    src = _open(source)
+    if bytes(src.view[:4]) != ELF_MAGIC:
+        return 0
+    try:
+        header = read_header(src.view)
+        if header.machine == EM_CUDA:
+            return 0
+        rows = section_headers(src.view, header, src.fd)
+        names = section_namer(src.view, header, rows) if rows else str
+    except ElfFormatError as e:
+        raise FatbinFormatError(f"malformed ELF file: {e.message}", e.offset) from None
+    return sum(size for name_off, typ, _offset, size in rows if typ != SHT_NOBITS and names(name_off) not in _SECTIONS)
+
+
 def iter_part(source: Source, part: SearchPart) -> Iterator[Fatbin]:
     """The fatbins stored as data that ``part`` of the search of an ELF file finds (:class:`SearchPart`).
 
