@@ -84,9 +84,11 @@ def _described(kind: int, sm: int, vmajor: int, vminor: int, flags: int) -> dict
     }
 
 
-#: :func:`_described` of the headers seen last, shared (read only: copied into each entry). A library's thousands
-#: of entries have a few dozen distinct kind, SM, version and flags.
-_described_once = functools.lru_cache(maxsize=1024)(_described)
+@functools.lru_cache(maxsize=1024)
+def _entry_base(kind: int, sm: int, vmajor: int, vminor: int, flags: int) -> dict[str, object]:
+    """The fields of an entry that its header's kind, SM, version and flags give, with the defaults: shared, read
+    only (copied into each entry). A library's thousands of entries have a few dozen distinct ones."""
+    return {**_ENTRY_DEFAULTS, **_described(kind, sm, vmajor, vminor, flags), "identifier": None, "options": None}
 
 
 def _arch(sm: int, flags: int) -> Arch | None:
@@ -543,6 +545,7 @@ def _options_record(buf: Buffer, pos: int, opt_off: int, limit: int, what: str) 
 
 
 _COMPRESSION_BITS = FLAG_OBFUSCATED | FLAG_ZSTD | FLAG_LZ4
+_set_state = object.__setattr__  # an entry's fields in one dict, past FatbinEntry's refusal to set attributes
 
 
 def _compression(flags: int) -> str:
@@ -590,11 +593,10 @@ def _parse_entry(
         size = usize if compression == "obfuscated" and usize else psize
         csize = 0
     entry = FatbinEntry.__new__(FatbinEntry)  # the fields are known to be right: no check of their names
-    state = entry.__dict__
-    state.update(_ENTRY_DEFAULTS)
-    state.update(_described_once(kind, sm, vmajor, vminor, flags))
-    state.update(identifier=None, options=None, compression=compression, stored_size=psize, size=size,
-                 offset=pos, _src=src, _payload=header_end, _compressed=csize, _stream=[])  # fmt: skip
+    state = _entry_base(kind, sm, vmajor, vminor, flags).copy()
+    state.update(compression=compression, stored_size=psize, size=size, offset=pos, _src=src, _payload=header_end,
+                 _compressed=csize, _stream=[])  # fmt: skip
+    _set_state(entry, "__dict__", state)
     if id_off:
         texts.append((entry, "identifier", _string(pos, id_off, id_len, header_end, "identifier"), id_len))
     if opt_off and kind != 0x02 and kind != 0x100:  # ELF entries point there to .nv.compat attributes, not text
