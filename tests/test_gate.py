@@ -356,14 +356,17 @@ def _fatbin_wheel(path: Path, members: dict[str, bytes]) -> Path:
 def test_an_alternative_without_kernels_covers_no_gpu(tmp_path):
     wheel = _fatbin_wheel(tmp_path / "alt-1.0-py3-none-any.whl", {
         "alt/sm90/k.fatbin": _fatbin(["sm_90"], []),
+        "alt/sm90/stub.fatbin": _fatbin(["sm_90"], [], src="// no device code"),  # as nvcc's device-link stubs
         "alt/sm90/data.fatbin": _fatbin(["sm_90"], [], src="__device__ int table[4] = {1, 2, 3, 4};"),
     })  # fmt: skip
     report = scan([wheel], gpus="90;100", alternatives=["*/sm*/*"], max_workers=1)
     statuses = {Path(b.path).name: b.coverage["10.0"]["status"] for b in report.binaries}
-    assert statuses == {"data.fatbin": "no kernels", "k.fatbin": "no entry"}
+    # a module of variables only must load too (docs/formats.md): without an entry for 10.0 it does not
+    assert statuses == {"data.fatbin": "no entry", "k.fatbin": "no entry", "stub.fatbin": "no kernels"}
     (group,) = report.judgement().groups
     assert group["covered_by"]["10.0"] is None  # the kernel-less member loads nothing there: it covers nothing
-    assert not report.covered and [Path(b.path).name for b in report.uncovered("10.0")] == ["k.fatbin"]
+    uncovered = [Path(b.path).name for b in report.uncovered("10.0")]
+    assert not report.covered and uncovered == ["data.fatbin", "k.fatbin"]
     cli("scan", wheel, "--gpu", "90;100", "--alternatives", "*/sm*/*", check=1)
 
 
@@ -470,10 +473,17 @@ def test_require_ptx_is_met_by_one_alternative_of_a_group(tmp_path):
 
 def test_require_ptx_passes_over_a_fatbin_without_code(tmp_path):
     k = _fatbin(["sm_90"], ["sm_90"])
-    stub = _fatbin(["sm_90"], [], src="__device__ int table[4] = {1, 2, 3, 4};")  # no function: no PTX needed
+    stub = _fatbin(["sm_90"], [], src="// no device code")  # as nvcc's device-link stubs: nothing to load
     (tmp_path / "two.fatbin").write_bytes(k + b"\0" * (-len(k) % 8) + stub)
     report = scan([tmp_path / "two.fatbin"], gpus="90", require_ptx=True, max_workers=1)
     assert report.binaries[0].fatbins["registered"] == 2 and report.binaries[0].ptx_gap is None and report.covered
+    # a module of variables only is used, and newer GPUs load it only from PTX (docs/formats.md)
+    data = _fatbin(["sm_90"], [], src="__device__ int table[4] = {1, 2, 3, 4};")
+    (tmp_path / "two.fatbin").write_bytes(k + b"\0" * (-len(k) % 8) + data)
+    report = scan([tmp_path / "two.fatbin"], gpus="90", require_ptx=True, max_workers=1)
+    assert report.binaries[0].ptx_gap == (
+        f"a fatbin at offset {len(k) + (-len(k) % 8):#x}: no PTX: GPUs newer than sm_90 (its newest SASS) cannot run it"
+    )
 
 
 def test_markdown_lists_the_binaries_not_covered_first(per_arch_wheel):

@@ -277,3 +277,28 @@ def test_fatbins_at_the_same_offset_are_judged_each_by_its_own_code(parts):
     assert judge([fb(parts, "stub", 0), fb(parts, "sm_80", 0)], ["9.0"]) == alone
     assert judge([fb(parts, "sm_80", 0), fb(parts, "stub", 0)], ["9.0"]) == alone
     assert alone["9.0"]["status"] == "no entry"
+
+
+def test_a_module_of_variables_that_does_not_load_leaves_the_binary_partial(needs_nvcc, tmp_path):
+    """A translation unit of ``__device__`` variables only (no kernel) is a module the program uses
+    (``cudaGetSymbolAddress``); built for sm_80 alone, it does not load on 9.0 while the kernels' module does.
+    It was taken for a kernel-less device-link stub and skipped: 9.0 was reported covered."""
+    import subprocess
+
+    from cuda_fatbin import scan
+
+    (tmp_path / "k.cu").write_text('extern "C" __global__ void k(int* p) { *p = 1; }\n')
+    (tmp_path / "v.cu").write_text(
+        "__device__ int table[4] = {1, 2, 3, 4};\n"
+        "int* address() { void* p = 0; cudaGetSymbolAddress(&p, table); return (int*)p; }\n"
+    )
+    codes = {"k": ["sm_80", "sm_90"], "v": ["sm_80"]}
+    for name, archs in codes.items():
+        gencode = [f"-gencode=arch=compute_{a[3:]},code={a}" for a in archs]
+        subprocess.run([needs_nvcc, "-c", "-Xcompiler", "-fPIC", *gencode, f"{name}.cu", "-o", f"{name}.o"],
+                       cwd=tmp_path, check=True, timeout=300)  # fmt: skip
+    subprocess.run([needs_nvcc, "-shared", "k.o", "v.o", "-o", "libkv.so"], cwd=tmp_path, check=True, timeout=300)
+    [row] = scan([tmp_path / "libkv.so"], gpus="8.0;9.0", max_workers=1).binaries
+    assert row.coverage["8.0"]["status"] == "SASS exact"
+    assert row.coverage["9.0"]["status"] == "partial", row.coverage["9.0"]
+    assert "1 of 2 registered fatbins load" in row.coverage["9.0"]["reason"]

@@ -247,3 +247,38 @@ def test_tables_and_ptx_over_the_limit_are_refused_not_read(monkeypatch):
     ptx = next(e for e in fb.iter_entries() if e.kind == "ptx")
     with pytest.raises(ValueError, match="not read"):
         entry_kernels(ptx)
+
+
+VARIABLES = {  # modules without kernels: variables only (what a program reads with cudaMemcpyFromSymbol)
+    "device": "__device__ int counter;\n__device__ float table[4] = {1, 2, 3, 4};\n",
+    "constant": "__constant__ float coeffs[8];\n",
+    "none": "int host_only() { return 1; }\n",  # no device code: its -rdc device link is nvcc's stub
+}
+
+
+def _defined_objects(listing: str) -> set[str]:
+    """``cuobjdump -symbols``: the OBJECT symbols a cubin defines (undefined ones are marked ``U``)."""
+    rows = [line.split() for line in listing.splitlines() if line.startswith("OBJECT")]
+    return {row[-1] for row in rows if "U" not in row[3:-1]}
+
+
+@pytest.mark.parametrize("name", sorted(VARIABLES))
+def test_a_module_of_variables_has_code_and_a_device_link_stub_none(needs_nvcc, cuobjdump, cuobjdump_path, tmp_path,
+                                                                   name):  # fmt: skip
+    from cuda_fatbin._detect import cubin_has_code
+
+    (tmp_path / "v.cu").write_text(VARIABLES[name])
+    if name == "none":  # compiled relocatable, then device-linked: the stub a library of host code carries
+        subprocess.run([needs_nvcc, "-rdc=true", "-c", "-arch=sm_90", "v.cu", "-o", "v.o"], cwd=tmp_path, check=True)
+        subprocess.run([needs_nvcc, "-dlink", "-arch=sm_90", "v.o", "-o", "dl.o"], cwd=tmp_path, check=True)
+        subprocess.run([cuobjdump_path, "-xelf", "all", "dl.o"], cwd=tmp_path, check=True, capture_output=True)
+        [cubin] = tmp_path.glob("dl*.cubin")
+    else:
+        cubin = tmp_path / "v.cubin"
+        subprocess.run([needs_nvcc, "-cubin", "-arch=sm_90", "v.cu", "-o", str(cubin)], cwd=tmp_path, check=True)
+    data = cubin.read_bytes()
+    defined = _defined_objects(cuobjdump(data, "-symbols"))
+    assert (defined == set()) == (name == "none"), defined  # the oracle: the variables, and none in the stub
+    assert cubin_kernels(data) == []
+    assert _kernels.cubin_defines_data(data) == bool(defined)
+    assert cubin_has_code(data) == (name != "none")

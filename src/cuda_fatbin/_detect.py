@@ -221,16 +221,19 @@ def flags_sm(header: ElfHeader) -> tuple[int, bool, bool]:
 
 
 def cubin_has_code(data: Buffer) -> bool:
-    """True when a cubin has a code section (``.text.<function>``); a device-link stub has none.
+    """True when a cubin has a code section (``.text.<function>``) or defines a variable (a module of
+    ``__device__``/``__constant__`` variables only: the program uses them); a device-link stub has neither.
 
     Raises
     ------
     ValueError
         If the data is not a well-formed ELF image.
     """
+    from ._kernels import cubin_defines_data
+
     view = _as_bytes_like(data)
     try:
-        return any(s.name.startswith(".text.") for s in iter_sections(view))
+        return any(s.name.startswith(".text.") for s in iter_sections(view)) or cubin_defines_data(view)
     except ElfFormatError as e:
         raise ValueError(f"malformed cubin: {e}") from None
 

@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from ._container import FatbinEntry
     from ._elf import Buffer
 
-__all__ = ["MAX_NAME", "MAX_TABLE", "cubin_kernels", "demangle", "demangle_all", "entry_kernels", "ptx_kernels"]
+__all__ = ["MAX_NAME", "MAX_TABLE", "cubin_defines_data", "cubin_kernels", "demangle", "demangle_all", "entry_kernels",
+           "ptx_kernels"]  # fmt: skip
 
 #: Bytes of a kernel name kept; a longer name is cut and ends with ``…`` (CUTLASS names reach a few KiB).
 MAX_NAME = 16384
@@ -40,8 +41,9 @@ _SHT_SYMTAB = 2
 _STT_FUNC = 2
 #: ``st_other`` bit of a kernel (``cuobjdump -symbols`` prints it as ``ENTRY``; device functions lack it)
 _STO_CUDA_ENTRY = 0x10
-#: ``(st_name, st_info, st_other)`` positions in an Elf64_Sym / Elf32_Sym
-_SYM = {64: ("IBBHQQ", 24, 0, 1, 2), 32: ("IIIBBH", 16, 0, 3, 4)}
+_STT_OBJECT = 1
+#: ``(st_name, st_info, st_other, st_shndx)`` positions in an Elf64_Sym / Elf32_Sym
+_SYM = {64: ("IBBHQQ", 24, 0, 1, 2, 3), 32: ("IIIBBH", 16, 0, 3, 4, 5)}
 
 
 def _text(raw: bytes) -> str:
@@ -72,7 +74,7 @@ def cubin_kernels(data: Buffer) -> list[str]:
     view = memoryview(data).cast("B")
     header = read_header(view)
     rows = section_headers(view, header)
-    fmt, size, at_name, at_info, at_other = _SYM[header.bits]
+    fmt, size, at_name, at_info, at_other, _at_shndx = _SYM[header.bits]
     found: dict[str, None] = {}
     for index, (_n, typ, offset, length) in enumerate(rows):
         if typ != _SHT_SYMTAB:
@@ -92,6 +94,39 @@ def cubin_kernels(data: Buffer) -> list[str]:
                 found.setdefault(names[rec[at_name]])
     found.pop("", None)
     return list(found)
+
+
+def cubin_defines_data(data: Buffer) -> bool:
+    """True when an ELF cubin defines a variable (an ``OBJECT`` symbol in a section of its own: ``__device__``
+    and ``__constant__`` variables, in ``.nv.global``, ``.nv.global.init``, ``.nv.constant3``). A module of
+    variables only has no kernel, but a program reads and writes them (``cudaMemcpyToSymbol``): that module must
+    load too. nvcc's device-link stubs define none.
+
+    Raises
+    ------
+    ElfFormatError
+        If ``data`` is not a well-formed ELF image or a symbol table is over :data:`MAX_TABLE` bytes.
+
+    Examples
+    --------
+    >>> from cuda_fatbin import Program, ProgramOptions
+    >>> cubin = Program("__device__ int table[4];", "c++", ProgramOptions(arch="sm_90")).compile("cubin").code
+    >>> cubin_defines_data(bytes(cubin)), cubin_kernels(bytes(cubin))
+    (True, [])
+    """
+    view = memoryview(data).cast("B")
+    header = read_header(view)
+    fmt, size, _at_name, at_info, _at_other, at_shndx = _SYM[header.bits]
+    for _n, typ, offset, length in section_headers(view, header):
+        if typ != _SHT_SYMTAB:
+            continue
+        if length > MAX_TABLE:
+            raise ElfFormatError(f"a symbol table is over {MAX_TABLE} bytes", offset)
+        records = view[offset : offset + length // size * size]
+        if any(rec[at_info] & 0xF == _STT_OBJECT and rec[at_shndx] for rec in struct.iter_unpack(header.order + fmt,
+                                                                                              records)):  # fmt: skip
+            return True
+    return False
 
 
 def _names(table: bytes, offsets: set[int], where: int) -> dict[int, str]:

@@ -279,3 +279,67 @@ def test_rdc_programs_and_the_load_time_link(device, report, tmp_path, objects, 
     assert observed.split()[0] == predicted.split()[0] and (predicted == "ERROR" or observed == predicted), (
         f"model says {predicted} ({status['reason']}), the program printed {observed}"
     )
+
+
+VARS_TU = r"""
+#include <cstdio>
+__device__ int table[4] = {1, 2, 3, 4};
+const char* read_table(int* out) {
+    cudaError_t e = cudaMemcpyFromSymbol(out, table, 4 * sizeof(int));
+    return e == cudaSuccess ? nullptr : cudaGetErrorName(e);
+}
+"""
+VARS_MAIN = r"""
+#include <cstdio>
+const char* read_table(int* out);
+extern "C" __global__ void k(int* out) { *out = 60; }
+int main() {
+    int* d; int h = 0; int t[4] = {0, 0, 0, 0};
+    cudaMalloc(&d, sizeof(int));
+    k<<<1, 1>>>(d);
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e == cudaSuccess) e = cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess) { printf("ERROR kernel %s\n", cudaGetErrorName(e)); return 0; }
+    const char* failed = read_table(t);
+    if (failed) { printf("ERROR variable %s\n", failed); return 0; }
+    printf("TAG %d %d\n", h, t[3]);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("var_archs", [["sm_80"], ["sm_80", "sm_90"], ["sm_80", "compute_80"]])
+def test_a_module_of_variables_only_must_load_too(device, report, tmp_path, var_archs):
+    """A translation unit of ``__device__`` variables and host code (no kernel) is a module the program uses:
+    where it has no entry for the GPU, reading its variable fails while the kernels' module runs, and ``scan``
+    says ``partial`` (it was once skipped as a kernel-less device-link stub)."""
+    import os
+    import shutil
+    import subprocess
+
+    from cuda_fatbin import scan
+
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    if not Path(nvcc).exists():
+        pytest.skip("no nvcc on this machine")
+    gpu = device_arch(device)
+    (tmp_path / "v.cu").write_text(VARS_TU)
+    (tmp_path / "main.cu").write_text(VARS_MAIN)
+
+    def gencode(code: str) -> str:
+        return f"-gencode=arch=compute_{code.split('_')[1]},code={code}"
+
+    own = [f"sm_{gpu.major}{gpu.minor}", "sm_80"]
+    for name, codes in (("v", var_archs), ("main", own)):
+        subprocess.run([nvcc, "-c", f"{name}.cu", "-o", f"{name}.o", *map(gencode, codes)], cwd=tmp_path, check=True,
+                       capture_output=True)  # fmt: skip
+    subprocess.run([nvcc, "main.o", "v.o", "-o", "app"], cwd=tmp_path, check=True, capture_output=True)
+    [row] = scan([tmp_path / "app"], gpus=[gpu], max_workers=1).binaries
+    status = row.coverage[gpu.capability]
+    predicted = "ERROR variable" if status["status"] == "partial" else "TAG 60 4"
+    env = {**os.environ, "CUDA_CACHE_DISABLE": "1"}
+    observed = subprocess.run([str(tmp_path / "app")], capture_output=True, text=True, timeout=60, env=env)
+    observed = observed.stdout.strip()
+    report.add(case=f"a module of variables only, built for {'+'.join(var_archs)}", entries=", ".join(row.entries),
+               env="CUDA_CACHE_DISABLE=1", predicted=predicted, reason=status["reason"], observed=observed)  # fmt: skip
+    assert observed.startswith(predicted), f"model says {predicted} ({status['reason']}), the program said {observed}"
