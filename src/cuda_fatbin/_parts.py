@@ -19,7 +19,7 @@ import collections
 from dataclasses import dataclass, field
 
 from ._arch import Arch
-from ._gate import _named, _registered, jit_only, missing_kernels, require_ptx
+from ._gate import _named, _registered
 from ._inputs import _error, _Item, _opened
 from ._nvidia import support_gap
 from ._policy import Policy
@@ -191,7 +191,7 @@ def finish(
     for r in results:
         tally.add(r.tally)
         classes += r.classes
-    from ._scan import BinaryReport  # it imports this module
+    from ._scan import BinaryReport, _gated  # it imports this module
 
     report = BinaryReport(item.shown)
     _tallied(report, tally)
@@ -200,9 +200,7 @@ def finish(
         if not _registered(others) and (policy.require_ptx or policy.sass_only or any(
                 _named(row["status"], policy) for row in report.coverage.values())):  # fmt: skip
             return None  # the kernels and PTX that count are those of the fatbins stored as data
-        report.kernels = missing_kernels(others, report.coverage, gpus, driver, policy)
-        report.ptx_gap = require_ptx(others) if policy.require_ptx else None
-        report.jit_only = jit_only(others, report.coverage, gpus, driver) if policy.sass_only else []
+        _gated(report, others, gpus, driver, policy)
     except (ValueError, MemoryError, RecursionError) as exc:
         report.error = _error(exc)
     return report

@@ -304,13 +304,17 @@ def _judged(
     _tallied(report, _tally(fatbins))
     try:
         report.coverage = judge(fatbins, gpus, driver)
-        policy = policy or Policy()
-        report.kernels = missing_kernels(fatbins, report.coverage, gpus, driver, policy)
-        report.ptx_gap = require_ptx(fatbins) if policy.require_ptx else None
-        report.jit_only = jit_only(fatbins, report.coverage, gpus, driver) if policy.sass_only else []
+        _gated(report, fatbins, gpus, driver, policy or Policy())
     except (ValueError, MemoryError, RecursionError) as exc:
         report.error = _error(exc)
     return report
+
+
+def _gated(report: BinaryReport, fatbins: list[Fatbin], gpus: list[Arch], driver: DriverSpec, policy: Policy) -> None:
+    """The kernels, PTX gap and JIT-only GPUs that ``policy`` asks about, of ``fatbins`` judged in ``report``."""
+    report.kernels = missing_kernels(fatbins, report.coverage, gpus, driver, policy)
+    report.ptx_gap = require_ptx(fatbins) if policy.require_ptx else None
+    report.jit_only = jit_only(fatbins, report.coverage, gpus, driver) if policy.sass_only else []
 
 
 def _scan_item(
