@@ -105,6 +105,22 @@ def _arch_of(sm: int, suffix: str) -> Arch | None:  # Arch is immutable: one obj
         return None
 
 
+if TYPE_CHECKING:
+    _cached_property = functools.cached_property
+else:
+
+    class _cached_property(functools.cached_property):
+        """``functools.cached_property`` as Python 3.12 has it: before 3.12 each first read takes a lock (about
+        1 µs; listing a library reads ``payload_mismatch`` of tens of thousands of entries). Two threads may
+        both compute a value the first time; it is the same value."""
+
+        def __get__(self, instance, owner=None):
+            if instance is None:
+                return self
+            value = instance.__dict__[self.attrname] = self.func(instance)
+            return value
+
+
 class FatbinEntry:
     """One entry of a fat binary: what it is, which arch, and where its payload lives.
 
@@ -225,7 +241,7 @@ class FatbinEntry:
         """True for machine code (ELF) entries."""
         return self.kind == "elf"
 
-    @functools.cached_property
+    @_cached_property
     def payload_mismatch(self) -> str | None:
         """What the payload says against the header, or ``None`` when they agree or it cannot be told.
 
