@@ -125,15 +125,28 @@ def _suggest_command(parser: argparse.ArgumentParser, argv: list[str]) -> None:
     parser.error(f"unknown command {first!r}{hint} (commands: {', '.join(commands)})")
 
 
+#: The cyclic garbage collector's first threshold while a command runs (Python's default: 700 allocations). A
+#: listing builds objects by the hundred thousand and keeps them, and each collection walks all that survived:
+#: at 700, ``inspect --embedded`` of 24,454 fatbins spent 12% of its time there. Cycles are still collected.
+_GC_FIRST_THRESHOLD = 50_000
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit code (0 success, 1 failure, 2 usage error)."""
+    import gc
+
     from .._term import escaping_streams
 
+    saved = gc.get_threshold()
+    if saved[0]:  # 0: collection is off, and stays so
+        gc.set_threshold(max(saved[0], _GC_FIRST_THRESHOLD), *saved[1:])
     try:
         with escaping_streams():  # a name the output's encoding cannot hold is escaped, never UnicodeEncodeError
             return _main(argv)
     except KeyboardInterrupt:  # Ctrl-C before the command's own handlers are set (reading the command line)
         return 130
+    finally:
+        gc.set_threshold(*saved)  # main called from a program: its setting back
 
 
 def _main(argv: Sequence[str] | None) -> int:
