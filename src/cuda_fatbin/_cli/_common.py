@@ -67,13 +67,14 @@ def _shown(text: object) -> str:
 
 
 def _print_json(doc: dict[str, Any]) -> None:
-    """Every ``--json`` document: names that are not Unicode carried as a display form and ``_bytes`` (``_term``)."""
-    import json
+    """Every ``--json`` document: names that are not Unicode carried as a display form and ``_bytes`` (``_term``);
+    ``json.dump(doc, indent=1)``'s text, written at once (``_term.json_text``)."""
+    from .._term import json_names, json_text
 
-    from .._term import json_names
-
-    json.dump(json_names(doc), sys.stdout, indent=1)
-    print()
+    text = json_text(doc)
+    if "\\ud" in text:  # a string held a surrogate (JSON writes each as \udXXX): a name may not be Unicode
+        text = json_text(json_names(doc))
+    sys.stdout.write(text + "\n")
 
 
 class _Progress:
@@ -133,11 +134,16 @@ def _fatbins(path: str, embedded: bool = False, relocatable: bool | None = None)
         raise Failure(f"{_shown(path)}: {e.strerror or e}") from None
 
 
+#: ``_where``'s marks by (relocatable, embedded)
+_MARKS = {(False, False): "", (False, True): " (embedded)", (True, False): " (relocatable)",
+          (True, True): " (relocatable) (embedded)"}  # fmt: skip
+
+
 def _where(fb: Fatbin) -> str:
     if fb.standalone:
         return "standalone"
-    marks = "".join(f" ({m})" for m in ("relocatable", "embedded") if getattr(fb, m))
-    return (f"{fb.section}@{fb.offset:#x}" if fb.section else f"@{fb.offset:#x}") + marks
+    marks = _MARKS[bool(fb.relocatable), bool(fb.embedded)]
+    return f"{fb.section}@{fb.offset:#x}{marks}" if fb.section else f"@{fb.offset:#x}{marks}"
 
 
 def _relocatable_flag(args: argparse.Namespace) -> bool | None:

@@ -28,7 +28,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up
 if TYPE_CHECKING:
     from typing import Any
 
-    from .._reader import Fatbin
+    from .._reader import Fatbin, FatbinEntry
 
 
 def configure_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -87,9 +87,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{_shown(path)}: does not contain device code\n")
             continue
         print(f"{_shown(path)}: {len(fatbins)} fatbin(s), {len(pairs)} entries\n")
-        rows = [(_where(fb), e.kind, e.arch, f"{e.version[0]}.{e.version[1]}", e.size, e.stored_size or "-",
-                 "in concat" if e.concatenated else e.compression, e.identifier or "") for fb, e in pairs]  # fmt: skip
-        _table(["fatbin", "kind", "arch", "version", "size", "stored", "compression", "identifier"], rows,
+        _table(["fatbin", "kind", "arch", "version", "size", "stored", "compression", "identifier"], _rows(pairs),
                wide=args.wide)  # fmt: skip
         for index, (_fb, entry) in enumerate(pairs, 1):
             odd = entry.payload_mismatch
@@ -102,6 +100,27 @@ def run(args: argparse.Namespace) -> int:
         print(f"\n  total: {', '.join(f'{v} {k}' for k, v in sorted(kinds.items()))}; {size} bytes of payload "
               f"in {stored} bytes of fatbin\n")  # fmt: skip
     return 1 if failed else 0
+
+
+def _rows(pairs: list[tuple[Fatbin, FatbinEntry]]) -> list[tuple[str, ...]]:
+    """The table's rows, all ``str`` cells (``_term.table`` tests them at once): the cells that entries of one
+    header share (kind, arch, version, compression, identifier) are made once per distinct header, not per row."""
+    shapes: dict[tuple[object, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+    rows = []
+    where, fatbin = "", None
+    for fb, e in pairs:
+        if fb is not fatbin:
+            where, fatbin = _where(fb), fb
+        key = (e.kind, id(e.arch), e.version, e.compression, e.concatenated, e.identifier)  # e.arch lives as long
+        shape = shapes.get(key)
+        if shape is None:
+            shape = shapes[key] = (
+                (e.kind, "" if e.arch is None else str(e.arch), f"{e.version[0]}.{e.version[1]}"),
+                ("in concat" if e.concatenated else e.compression, e.identifier or ""),
+            )
+        stored = e.stored_size
+        rows.append((where, *shape[0], str(e.size), str(stored) if stored else "-", *shape[1]))
+    return rows
 
 
 def _fatbin_dict(fb: Fatbin) -> dict[str, Any]:
