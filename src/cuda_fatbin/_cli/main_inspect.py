@@ -111,11 +111,12 @@ def _rows(pairs: list[tuple[Fatbin, FatbinEntry]]) -> list[tuple[str, ...]]:
     for fb, e in pairs:
         if fb is not fatbin:
             where, fatbin = _where(fb), fb
-        key = (e.kind, id(e.arch), e.version, e.compression, e.concatenated, e.identifier)  # e.arch lives as long
+        arch = e.arch
+        key = (e.kind, arch, e.version, e.compression, e.concatenated, e.identifier)
         shape = shapes.get(key)
         if shape is None:
             shape = shapes[key] = (
-                (e.kind, "" if e.arch is None else str(e.arch), f"{e.version[0]}.{e.version[1]}"),
+                (e.kind, "" if arch is None else str(arch), f"{e.version[0]}.{e.version[1]}"),
                 ("in concat" if e.concatenated else e.compression, e.identifier or ""),
             )
         stored = e.stored_size
