@@ -341,8 +341,45 @@ def test_import_is_cheap_in_fact():
     loaded = res.stderr.split()
     assert "cuda_fatbin._reader" in loaded
     heavy = {"dataclasses", "typing", "inspect", "json", "pathlib", "cuda_fatbin._program", "cuda_fatbin._fatbin",
-             "cuda_fatbin._multiarch", "cuda_fatbin._cache", "cuda_fatbin._bundle", "cuda_fatbin._select"}  # fmt: skip
+             "cuda_fatbin._multiarch", "cuda_fatbin._cache", "cuda_fatbin._bundle", "cuda_fatbin._select",
+             "shutil", "bz2", "lzma"}  # fmt: skip  # (argparse's help formatter imports shutil for the width)
     assert not heavy & set(loaded) - start, heavy & set(loaded) - start
+
+
+@pytest.mark.parametrize("args", [["--help"], ["inspect", "--help"], ["scan", "--help"], ["inspect"]])
+def test_help_and_usage_are_wrapped_to_the_terminal_width(args):
+    """The parser is built with formatters of a fixed width (no terminal is asked while options are added); help
+    and usage messages are still wrapped to the width the terminal (here COLUMNS) gives."""
+    texts = {}
+    for columns in ("44", "300"):
+        env = {**os.environ, "COLUMNS": columns}
+        res = subprocess.run([sys.executable, "-m", "cuda_fatbin", *args], capture_output=True, text=True, env=env,
+                             timeout=120)  # fmt: skip
+        texts[columns] = res.stdout + res.stderr
+        widest = max(map(len, texts[columns].splitlines()))
+        assert widest <= int(columns) - 2 or (columns == "44" and widest < 80), (columns, texts[columns])
+    assert len(texts["44"].splitlines()) > len(texts["300"].splitlines())
+
+
+def test_a_command_raises_the_garbage_collector_threshold_and_puts_it_back(compiled, monkeypatch):
+    """While a command runs, a collection every 50,000 allocations, not 700 (a listing keeps hundreds of thousands
+    of objects, which each collection walks); a setting of the caller's is back afterwards, and 0 (off) stays."""
+    import gc
+
+    from cuda_fatbin._cli import main_inspect
+
+    seen = []
+    real = main_inspect.run
+    monkeypatch.setattr(main_inspect, "run", lambda args: seen.append(gc.get_threshold()) or real(args))
+    saved = gc.get_threshold()
+    try:
+        for caller in [(700, 10, 10), (123_456, 7, 3), (0, 10, 10)]:
+            gc.set_threshold(*caller)
+            cli("inspect", compiled, check=0)
+            assert gc.get_threshold() == caller
+        assert seen == [(50_000, 10, 10), (123_456, 7, 3), (0, 10, 10)]
+    finally:
+        gc.set_threshold(*saved)
 
 
 SCALED = r"""
