@@ -233,3 +233,24 @@ def test_a_stream_that_ends_before_its_header_says_gives_no_verdict_past_its_end
     assert entry.payload_mismatch is None
     whole = read_fatbin(_one_entry_fatbin(1, 80, ptx, compression)).entries[0]  # the same bytes, the right size
     assert whole.payload_mismatch == "the header says compute_80, the PTX .target is sm_90"
+
+
+def test_payload_mismatch_is_read_once_and_kept_where_the_judgement_looks_for_it(monkeypatch):
+    """Cached on the entry as ``functools.cached_property`` keeps it (``_select`` reads the entry's ``__dict__``):
+    the payload is read at the first ask only, and each entry keeps its own answer."""
+    import cuda_fatbin._payload as payload
+
+    data = bytearray(_fatbin_with(_PTX, "speed"))
+    entry = read_fatbin(bytes(data)).entries[0]
+    struct.pack_into("<I", data, entry.offset + 0x1C, 90)
+    other = read_fatbin(bytes(data)).entries[0]
+    calls = []
+    real = payload.mismatch
+    monkeypatch.setattr(payload, "mismatch", lambda e: calls.append(e) or real(e))
+    assert "payload_mismatch" not in entry.__dict__
+    assert [entry.payload_mismatch, entry.payload_mismatch, other.payload_mismatch, other.payload_mismatch] == [
+        None, None, "the header says compute_90, the PTX .target is sm_89", "the header says compute_90, the PTX "
+        ".target is sm_89"]  # fmt: skip
+    assert calls == [entry, other]
+    assert entry.__dict__["payload_mismatch"] is None
+    assert type(entry).payload_mismatch.__doc__.startswith("What the payload says against the header")

@@ -11,6 +11,8 @@ from __future__ import annotations
 import io
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cuda_fatbin._term import MAX_PAD, shown, table
 
@@ -163,3 +165,142 @@ def test_json_names_marks_each_list_item_that_is_not_unicode_and_only_those():
     assert doc["written_bytes"] == [None, "b%FF%25.cubin", None]
     assert unquote_to_bytes(doc["written_bytes"][1]) == b"b\xff%.cubin"
     assert doc["files"] == [{"path": "d\ufffd", "path_bytes": "d%E9"}, {"path": "e"}]
+
+
+# -- tables of many rows, and JSON written at once ------------------------------------------------------------
+
+# names as inputs give them: control characters, non-ASCII letters, bytes that were not UTF-8 (surrogateescape),
+# astral characters (a surrogate pair in JSON's escapes) and lone surrogates
+_NAMES = st.lists(st.sampled_from(["a", " ", "%", "é", "中", "\x1b", "\n", "\u202e", "\udcff", "\ud800", "\U0001f600",
+                                    "\\", '"', "ud83d"]), max_size=8).map("".join)  # fmt: skip
+_ARCHS = st.sampled_from([50, 90, 100]).map(lambda sm: __import__("cuda_fatbin").Arch.parse(sm))
+_CELLS = st.one_of(_NAMES, st.integers(-(10**20), 10**20), st.none(), st.binary(max_size=4), _ARCHS)
+
+
+def _cell_text(cell: object) -> str:
+    """A cell as ``table`` documents it: ``None`` empty, text and ints as they are, anything else through shown."""
+    return "" if cell is None else cell if isinstance(cell, str) else str(cell) if type(cell) is int else shown(cell)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 4).flatmap(lambda n: st.lists(st.lists(_CELLS, min_size=n, max_size=n), max_size=6)),
+       st.sampled_from([None, "ascii", "latin-1"]))  # fmt: skip
+def test_a_table_of_text_rows_is_the_table_of_the_cells_they_show(rows, encoding):
+    """Rows of ``str`` cells only (a large listing's) take the fast path: the same table, escapes and all."""
+    headers = [f"h{i}" for i in range(len(rows[0]) if rows else 1)]
+
+    def written(given: list[object]) -> str:
+        out = io.TextIOWrapper(io.BytesIO(), encoding=encoding or "utf-8", newline="\n")
+        table(headers, given, out)  # type: ignore[arg-type]
+        out.flush()
+        return out.buffer.getvalue().decode(encoding or "utf-8")  # type: ignore[attr-defined,no-any-return]
+
+    as_text = [tuple(_cell_text(c) for c in row) for row in rows]
+    assert written(as_text) == written(rows) == written([list(r) for r in as_text])  # type: ignore[arg-type]
+    assert all(line.isprintable() for line in written(as_text).splitlines())
+
+
+_JSON = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(), _NAMES),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.lists(inner, max_size=3).map(tuple), st.dictionaries(_NAMES, inner, max_size=4)
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON)
+def test_json_text_is_json_dumps_indented_by_one(value):
+    """The outside oracle: the standard library's text, byte for byte (NaN, infinities, surrogates, tuples...)."""
+    import json
+
+    from cuda_fatbin._term import json_text
+
+    assert json_text(value) == json.dumps(value, indent=1)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.dictionaries(_NAMES, _JSON, max_size=4))
+def test_a_json_document_is_the_text_of_its_names_made_unicode(doc):
+    """``--json`` output: ``json.dumps(json_names(doc), indent=1)`` whether or not a string held a surrogate."""
+    import contextlib
+    import json
+
+    from cuda_fatbin._cli._common import _print_json
+    from cuda_fatbin._term import json_names
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        _print_json(doc)
+    assert out.getvalue() == json.dumps(json_names(doc), indent=1) + "\n"
+
+
+def test_json_text_leaves_other_values_to_json_with_its_errors():
+    import json
+
+    from cuda_fatbin._term import json_text
+
+    keyed = {1: "a", 2.5: [True], None: {}, False: 0}  # keys json turns into strings
+    assert json_text(keyed) == json.dumps(keyed, indent=1)
+
+    class Size(int):
+        pass
+
+    assert json_text({"size": Size(3), "list": [Size(4)]}) == json.dumps({"size": Size(3), "list": [Size(4)]}, indent=1)
+    loop: list[object] = []
+    loop.append(loop)
+    with pytest.raises(ValueError, match="Circular reference"):
+        json_text({"a": loop})
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        json_text({"a": [object()]})
+    with pytest.raises(TypeError, match="keys must be"):
+        json_text({(1, 2): "tuple key"})
+    deep: list[object] = []
+    for _ in range(50_000):
+        deep = [deep]
+    with pytest.raises(RecursionError):
+        json.dumps(deep, indent=1)
+    with pytest.raises(RecursionError):
+        json_text(deep)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(_NAMES, st.one_of(_NAMES, st.integers(), st.none(), st.lists(_NAMES, max_size=3)), max_size=5))
+def test_json_names_gives_unicode_and_the_exact_bytes_beside_each_name_that_was_not(doc):
+    """Its promise, checked by the standard library: strict UTF-8 text, and ``X_bytes`` percent-decodes to X's bytes."""
+    import json
+    from urllib.parse import unquote_to_bytes
+
+    from cuda_fatbin._term import json_names
+
+    def raw(text: str) -> bytes:
+        try:
+            return text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            return text.encode("utf-8", "surrogatepass")
+
+    def unicode(text: str) -> bool:
+        try:
+            text.encode("utf-8")
+            return True
+        except UnicodeEncodeError:
+            return False
+
+    out = json_names(doc)
+    json.dumps(out, ensure_ascii=False).encode("utf-8")  # strict: no surrogate left anywhere
+    for key, value in doc.items():
+        if not unicode(key):
+            continue  # a key is made Unicode; its bytes are not kept (json_names' docstring)
+        if isinstance(value, str):
+            assert out[key] == (value if unicode(value) else raw(value).decode("utf-8", "replace"))
+            if unicode(value):
+                assert f"{key}_bytes" not in out or f"{key}_bytes" in doc
+            else:
+                assert unquote_to_bytes(out[f"{key}_bytes"]) == raw(value)
+        elif isinstance(value, list) and not all(map(unicode, value)):
+            assert [None if b is None else unquote_to_bytes(b) for b in out[f"{key}_bytes"]] == [
+                None if unicode(v) else raw(v) for v in value
+            ]
+        elif not isinstance(value, list):
+            assert out[key] == value
