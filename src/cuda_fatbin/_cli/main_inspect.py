@@ -82,46 +82,57 @@ def run(args: argparse.Namespace) -> int:
     for path, fatbins, error in files:
         if error is not None:
             continue
-        pairs = [(fb, e) for fb in fatbins for e in fb.iter_entries()]
-        if not pairs:
+        rows, entries, kinds = _listing(fatbins)
+        if not entries:
             print(f"{_shown(path)}: does not contain device code\n")
             continue
-        print(f"{_shown(path)}: {len(fatbins)} fatbin(s), {len(pairs)} entries\n")
-        _table(["fatbin", "kind", "arch", "version", "size", "stored", "compression", "identifier"], _rows(pairs),
+        print(f"{_shown(path)}: {len(fatbins)} fatbin(s), {len(entries)} entries\n")
+        _table(["fatbin", "kind", "arch", "version", "size", "stored", "compression", "identifier"], rows,
                wide=args.wide)  # fmt: skip
-        for index, (_fb, entry) in enumerate(pairs, 1):
+        for index, entry in enumerate(entries, 1):
             odd = entry.payload_mismatch
             if odd is not None:
                 print(f"  warning: entry {index} ({entry.kind} {entry.arch}): {_shown(odd)}; the driver goes by the "
                       "header (docs/selection.md, rule header_mismatch)")  # fmt: skip
-        size = sum(e.size for _, e in pairs)
+        size = sum(e.size for e in entries)
         stored = sum(fb.size for fb in fatbins)
-        kinds = collections.Counter(e.kind for _, e in pairs)
         print(f"\n  total: {', '.join(f'{v} {k}' for k, v in sorted(kinds.items()))}; {size} bytes of payload "
               f"in {stored} bytes of fatbin\n")  # fmt: skip
     return 1 if failed else 0
 
 
-def _rows(pairs: list[tuple[Fatbin, FatbinEntry]]) -> list[tuple[str, ...]]:
-    """The table's rows, all ``str`` cells (``_term.table`` tests them at once): the cells that entries of one
-    header share (kind, arch, version, compression, identifier) are made once per distinct header, not per row."""
-    shapes: dict[tuple[object, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {}
-    rows = []
-    where, fatbin = "", None
-    for fb, e in pairs:
-        if fb is not fatbin:
-            where, fatbin = _where(fb), fb
-        arch = e.arch
-        key = (e.kind, arch, e.version, e.compression, e.concatenated, e.identifier)
-        shape = shapes.get(key)
-        if shape is None:
-            shape = shapes[key] = (
-                (e.kind, "" if arch is None else str(arch), f"{e.version[0]}.{e.version[1]}"),
-                ("in concat" if e.concatenated else e.compression, e.identifier or ""),
-            )
-        stored = e.stored_size
-        rows.append((where, *shape[0], str(e.size), str(stored) if stored else "-", *shape[1]))
-    return rows
+def _listing(fatbins: list[Fatbin]) -> tuple[list[tuple[str, ...]], list[FatbinEntry], dict[str, int]]:
+    """The table's rows, every entry in their order, and the count of entries of each kind, in one pass.
+
+    The rows' cells are all ``str`` (``_term.table`` tests them at once); the cells that entries of one header share
+    (kind, arch, version, compression, identifier) are made once per distinct header, not per row (libcufft's 24,454
+    stored fatbins have 23).
+    """
+    shapes: dict[tuple[object, ...], list[Any]] = {}  # -> [kind, arch, version, compression, identifier, count]
+    rows: list[tuple[str, ...]] = []
+    entries: list[FatbinEntry] = []
+    add_row = rows.append
+    for fb in fatbins:
+        where = _where(fb)
+        for e in fb.iter_entries():
+            arch = e.arch
+            key = (e.kind, arch, e.version, e.compression, e.concatenated, e.identifier)
+            shape = shapes.get(key)
+            if shape is None:
+                version = f"{e.version[0]}.{e.version[1]}"
+                compression = "in concat" if e.concatenated else e.compression
+                arch_text = "" if arch is None else str(arch)
+                shape = shapes[key] = [e.kind, arch_text, version, compression, e.identifier or "", 0]
+            kind, arch_text, version, compression, identifier, count = shape
+            shape[5] = count + 1
+            stored = e.stored_size
+            add_row((where, kind, arch_text, version, str(e.size), str(stored) if stored else "-", compression,
+                     identifier))  # fmt: skip
+            entries.append(e)
+    kinds: dict[str, int] = collections.Counter()
+    for kind, *_, count in shapes.values():
+        kinds[kind] += count
+    return rows, entries, kinds
 
 
 def _fatbin_dict(fb: Fatbin) -> dict[str, Any]:
