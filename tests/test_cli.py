@@ -362,7 +362,7 @@ def test_help_and_usage_are_wrapped_to_the_terminal_width(args):
 
 
 def test_a_command_raises_the_garbage_collector_threshold_and_puts_it_back(compiled, monkeypatch):
-    """While a command runs, a collection every 50,000 allocations, not 700 (a listing keeps hundreds of thousands
+    """While a command runs, a collection every 200,000 allocations, not 700 (a listing keeps hundreds of thousands
     of objects, which each collection walks); a setting of the caller's is back afterwards, and 0 (off) stays."""
     import gc
 
@@ -373,11 +373,11 @@ def test_a_command_raises_the_garbage_collector_threshold_and_puts_it_back(compi
     monkeypatch.setattr(main_inspect, "run", lambda args: seen.append(gc.get_threshold()) or real(args))
     saved = gc.get_threshold()
     try:
-        for caller in [(700, 10, 10), (123_456, 7, 3), (0, 10, 10)]:
+        for caller in [(700, 10, 10), (300_000, 7, 3), (0, 10, 10)]:
             gc.set_threshold(*caller)
             cli("inspect", compiled, check=0)
             assert gc.get_threshold() == caller
-        assert seen == [(50_000, 10, 10), (123_456, 7, 3), (0, 10, 10)]
+        assert seen == [(200_000, 10, 10), (300_000, 7, 3), (0, 10, 10)]
     finally:
         gc.set_threshold(*saved)
 
