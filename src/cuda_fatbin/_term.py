@@ -14,6 +14,7 @@ import contextlib
 import os
 import re
 import sys
+from operator import itemgetter
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -380,10 +381,13 @@ def table(
             return
         except ImportError:
             pass
-    columns = zip(*cells, strict=True) if cells else ([] for _ in headers)
-    # each column as wide as its longest cell, up to MAX_PAD: the output stays linear in the cells' length
+    odd = set(map(len, cells)) - {len(headers)}
+    if odd:
+        raise ValueError(f"a row of {odd.pop()} cells in a table of {len(headers)} columns")
+    # each column as wide as its longest cell, up to MAX_PAD: the output stays linear in the cells' length. (Not
+    # zip(*cells): an iterator per row, which can set off a garbage collection of everything a listing holds.)
     widths = [
-        max(len(h), min(MAX_PAD, max(map(len, column), default=0))) for h, column in zip(headers, columns, strict=True)
+        max(len(h), min(MAX_PAD, max(map(len, map(itemgetter(i), cells)), default=0))) for i, h in enumerate(headers)
     ]
     lines = [
         "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip(),
