@@ -9,6 +9,7 @@ begins inside a fatbin holding another one), the file is read whole.
 from __future__ import annotations
 
 import dataclasses
+import os
 import struct
 
 import pytest
@@ -185,3 +186,35 @@ def test_scan_with_workers_reports_what_one_process_reports(tmp_path, monkeypatc
 def test_a_search_part_is_numbered_within_its_parts():
     with pytest.raises(ValueError, match="numbered from 0"):
         _reader.SearchPart(3, 3)
+
+
+def test_a_file_rewritten_in_place_after_its_parts_were_searched_gives_the_report_of_what_is_there(tmp_path):
+    # same inode, other bytes: the parts found 40 fatbins stored as data in what the file held; the final read
+    # finds a file holding one registered fatbin and nothing stored. The report is that file's, never a mix
+    item = _layout(tmp_path / "lib.so", [("ptx", 0)] * 40, registered=True, second=False)
+    results = [_parts.run_part(_parts.PartItem(item, k, 3), GPUS, None) for k in range(3)]
+    assert sum(r.tally.fatbins["embedded"] for r in results) == 40
+    with open(item.path, "r+b") as f:  # rewritten in place: the inode the file was listed with
+        f.truncate(0)
+        f.write(make_elf([(".nv_fatbin", 1, _fatbin(_sass(90)))], e_type=3))
+    split = _parts.finish(item, results, GPUS, None, Policy())
+    whole = _scan._scan_item(item, GPUS, None, True, Policy())
+    assert whole.fatbins == {"registered": 1, "relocatable": 0, "embedded": 0}
+    assert split is None or dataclasses.asdict(split) == dataclasses.asdict(whole)
+
+
+def test_a_file_rewritten_in_place_between_its_parts_is_read_whole(tmp_path):
+    # the parts saw two different files (one part before the rewrite, the others after): they do not add up
+    item = _layout(tmp_path / "lib.so", [("ptx", 0)] * 40, registered=True, second=False)
+    results = [_parts.run_part(_parts.PartItem(item, 0, 3), GPUS, None)]
+    data = (tmp_path / "lib.so").read_bytes()
+    assert len(_fatbin(_ptx(75))) == len(_fatbin(_ptx(120)))
+    listed = os.stat(item.path)
+    with open(item.path, "r+b") as f:  # the same size, other fatbins: PTX for sm_120 instead of sm_75
+        f.write(data.replace(_fatbin(_ptx(75)), _fatbin(_ptx(120))))
+    os.utime(item.path, ns=(listed.st_atime_ns, listed.st_mtime_ns + 10**9))  # a second later
+    results += [_parts.run_part(_parts.PartItem(item, k, 3), GPUS, None) for k in (1, 2)]
+    split = _parts.finish(item, results, GPUS, None, Policy())
+    whole = _scan._scan_item(item, GPUS, None, True, Policy())
+    assert whole.entries == {"elf sm_80": 1, "ptx sm_120": 40}
+    assert split is None or dataclasses.asdict(split) == dataclasses.asdict(whole)

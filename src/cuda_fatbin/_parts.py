@@ -16,6 +16,8 @@ without parts: the report is the same either way.
 from __future__ import annotations
 
 import collections
+import errno
+import os
 from dataclasses import dataclass, field
 
 from ._arch import Arch
@@ -28,6 +30,7 @@ from ._select import _classes, driver_needs, judge_classes, parse_driver
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import mmap
     from typing import Any
 
     from ._reader import Fatbin
@@ -114,6 +117,7 @@ class PartResult:
     resume: int = 0
     spent: int = 0
     budget: int = 0
+    stamp: tuple[int, ...] = ()
     error: str | None = None
     tally: _Tally = field(default_factory=_Tally)
     classes: list[Any] = field(default_factory=list)
@@ -152,7 +156,10 @@ def run_part(job: PartItem, gpus: list[Arch], driver: DriverSpec) -> PartResult:
     part = SearchPart(job.part, job.parts)
     try:
         with _opened(job.item.path, job.item.identity, job.item.follow) as source:
+            out.stamp = _stamp(source)
             fatbins = list(iter_part(source, part))
+            if _stamp(source) != out.stamp:
+                raise OSError(errno.EIO, "the file changed while it was read", job.item.path)
         cuda = parse_driver(driver)
         out.classes = _classes(fatbins, [gpu for gpu in gpus if support_gap(gpu, cuda) is None], driver)
         out.tally = _tally(fatbins)
@@ -160,6 +167,15 @@ def run_part(job: PartItem, gpus: list[Arch], driver: DriverSpec) -> PartResult:
         out.error = _error(exc)
     out.first, out.resume, out.spent, out.budget = part.first, part.resume, part.spent, part.budget
     return out
+
+
+def _stamp(source: str | bytes | mmap.mmap) -> tuple[int, ...]:
+    """What tells the bytes of an open file (``_opened``'s source) from those it held before: its size and its
+    modification and change times (a file rewritten in place keeps its inode, not its times)."""
+    if isinstance(source, str):
+        st = os.stat(source)
+        return st.st_size, st.st_mtime_ns, st.st_ctime_ns
+    return (len(source),)
 
 
 def agree(results: list[PartResult]) -> bool:
@@ -183,7 +199,11 @@ def finish(
         return None
     try:
         with _opened(item.path, item.identity, item.follow) as source:
+            if any(r.stamp != _stamp(source) for r in results):  # rewritten since (or between) the parts
+                return None
             others = list(iter_fatbins(source, relocatable=True))  # the registered (and -rdc) fatbins
+            if any(r.stamp != _stamp(source) for r in results):
+                return None
     except (OSError, ValueError, MemoryError, RecursionError):
         return None
     tally = _tally(others)
