@@ -337,3 +337,24 @@ def test_section_names_are_read_when_used_not_kept():
     found, rss_mb = map(int, out.stdout.split())
     assert found == 0
     assert rss_mb < 256  # 166 MB here: the section table as integers, no names
+
+
+_HEADER_ENTRY = struct.Struct("<HHIQIIHHIIIQQQ")
+
+
+@pytest.mark.parametrize(
+    ("fields", "named"),
+    [
+        # LZ4 with no compressed size, and an identifier 500 bytes out: the identifier is named
+        ((1, 0x101, 64, 16, 0, 0, 0, 8, 80, 500, 4, 0x2011, 0, 16), (16, "identifier (4 bytes at +0x1f4) lies")),
+        # Zstandard claiming 2**40 bytes from 8, and an options record out of the header: the record is named
+        ((1, 0x101, 64, 16, 8, 900, 0, 8, 80, 0, 0, 0x8011, 0, 1 << 40), (916, "truncated entry options record")),
+    ],
+)
+def test_an_entry_header_with_several_faults_names_its_strings_first(fields, named):
+    # the strings lie in the header and are checked before the payload's sizes, by every reader of the header
+    body = _HEADER_ENTRY.pack(*fields) + bytes(16)
+    data = struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(body)) + body
+    with pytest.raises(_source.FatbinFormatError) as info:
+        _reader.read_fatbin(data)
+    assert (info.value.offset, info.value.message[: len(named[1])]) == named

@@ -601,6 +601,12 @@ def _parse_entry(
     if strict and (kind not in KIND_NAMES or hver != _ENTRY_HEADER_VERSION):
         raise FatbinFormatError(f"unknown entry kind {kind:#x} or header version {hver:#x}", pos)
     header_end = pos + hsize
+    # the strings lie in the header: checked before the payload's sizes, so a header with several faults names
+    # the same one whatever reads it
+    identifier = _string(pos, id_off, id_len, header_end, "identifier") if id_off else 0
+    options = None
+    if opt_off and kind != 0x02 and kind != 0x100:  # ELF entries point there to .nv.compat attributes, not text
+        options = _options_record(buf, pos, opt_off, header_end, "entry")  # checked to lie in the header
     compression = _COMPRESSION[flags & _COMPRESSION_BITS]
     if compression == "zstd" or compression == "lz4":
         if csize == 0 or csize > psize:
@@ -619,10 +625,9 @@ def _parse_entry(
                  _compressed=csize, _stream=[])  # fmt: skip
     _set_state(entry, "__dict__", state)
     if id_off:
-        texts.append((entry, "identifier", _string(pos, id_off, id_len, header_end, "identifier"), id_len))
-    if opt_off and kind != 0x02 and kind != 0x100:  # ELF entries point there to .nv.compat attributes, not text
-        s_off, s_len = _options_record(buf, pos, opt_off, header_end, "entry")  # checked to lie in the header
-        texts.append((entry, "options", pos + s_off, s_len))
+        texts.append((entry, "identifier", identifier, id_len))
+    if options is not None:
+        texts.append((entry, "options", pos + options[0], options[1]))
     if kind == 0x100:
         state["members"] = _parse_members(src, pos, opt_off, header_end, entry, texts)
     return entry, hsize + psize
