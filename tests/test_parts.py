@@ -289,3 +289,61 @@ def test_a_fatbin_stored_right_after_a_registered_one_in_a_section_that_holds_bo
         assert whole.fatbins == {"registered": 1, "relocatable": 0, "embedded": 12}
         assert split is not None and _parts.agree(results), parts
         _same(split, whole)
+
+
+def test_relocatable_fatbins_beside_registered_ones_are_counted_and_judged_as_one_search_does(tmp_path):
+    # a device-linked library that keeps its -rdc fatbins (libnccl.so.2: 76 registered, 129 relocatable)
+    sections = [(".nv_fatbin", 1, _fatbin(_sass(80))), ("__nv_relfatbin", 1, _fatbin(_sass(90)) * 3),
+                (".rodata", 1, _fatbin(_ptx(120)) * 30)]  # fmt: skip
+    path = tmp_path / "lib.so"
+    path.write_bytes(make_elf(sections, e_type=3))
+    item = _Item(str(path), size=path.stat().st_size, follow=True)
+    for parts in (2, 3, 5):
+        whole, split, _results = _both(item, parts)
+        assert whole.fatbins == {"registered": 1, "relocatable": 3, "embedded": 30}
+        assert split is not None, parts
+        _same(split, whole)
+
+
+def _ptx_isa(sm: int, major: int, minor: int) -> bytes:
+    """A fatbin of one PTX entry of ISA ``major.minor`` for ``sm``."""
+    text = f".version {major}.{minor}\n.target sm_{sm}\n.address_size 64\n.visible .entry k()\n{{\nret;\n}}\n".encode()
+    text += bytes(8 - len(text) % 8)
+    body = _ENTRY.pack(1, 0x101, 64, len(text), 0, 0, minor, major, sm, 0, 0, 0x11, 0, 0) + text
+    return struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(body)) + body
+
+
+def test_what_the_parts_need_of_a_driver_is_the_most_any_part_needs(tmp_path):
+    # the newest PTX ISA in the first part, an older one after it: the driver the file needs is the newest's
+    stored = _ptx_isa(90, 8, 8) * 10 + _ptx_isa(75, 7, 0) * 30
+    path = tmp_path / "lib.so"
+    path.write_bytes(make_elf([(".nv_fatbin", 1, _fatbin(_sass(80))), (".rodata", 1, stored)], e_type=3))
+    item = _Item(str(path), size=path.stat().st_size, follow=True)
+    for parts in (2, 3, 4):
+        whole, split, _results = _both(item, parts)
+        assert whole.ptx_isa == ["7.0", "8.8"]
+        assert split is not None, parts
+        _same(split, whole)
+
+
+def _zstd_ptx(sm: int) -> bytes:
+    """A fatbin of one Zstandard-compressed PTX entry for ``sm``."""
+    import zstandard
+
+    text = f".version 8.0\n.target sm_{sm}\n.address_size 64\n.visible .entry k()\n{{\nret;\n}}\n".encode()
+    packed = zstandard.ZstdCompressor().compress(text)
+    payload = packed + bytes(-len(packed) % 8)
+    body = _ENTRY.pack(1, 0x101, 64, len(payload), len(packed), 0, 0, 8, sm, 0, 0, 0x8011, 0, len(text)) + payload
+    return struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(body)) + body
+
+
+def test_the_compressions_of_a_file_are_those_of_all_its_parts(tmp_path):
+    stored = _fatbin(_ptx(90)) * 10 + _zstd_ptx(75) * 30  # uncompressed in the first part only
+    path = tmp_path / "lib.so"
+    path.write_bytes(make_elf([(".nv_fatbin", 1, _fatbin(_sass(80))), (".rodata", 1, stored)], e_type=3))
+    item = _Item(str(path), size=path.stat().st_size, follow=True)
+    for parts in (2, 3, 4):
+        whole, split, _results = _both(item, parts)
+        assert whole.compression == ["none", "zstd"] and whole.error is None
+        assert split is not None, parts
+        _same(split, whole)
