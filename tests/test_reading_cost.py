@@ -305,3 +305,22 @@ def test_a_binarys_driver_needs_and_entries_are_counted_from_every_entry(order):
     report = _judged(BinaryReport("lib.so"), fatbins, [], None)
     assert report.needs == {rule: f"{v[0]}.{v[1]}" for rule, v in sorted(needs.items())}
     assert report.entries == {"ptx sm_80": len(fatbins)}
+
+
+def test_a_long_search_reads_windows_that_grow_sixteen_times_up_to_the_largest(tmp_path, monkeypatch):
+    """A magic found near costs a little read (64 KiB); a search that goes on reads 16 times more each window,
+    up to ``_WINDOW``: a few reads for a long run of data without a magic, not one per 64 KiB."""
+    import itertools
+    import os
+
+    monkeypatch.setattr(_source, "_WINDOW", 4 << 20)
+    path = tmp_path / "f.bin"
+    path.write_bytes(b"\x01" * (10 << 20))
+    src = _source._open(str(path))
+    sizes = []
+    real = os.preadv
+    monkeypatch.setattr(os, "preadv", lambda fd, bufs, at: sizes.append((at, len(bufs[0]))) or real(fd, bufs, at))
+    assert src.find(b"\x50\xed\x55\xba", 0, 10 << 20) == -1
+    assert [n for _at, n in sizes[:4]] == [64 << 10, 1 << 20, 4 << 20, 4 << 20] and len(sizes) == 5
+    assert all(at == prev + n - 3 for (prev, n), (at, _n) in itertools.pairwise(sizes))  # a magic may straddle an end
+    assert sizes[-1][0] + sizes[-1][1] == 10 << 20
