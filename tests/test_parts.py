@@ -243,20 +243,16 @@ def test_a_fatbin_on_any_cut_is_found_by_one_part_and_the_parts_agree(tmp_path):
         _same(split, whole)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="each part walks every registered section (to skip its fatbins), so the registered fatbins are parsed "
-    "once per part, up to 2 x workers times, and the section table read once per part: not at most twice the "
-    "work of one search (docs/security.md) where a file holds many of both",
-)
-def test_the_parts_of_a_file_cost_at_most_twice_one_search(tmp_path, monkeypatch):
-    # many registered fatbins and many bytes to search outside them (PART_SIZE scaled down): searched in 8 parts
+@pytest.mark.parametrize("registered", [500, 100, 20, 0])
+def test_the_parts_of_a_file_cost_at_most_twice_one_search(tmp_path, monkeypatch, registered):
+    # every part reads the registered fatbins again (to skip them), and the final read once more: a file is cut in
+    # no more parts than its bytes to search pay for (PART_SIZE scaled down; fatbins of one size: count = bytes)
     monkeypatch.setattr(_parts, "PART_SIZE", 1024)
     path = tmp_path / "lib.so"
-    sections = [(".nv_fatbin", 1, _fatbin(_sass(80)) * 500), (".rodata", 1, _fatbin(_ptx(90)) * 100)]
-    path.write_bytes(make_elf(sections, e_type=3))
+    sections = [(".nv_fatbin", 1, _fatbin(_ptx(80)) * registered), (".rodata", 1, _fatbin(_ptx(90)) * 100)]
+    path.write_bytes(make_elf(sections[0 if registered else 1 :], e_type=3))
     item = _Item(str(path), size=path.stat().st_size, follow=True)
-    assert [job.parts for job in _parts.plan([item], 4, True)] == [8] * 8
+    jobs = _parts.plan([item], 4, True)
     parsed = [0]
     real = _reader._parse
 
@@ -265,12 +261,16 @@ def test_the_parts_of_a_file_cost_at_most_twice_one_search(tmp_path, monkeypatch
         return real(*args, **kwargs)
 
     monkeypatch.setattr(_reader, "_parse", counting)
-    assert len(list(_reader.iter_fatbins(str(path), embedded=True, relocatable=True))) == 600
+    assert len(list(_reader.iter_fatbins(str(path), embedded=True, relocatable=True))) == registered + 100
     one, parsed[0] = parsed[0], 0
-    parts = [_reader.SearchPart(k, 8) for k in range(8)]
+    if jobs == [item]:
+        assert registered >= 100  # the search would not pay for even two parts
+        return
+    parts = [_reader.SearchPart(k, jobs[0].parts) for k in range(jobs[0].parts)]
     assert sum(len(list(_reader.iter_part(str(path), part))) for part in parts) == 100
-    assert len(list(_reader.iter_fatbins(str(path), relocatable=True))) == 500  # the final read (_parts.finish)
-    assert parsed[0] <= 2 * one, (one, parsed[0])
+    assert len(list(_reader.iter_fatbins(str(path), relocatable=True))) == registered  # the final read
+    assert parsed[0] <= 2 * one, (jobs[0].parts, one, parsed[0])
+    assert jobs[0].parts == {0: 8, 20: 6, 100: 2}[registered]  # 2 per worker; (parts - 1) x registered <= searched
 
 
 def test_a_fatbin_stored_right_after_a_registered_one_in_a_section_that_holds_both_is_found(tmp_path):
@@ -351,3 +351,24 @@ def test_the_compressions_of_a_file_are_those_of_all_its_parts(tmp_path):
         assert whole.compression == ["none", "zstd"] and whole.error is None
         assert split is not None, parts
         _same(split, whole)
+
+
+@pytest.mark.parametrize("options", [[], ["--json"], ["--relocatable"]])
+def test_inspect_with_workers_lists_what_one_process_lists(tmp_path, monkeypatch, options):
+    from cli_testing import cli_main
+
+    monkeypatch.setattr(_parts, "PART_SIZE", 1024)
+    # a warning (an ELF entry whose image says another SM than its header) in a part after the first
+    odd = _fatbin((2, 86, _sass(80)[2]))
+    blocks = [("ptx", 0), ("sass", 1), ("both", 0), ("filler", 7)] * 40
+    _layout(tmp_path / "lib.so", blocks, registered=True, second=True)
+    path = tmp_path / "lib.so"
+    path.write_bytes(path.read_bytes().replace(_fatbin(_sass(86)), odd, 3))
+    one = cli_main("inspect", "--embedded", *options, path, "-j", "1", check=0)
+    agreed = []
+    real = _parts.agree
+    monkeypatch.setattr(_parts, "agree", lambda results: agreed.append(len(results)) or real(results))
+    many = cli_main("inspect", "--embedded", *options, path, "-j", "3", check=0)
+    assert (many.stdout, many.stderr) == (one.stdout, one.stderr)
+    assert agreed == [6]  # listed in parts, two per worker
+    assert options or one.stdout.count("warning: entry") == 3

@@ -25,12 +25,13 @@ from ._gate import _named, _registered
 from ._inputs import _error, _Item, _opened
 from ._nvidia import support_gap
 from ._policy import Policy
-from ._reader import SearchPart, iter_fatbins, iter_part, stored_search_size
+from ._reader import SearchPart, iter_fatbins, iter_part, search_sizes
 from ._select import _classes, driver_needs, judge_classes, parse_driver
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import mmap
+    from collections.abc import Callable
     from typing import Any
 
     from ._reader import Fatbin
@@ -121,6 +122,7 @@ class PartResult:
     error: str | None = None
     tally: _Tally = field(default_factory=_Tally)
     classes: list[Any] = field(default_factory=list)
+    value: Any = None
 
 
 def plan(items: list[_Item], workers: int, embedded: bool) -> list[_Item | PartItem]:
@@ -131,7 +133,7 @@ def plan(items: list[_Item], workers: int, embedded: bool) -> list[_Item | PartI
     for item in items:
         parts = 0
         if item.size >= 2 * PART_SIZE and item.member is None and not item.package and item.error is None:
-            parts = min(2 * workers, _searched(item) // PART_SIZE)
+            parts = _part_count(_searched(item), workers)
         if parts < 2:
             jobs.append(item)
         else:
@@ -139,33 +141,72 @@ def plan(items: list[_Item], workers: int, embedded: bool) -> list[_Item | PartI
     return jobs
 
 
-def _searched(item: _Item) -> int:
-    """What the search for fatbins stored as data reads of ``item`` outside its registered sections: the work
-    parts share. The registered fatbins are read by every part and judged once all are in: a file of those
-    mostly (libcublasLt.so.13) is read whole."""
+def _searched(item: _Item) -> tuple[int, int]:
+    """:func:`~cuda_fatbin._reader.search_sizes` of ``item`` ((0, 0) where it cannot be read: read whole, its error
+    is reported there)."""
     try:
         with _opened(item.path, item.identity, item.follow) as source:
-            return stored_search_size(source)
+            return search_sizes(source)
     except (OSError, ValueError):
-        return 0  # read whole: its error is reported there
+        return 0, 0
+
+
+def _part_count(sizes: tuple[int, int], workers: int) -> int:
+    """How many parts a file whose search reads ``sizes[0]`` bytes outside its registered sections of ``sizes[1]``
+    bytes is searched in: two per worker, one per :data:`PART_SIZE` of those bytes at most, and few enough that the
+    registered fatbins, which every part reads again (and the final read once more), cost at most what the search
+    costs: (parts - 1) x registered <= searched. Fewer than 2: read whole."""
+    searched, registered = sizes
+    parts = min(2 * workers, searched // PART_SIZE) if workers > 1 else 0
+    return min(parts, 1 + searched // registered) if registered else parts
+
+
+def _search(path: str, identity: tuple[int, int], follow: bool, out: PartResult, parts: int,
+            relocatable: bool | None = True) -> list[Fatbin]:  # fmt: skip
+    """The fatbins part ``out.part`` of ``parts`` of the search of a file finds; ``out`` gets where it began and
+    ended and the file's stamp. Raises as the reader does, and OSError for a file that changed meanwhile."""
+    part = SearchPart(out.part, parts)
+    try:
+        with _opened(path, identity, follow) as source:
+            out.stamp = _stamp(source)
+            fatbins = list(iter_part(source, part, relocatable=relocatable))
+            if _stamp(source) != out.stamp:
+                raise OSError(errno.EIO, "the file changed while it was read", path)
+    finally:
+        out.first, out.resume, out.spent, out.budget = part.first, part.resume, part.spent, part.budget
+    return fatbins
+
+
+def _others(
+    path: str, identity: tuple[int, int], follow: bool, results: list[PartResult], relocatable: bool | None = True
+) -> list[Fatbin] | None:
+    """The fatbins of a file searched in parts other than those stored as data (registered, relocatable), or None
+    where the parts did not agree (:func:`agree`) or the file is not what they read (rewritten since, or between
+    them: its stamp), or it cannot be read again."""
+    if not agree(results):
+        return None
+    try:
+        with _opened(path, identity, follow) as source:
+            if any(r.stamp != _stamp(source) for r in results):  # rewritten since (or between) the parts
+                return None
+            others = list(iter_fatbins(source, relocatable=relocatable))  # the registered (and -rdc) fatbins
+            if any(r.stamp != _stamp(source) for r in results):
+                return None
+    except (OSError, ValueError, MemoryError, RecursionError):
+        return None
+    return others
 
 
 def run_part(job: PartItem, gpus: list[Arch], driver: DriverSpec) -> PartResult:
     """Search and judge one part (in a worker); never raises for what it reads (``error`` says what failed)."""
     out = PartResult(job.part)
-    part = SearchPart(job.part, job.parts)
     try:
-        with _opened(job.item.path, job.item.identity, job.item.follow) as source:
-            out.stamp = _stamp(source)
-            fatbins = list(iter_part(source, part))
-            if _stamp(source) != out.stamp:
-                raise OSError(errno.EIO, "the file changed while it was read", job.item.path)
+        fatbins = _search(job.item.path, job.item.identity, job.item.follow, out, job.parts)
         cuda = parse_driver(driver)
         out.classes = _classes(fatbins, [gpu for gpu in gpus if support_gap(gpu, cuda) is None], driver)
         out.tally = _tally(fatbins)
     except (OSError, ValueError, MemoryError, RecursionError) as exc:
         out.error = _error(exc)
-    out.first, out.resume, out.spent, out.budget = part.first, part.resume, part.spent, part.budget
     return out
 
 
@@ -195,16 +236,8 @@ def finish(
 ) -> BinaryReport | None:
     """The report of a file searched in parts, or None when it must be read whole (``agree`` fails, the file
     cannot be read again, or the kernels or PTX the policy asks about lie in fatbins stored as data)."""
-    if not agree(results):
-        return None
-    try:
-        with _opened(item.path, item.identity, item.follow) as source:
-            if any(r.stamp != _stamp(source) for r in results):  # rewritten since (or between) the parts
-                return None
-            others = list(iter_fatbins(source, relocatable=True))  # the registered (and -rdc) fatbins
-            if any(r.stamp != _stamp(source) for r in results):
-                return None
-    except (OSError, ValueError, MemoryError, RecursionError):
+    others = _others(item.path, item.identity, item.follow, results)
+    if others is None:
         return None
     tally = _tally(others)
     classes: list[Any] = []
@@ -224,3 +257,52 @@ def finish(
     except (ValueError, MemoryError, RecursionError) as exc:
         report.error = _error(exc)
     return report
+
+
+@dataclass
+class ListItem:
+    """Part ``part`` of ``parts`` of the search of the file ``path`` for a listing (``inspect``): what ``make``
+    gives of its fatbins comes back (``make`` runs in a worker: a module-level function)."""
+
+    path: str
+    identity: tuple[int, int]
+    part: int
+    parts: int
+    relocatable: bool | None
+    make: Callable[[list[Fatbin]], Any]
+
+
+def list_part(job: ListItem) -> PartResult:
+    """Search one part of a file and give ``job.make`` of its fatbins (``value``); never raises for what it reads."""
+    out = PartResult(job.part)
+    try:
+        out.value = job.make(_search(job.path, job.identity, True, out, job.parts, job.relocatable))
+    except (OSError, ValueError, MemoryError, RecursionError) as exc:
+        out.error = _error(exc)
+    return out
+
+
+def listed_in_parts(
+    path: str, relocatable: bool | None, make: Callable[[list[Fatbin]], Any], workers: int
+) -> tuple[list[Fatbin], list[Any]] | None:
+    """The fatbins of the ELF file ``path`` other than those stored as data, read here, and ``make`` of those stored
+    as data, per part, read in parts by ``workers`` processes; None where that does not pay (one worker, little to
+    search, not an ELF file) or the parts do not agree (:func:`agree`): then the file is read whole."""
+    from ._files import identity, stat_path
+    from ._jobs import fan_out
+
+    try:
+        listed = identity(stat_path(path))
+        with _opened(path, listed, True) as source:
+            parts = _part_count(search_sizes(source), workers)
+    except (OSError, ValueError):
+        return None
+    if parts < 2:
+        return None
+    jobs = [ListItem(path, listed, k, parts, relocatable, make) for k in range(parts)]
+    got: dict[int, PartResult] = {}
+    fan_out(jobs, list_part, (), lambda job, r: got.__setitem__(job.part, r), workers,
+            lambda job: PartResult(job.part, error="the process reading it died"))  # fmt: skip
+    results = [got[k] for k in range(parts)]
+    others = _others(path, listed, True, results, relocatable)
+    return None if others is None else (others, [r.value for r in results])

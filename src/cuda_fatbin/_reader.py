@@ -230,10 +230,10 @@ class SearchPart:
         self.budget = 0
 
 
-def stored_search_size(source: Source) -> int:
-    """The bytes the search for fatbins stored as data reads in an ELF host file outside its registered sections
-    (``.nv_fatbin``, ``__nv_relfatbin``), where the search's work is: 0 for any other file (``_parts`` reads a
-    file in parts where this is large).
+def search_sizes(source: Source) -> tuple[int, int]:
+    """The bytes of an ELF host file that the search for fatbins stored as data reads outside its registered
+    sections (``.nv_fatbin``, ``__nv_relfatbin``), where the search's work is, and the bytes of those sections: (0,
+    0) for any other file (``_parts`` reads a file in parts where the first is large).
 
     Raises
     ------
@@ -242,20 +242,25 @@ def stored_search_size(source: Source) -> int:
     """
     src = _open(source)
     if bytes(src.view[:4]) != ELF_MAGIC:
-        return 0
+        return 0, 0
     try:
         header = read_header(src.view)
         if header.machine == EM_CUDA:
-            return 0
+            return 0, 0
         rows = section_headers(src.view, header, src.fd)
         names = section_namer(src.view, header, rows) if rows else str
     except ElfFormatError as e:
         raise FatbinFormatError(f"malformed ELF file: {e.message}", e.offset) from None
-    return sum(size for name_off, typ, _offset, size in rows if typ != SHT_NOBITS and names(name_off) not in _SECTIONS)
+    sizes = [0, 0]
+    for name_off, typ, _offset, size in rows:
+        if typ != SHT_NOBITS:
+            sizes[names(name_off) in _SECTIONS] += size
+    return sizes[0], sizes[1]
 
 
-def iter_part(source: Source, part: SearchPart) -> Iterator[Fatbin]:
-    """The fatbins stored as data that ``part`` of the search of an ELF file finds (:class:`SearchPart`).
+def iter_part(source: Source, part: SearchPart, *, relocatable: bool | None = True) -> Iterator[Fatbin]:
+    """The fatbins stored as data that ``part`` of the search of an ELF file finds (:class:`SearchPart`), its
+    registered fatbins claimed as :func:`iter_fatbins` with ``relocatable`` claims them.
 
     Raises
     ------
@@ -265,7 +270,7 @@ def iter_part(source: Source, part: SearchPart) -> Iterator[Fatbin]:
     src = _open(source)
     if bytes(src.view[:4]) != ELF_MAGIC:
         raise FatbinFormatError("only an ELF file is searched in parts", 0)
-    yield from _elf_fatbins(src, True, True, part)
+    yield from _elf_fatbins(src, True, relocatable, part)
 
 
 def _coff_object(src: _Data) -> bool:

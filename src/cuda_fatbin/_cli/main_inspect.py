@@ -16,6 +16,7 @@ from ._common import (
     _add_reading_options,
     _fatbins,
     _inputs,
+    _positive_int,
     _print_json,
     _relocatable_flag,
     _shown,
@@ -37,6 +38,8 @@ def configure_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     p.add_argument("files", nargs="+", metavar="FILE", help="files to list ('-' reads standard input)")
     p.add_argument("--json", action="store_true", help="machine-readable output (docs/cli.md)")
     p.add_argument("--wide", action="store_true", help="one line per row, however wide (no wrapping to the terminal)")
+    p.add_argument("-j", "--jobs", type=_positive_int,
+                   help="worker processes that search a large file in parts with --embedded (default: the CPU count)")
     _add_reading_options(p)
     p.set_defaults(func=run)
 
@@ -44,7 +47,8 @@ def configure_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
 def run(args: argparse.Namespace) -> int:
     from .._reader import FatbinFormatError
 
-    files: list[tuple[str, list[Fatbin], str | None]] = []
+    files: list[tuple[str, list[Any], str | None]] = []  # (path, pieces: what each part of its fatbins gives, error)
+    make = _part_dicts if args.json else _part_rows
     failed = 0
     for arg in args.files:
         try:
@@ -52,18 +56,20 @@ def run(args: argparse.Namespace) -> int:
         except Failure as e:
             sources = [(arg, e)]
         if not sources:  # an archive without a binary member
-            files.append((arg, [], None))
+            files.append((arg, [make([])], None))
         for path, source in sources:
             try:
                 if isinstance(source, BaseException):
                     raise source
-                if isinstance(source, str):
-                    fatbins = _fatbins(source, args.embedded, _relocatable_flag(args))
-                else:
+                pieces = _in_parts(args, source, make) if isinstance(source, str) else None
+                if pieces is None and isinstance(source, str):
+                    pieces = [make(_fatbins(source, args.embedded, _relocatable_flag(args)))]
+                elif pieces is None:
                     from .._reader import iter_fatbins
 
-                    fatbins = list(iter_fatbins(source, embedded=args.embedded, relocatable=_relocatable_flag(args)))
-                files.append((path, fatbins, None))
+                    flag = _relocatable_flag(args)
+                    pieces = [make(list(iter_fatbins(source, embedded=args.embedded, relocatable=flag)))]
+                files.append((path, pieces, None))
             except (Failure, FatbinFormatError, OSError) as e:
                 failed += 1
                 text = str(e) if isinstance(e, Failure) else f"{_shown(path)}: {getattr(e, 'strerror', None) or e}"
@@ -72,33 +78,71 @@ def run(args: argparse.Namespace) -> int:
                     print(f"cuda-fatbin inspect: {_shown(text)}", file=sys.stderr)
     if args.json:
         doc: dict[str, Any] = {"schema": JSON_SCHEMA, "files": []}
-        for path, fatbins, error in files:
-            record = {"path": path, "fatbins": [_fatbin_dict(fb) for fb in fatbins]}
+        for path, pieces, error in files:
+            record = {"path": path, "fatbins": [d for piece in pieces for d in piece]}
             if error is not None:
                 record["error"] = error
             doc["files"].append(record)
         _print_json(doc)
         return 1 if failed else 0
-    for path, fatbins, error in files:
-        if error is not None:
-            continue
-        rows, entries, kinds = _listing(fatbins)
-        if not entries:
-            print(f"{_shown(path)}: does not contain device code\n")
-            continue
-        print(f"{_shown(path)}: {len(fatbins)} fatbin(s), {len(entries)} entries\n")
-        _table(["fatbin", "kind", "arch", "version", "size", "stored", "compression", "identifier"], rows,
-               wide=args.wide)  # fmt: skip
-        for index, entry in enumerate(entries, 1):
-            odd = entry.payload_mismatch
-            if odd is not None:
-                print(f"  warning: entry {index} ({entry.kind} {entry.arch}): {_shown(odd)}; the driver goes by the "
-                      "header (docs/selection.md, rule header_mismatch)")  # fmt: skip
-        size = sum(e.size for e in entries)
-        stored = sum(fb.size for fb in fatbins)
-        print(f"\n  total: {', '.join(f'{v} {k}' for k, v in sorted(kinds.items()))}; {size} bytes of payload "
-              f"in {stored} bytes of fatbin\n")  # fmt: skip
+    for path, pieces, error in files:
+        if error is None:
+            _print_listing(path, pieces, args.wide)
     return 1 if failed else 0
+
+
+def _in_parts(args: argparse.Namespace, path: str, make: Any) -> list[Any] | None:
+    """The pieces of a large ELF file searched in parts by several workers (``--embedded``), else None."""
+    if not args.embedded or path == "-" or "::" in path or args.jobs == 1:
+        return None
+    import os
+
+    from .._parts import listed_in_parts
+
+    if not os.path.isfile(path):
+        return None
+    found = listed_in_parts(path, _relocatable_flag(args), make, args.jobs or os.cpu_count() or 1)
+    return None if found is None else [make(found[0]), *found[1]]
+
+
+#: What a part of a file's fatbins gives the text listing: rows, warnings (index in the part, entry, what),
+#: count of entries of each kind, entries, bytes of payload, bytes of fatbin, fatbins
+_Piece = tuple[list[tuple[str, ...]], list[tuple[int, str, str]], dict[str, int], int, int, int, int]
+
+
+def _part_rows(fatbins: list[Fatbin]) -> _Piece:
+    """The text listing's piece of ``fatbins`` (made where they are read: a worker, for a part of a file)."""
+    rows, entries, kinds = _listing(fatbins)
+    warnings = [(i, f"{e.kind} {e.arch}", e.payload_mismatch) for i, e in enumerate(entries)
+                if e.payload_mismatch is not None]  # fmt: skip
+    size = sum(e.size for e in entries)
+    return rows, warnings, dict(kinds), len(entries), size, sum(fb.size for fb in fatbins), len(fatbins)
+
+
+def _part_dicts(fatbins: list[Fatbin]) -> list[dict[str, Any]]:
+    """The JSON listing's piece of ``fatbins``."""
+    return [_fatbin_dict(fb) for fb in fatbins]
+
+
+def _print_listing(path: str, pieces: list[_Piece], wide: bool) -> None:
+    entries = sum(p[3] for p in pieces)
+    if not entries:
+        print(f"{_shown(path)}: does not contain device code\n")
+        return
+    print(f"{_shown(path)}: {sum(p[6] for p in pieces)} fatbin(s), {entries} entries\n")
+    rows = pieces[0][0] if len(pieces) == 1 else [row for p in pieces for row in p[0]]
+    _table(["fatbin", "kind", "arch", "version", "size", "stored", "compression", "identifier"], rows, wide=wide)
+    before = 0
+    for piece in pieces:
+        for index, what, odd in piece[1]:
+            print(f"  warning: entry {before + index + 1} ({what}): {_shown(odd)}; the driver goes by the header "
+                  "(docs/selection.md, rule header_mismatch)")  # fmt: skip
+        before += piece[3]
+    kinds: dict[str, int] = collections.Counter()
+    for piece in pieces:
+        kinds.update(piece[2])
+    print(f"\n  total: {', '.join(f'{v} {k}' for k, v in sorted(kinds.items()))}; {sum(p[4] for p in pieces)} bytes "
+          f"of payload in {sum(p[5] for p in pieces)} bytes of fatbin\n")  # fmt: skip
 
 
 def _listing(fatbins: list[Fatbin]) -> tuple[list[tuple[str, ...]], list[FatbinEntry], dict[str, int]]:
