@@ -249,16 +249,21 @@ def test_tables_and_ptx_over_the_limit_are_refused_not_read(monkeypatch):
         entry_kernels(ptx)
 
 
-VARIABLES = {  # modules without kernels: variables only (what a program reads with cudaMemcpyFromSymbol)
-    "device": "__device__ int counter;\n__device__ float table[4] = {1, 2, 3, 4};\n",
-    "constant": "__constant__ float coeffs[8];\n",
-    "none": "int host_only() { return 1; }\n",  # no device code: its -rdc device link is nvcc's stub
+VARIABLES = {  # (source, -rdc): modules without kernels, and whether a program uses them
+    "device": ("__device__ int counter;\n__device__ float table[4] = {1, 2, 3, 4};\n", False),
+    "constant": ("__constant__ float coeffs[8];\n", False),
+    "static": ("static __device__ int hidden[2];\nint h(int* x) { return cudaMemcpyToSymbol(hidden, x, 4); }\n", False),
+    "relocatable": ("namespace ns { __device__ float visible; }\n__constant__ int c1;\n", True),  # CUDA_OBJECT
+    # the C++ library's own constants (an anonymous namespace: _INTERNAL_) in a file of host code
+    "libcu++": ("#include <cuda/std/tuple>\nint f() { return cuda::std::get<0>(cuda::std::make_tuple(1)); }\n", False),
+    "none": ("int host_only() { return 1; }\n", False),  # no device code: its -rdc device link is nvcc's stub
 }
+USED = {"device", "constant", "static", "relocatable"}
 
 
 def _defined_objects(listing: str) -> set[str]:
-    """``cuobjdump -symbols``: the OBJECT symbols a cubin defines (undefined ones are marked ``U``)."""
-    rows = [line.split() for line in listing.splitlines() if line.startswith("OBJECT")]
+    """``cuobjdump -symbols``: the OBJECT and CUDA_OBJECT symbols a cubin defines (undefined ones are marked ``U``)."""
+    rows = [line.split() for line in listing.splitlines() if line.startswith(("OBJECT", "CUDA_OBJECT"))]
     return {row[-1] for row in rows if "U" not in row[3:-1]}
 
 
@@ -267,7 +272,8 @@ def test_a_module_of_variables_has_code_and_a_device_link_stub_none(needs_nvcc, 
                                                                    name):  # fmt: skip
     from cuda_fatbin._detect import cubin_has_code
 
-    (tmp_path / "v.cu").write_text(VARIABLES[name])
+    source, rdc = VARIABLES[name]
+    (tmp_path / "v.cu").write_text(source)
     if name == "none":  # compiled relocatable, then device-linked: the stub a library of host code carries
         subprocess.run([needs_nvcc, "-rdc=true", "-c", "-arch=sm_90", "v.cu", "-o", "v.o"], cwd=tmp_path, check=True)
         subprocess.run([needs_nvcc, "-dlink", "-arch=sm_90", "v.o", "-o", "dl.o"], cwd=tmp_path, check=True)
@@ -275,10 +281,14 @@ def test_a_module_of_variables_has_code_and_a_device_link_stub_none(needs_nvcc, 
         [cubin] = tmp_path.glob("dl*.cubin")
     else:
         cubin = tmp_path / "v.cubin"
-        subprocess.run([needs_nvcc, "-cubin", "-arch=sm_90", "v.cu", "-o", str(cubin)], cwd=tmp_path, check=True)
+        flags = ["-rdc=true"] if rdc else []
+        argv = [needs_nvcc, "-cubin", *flags, "-arch=sm_90", "v.cu", "-o", str(cubin)]
+        subprocess.run(argv, cwd=tmp_path, check=True)
     data = cubin.read_bytes()
-    defined = _defined_objects(cuobjdump(data, "-symbols"))
-    assert (defined == set()) == (name == "none"), defined  # the oracle: the variables, and none in the stub
+    # the oracle: the variables cuobjdump lists, those of an anonymous namespace left out
+    defined = {n for n in _defined_objects(cuobjdump(data, "-symbols")) if "_INTERNAL_" not in n}
+    assert (defined != set()) == (name in USED), defined
+    assert name != "libcu++" or any("_INTERNAL_" in n for n in _defined_objects(cuobjdump(data, "-symbols")))
     assert cubin_kernels(data) == []
-    assert _kernels.cubin_defines_data(data) == bool(defined)
-    assert cubin_has_code(data) == (name != "none")
+    assert _kernels.cubin_defines_data(data) == (name in USED)
+    assert cubin_has_code(data) == (name in USED)

@@ -41,7 +41,8 @@ _SHT_SYMTAB = 2
 _STT_FUNC = 2
 #: ``st_other`` bit of a kernel (``cuobjdump -symbols`` prints it as ``ENTRY``; device functions lack it)
 _STO_CUDA_ENTRY = 0x10
-_STT_OBJECT = 1
+#: ``st_info`` types of a variable: ``OBJECT``, and NVIDIA's ``CUDA_OBJECT`` (13) in relocatable cubins
+_STT_DATA = (1, 13)
 #: ``(st_name, st_info, st_other, st_shndx)`` positions in an Elf64_Sym / Elf32_Sym
 _SYM = {64: ("IBBHQQ", 24, 0, 1, 2, 3), 32: ("IIIBBH", 16, 0, 3, 4, 5)}
 
@@ -97,15 +98,17 @@ def cubin_kernels(data: Buffer) -> list[str]:
 
 
 def cubin_defines_data(data: Buffer) -> bool:
-    """True when an ELF cubin defines a variable (an ``OBJECT`` symbol in a section of its own: ``__device__``
-    and ``__constant__`` variables, in ``.nv.global``, ``.nv.global.init``, ``.nv.constant3``). A module of
-    variables only has no kernel, but a program reads and writes them (``cudaMemcpyToSymbol``): that module must
-    load too. nvcc's device-link stubs define none.
+    """True when an ELF cubin defines a variable that host code can name: an ``OBJECT`` symbol (``CUDA_OBJECT`` in
+    a relocatable ``-rdc`` cubin) in a section of its own (``__device__`` and ``__constant__`` variables, in
+    ``.nv.global``, ``.nv.global.init``, ``.nv.constant3``), not of an anonymous namespace (``_INTERNAL_`` in its
+    name: the C++ library's own constants, which every translation unit that includes it holds). A module of
+    such variables only has no kernel, but a program reads and writes them (``cudaMemcpyToSymbol``): that module
+    must load too. nvcc's device-link stubs define none.
 
     Raises
     ------
     ElfFormatError
-        If ``data`` is not a well-formed ELF image or a symbol table is over :data:`MAX_TABLE` bytes.
+        If ``data`` is not a well-formed ELF image or a symbol or string table is over :data:`MAX_TABLE` bytes.
 
     Examples
     --------
@@ -116,16 +119,23 @@ def cubin_defines_data(data: Buffer) -> bool:
     """
     view = memoryview(data).cast("B")
     header = read_header(view)
-    fmt, size, _at_name, at_info, _at_other, at_shndx = _SYM[header.bits]
-    for _n, typ, offset, length in section_headers(view, header):
+    rows = section_headers(view, header)
+    fmt, size, at_name, at_info, _at_other, at_shndx = _SYM[header.bits]
+    for index, (_n, typ, offset, length) in enumerate(rows):
         if typ != _SHT_SYMTAB:
             continue
-        if length > MAX_TABLE:
-            raise ElfFormatError(f"a symbol table is over {MAX_TABLE} bytes", offset)
+        link = section_link(view, header, index)
+        if link >= len(rows) or rows[link][1] == SHT_NOBITS:  # no such section, or no bytes in the file
+            raise ElfFormatError(f"symbol table {index} names string table {link}, which holds no data", offset)
+        if max(length, rows[link][3]) > MAX_TABLE:
+            raise ElfFormatError(f"symbol table {index} or its string table is over {MAX_TABLE} bytes", offset)
         records = view[offset : offset + length // size * size]
-        if any(rec[at_info] & 0xF == _STT_OBJECT and rec[at_shndx] for rec in struct.iter_unpack(header.order + fmt,
-                                                                                              records)):  # fmt: skip
-            return True
+        wanted = {rec[at_name] for rec in struct.iter_unpack(header.order + fmt, records)
+                  if rec[at_info] & 0xF in _STT_DATA and rec[at_shndx]}  # fmt: skip
+        if wanted:
+            table = bytes(view[rows[link][2] : rows[link][2] + rows[link][3]])
+            if any(name and "_INTERNAL_" not in name for name in _names(table, wanted, offset).values()):
+                return True
     return False
 
 
