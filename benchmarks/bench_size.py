@@ -75,7 +75,7 @@ def main() -> None:
         wall, cpu = dict.fromkeys(runs, float("inf")), dict.fromkeys(runs, float("inf"))
         for _ in range(args.repeat):  # alternated, so a busy moment on a shared machine hits all alike
             for name, (cmd, env) in runs.items():
-                took, used = run_once(cmd, env)
+                took, used, _code = run_once(cmd, env, (0, 1))
                 wall[name], cpu[name] = min(wall[name], took), min(cpu[name], used)
     print(f"{path.name}: {path.stat().st_size / 2**20:.1f} MiB, best of {args.repeat} (wall; CPU: user + system of "
           "the process tree, less moved by a busy machine)")  # fmt: skip
