@@ -5,8 +5,9 @@
     python benchmarks/bench_size.py [FILE] [--repeat 5] [--rev REV]
 
 Default FILE: ``libcurand.so.10`` of the nvidia-curand 10.4.5.25 wheel (downloaded with pip into a temporary
-folder). Runs ``cuda-fatbin size FILE --json --jobs 1`` and ``cubloaty FILE -f json`` alternately, each as a
-fresh process (what a user runs), after one warm-up of each, and prints the best wall time of each, their
+folder). Runs ``cuda-fatbin size FILE --json`` (what a user runs: one worker per CPU, which share a large file's
+fatbins), the same with ``--jobs 1`` (one process) and ``cubloaty FILE -f json`` alternately, each as a fresh
+process, after one warm-up of each, and prints the best wall time of each, their
 ratio, and the device bytes each reports. Needs ``pip install cubloaty``. With ``--rev``, REV's
 ``cuda-fatbin size`` (``git archive``, as ``bench_guard.py`` does) runs in the same rounds: before/after in
 one run. Both tools run with bytecode written and reused, as installed code runs (``PYTHONDONTWRITEBYTECODE``
@@ -60,14 +61,15 @@ def main() -> None:
     sys.path.insert(0, str(Path(__file__).parent))
     from bench_guard import ROOT, baseline_tree, check_import, env_for, run_once
 
-    size = [sys.executable, "-m", "cuda_fatbin", "size", str(path), "--json", "--jobs", "1"]
+    size = [sys.executable, "-m", "cuda_fatbin", "size", str(path), "--json"]
     with tempfile.TemporaryDirectory() as tmp:
-        trees = {"cuda-fatbin size": ROOT / "src"}
+        runs = {"cuda-fatbin size": (size, env_for(ROOT / "src")),
+                "size --jobs 1": ([*size, "--jobs", "1"], env_for(ROOT / "src"))}  # fmt: skip
+        check_import(ROOT / "src")
         if args.rev:
-            trees[f"size at {args.rev}"] = baseline_tree(args.rev, Path(tmp))
-        runs = {name: (size, env_for(src)) for name, src in trees.items()}
-        for src in trees.values():
-            check_import(src)
+            old = baseline_tree(args.rev, Path(tmp))
+            check_import(old)
+            runs[f"size at {args.rev}"] = (size, env_for(old))
         plain = dict(os.environ)
         plain.pop("PYTHONDONTWRITEBYTECODE", None)
         runs["cubloaty"] = ([cubloaty, str(path), "-f", "json"], plain)

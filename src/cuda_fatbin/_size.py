@@ -30,6 +30,7 @@ from ._kernels import MAX_NAME as KERNEL_NAME
 from ._packages import read_package
 from ._reader import iter_fatbins
 from ._scan import _attribute, _inputs_of
+from ._size_split import helpers_for, measure_split
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -154,23 +155,28 @@ def _measure(out: BinarySize, fatbins: list[Fatbin], recompress: str | None, cut
     concatenated entry's members left are projected as the one stream they would be compressed in)."""
     removed = _removal(*cut)
     for fb in fatbins:
-        out.device_bytes += fb.size
-        where = "data" if fb.embedded else "relocatable" if fb.relocatable else "registered"
-        out.sections[where] += fb.size
-        stored_payloads = 0
-        for top, record in _records(fb):
-            stored_payloads += top.stored_size
-            if top.kind == "concat":
-                whole = sum(m.size for m in top.members) or 1
-                first = len(out.payloads)
-                for m in top.members:
-                    _entry(out, m, top.stored_size * m.size // whole, record * m.size // whole, recompress,
-                           not fb.relocatable)  # fmt: skip
-                if recompress != "none" and (recompress or any(removed(_key(m)) for m in top.members)):
-                    _project_stream(top, record, out.payloads[first:], recompress, removed)
-            else:
-                _entry(out, top, top.stored_size, record, recompress, not fb.relocatable)
-        out.overhead += max(0, fb.size - stored_payloads) if not fb.standalone else 0
+        _measure_one(out, fb, recompress, removed)
+
+
+def _measure_one(out: BinarySize, fb: Fatbin, recompress: str | None, removed: Callable[[str], bool]) -> None:
+    """Add the figures of one fatbin to ``out`` (:func:`_measure`)."""
+    out.device_bytes += fb.size
+    where = "data" if fb.embedded else "relocatable" if fb.relocatable else "registered"
+    out.sections[where] += fb.size
+    stored_payloads = 0
+    for top, record in _records(fb):
+        stored_payloads += top.stored_size
+        if top.kind == "concat":
+            whole = sum(m.size for m in top.members) or 1
+            first = len(out.payloads)
+            for m in top.members:
+                _entry(out, m, top.stored_size * m.size // whole, record * m.size // whole, recompress,
+                       not fb.relocatable)  # fmt: skip
+            if recompress != "none" and (recompress or any(removed(_key(m)) for m in top.members)):
+                _project_stream(top, record, out.payloads[first:], recompress, removed)
+        else:
+            _entry(out, top, top.stored_size, record, recompress, not fb.relocatable)
+    out.overhead += max(0, fb.size - stored_payloads) if not fb.standalone else 0
 
 
 def _project_stream(
@@ -405,9 +411,10 @@ _SUFFIXES = 8
 
 
 def _size_job(
-    item: _Item, embedded: bool, recompress: str | None = None, cut: _Cut = ((), ())
+    item: _Item, embedded: bool, recompress: str | None = None, cut: _Cut = ((), ()), workers: int = 1
 ) -> tuple[list[BinarySize], int]:
-    """The figures of one item (a package or an image gives many), and how many binaries were read."""
+    """The figures of one item (a package or an image gives many), and how many binaries were read; a large file
+    with ``workers`` > 1 (the only item) is measured by that many processes (:mod:`._size_split`)."""
     from ._containers import read_member
 
     member = item.member.name if item.member else None
@@ -424,7 +431,12 @@ def _size_job(
         else:
             with _opened(item.path, item.identity, item.follow) as source:
                 out.file_bytes = item.size
-                _measure(out, list(iter_fatbins(source, embedded=embedded, relocatable=True)), recompress, cut)
+                found = iter_fatbins(source, embedded=embedded, relocatable=True)
+                helpers = helpers_for(item.size, workers)
+                if helpers and isinstance(source, str):  # a path the helpers open again
+                    measure_split(out, found, source, recompress, cut, helpers)
+                else:
+                    _measure(out, list(found), recompress, cut)
     except (OSError, ValueError, MemoryError, RecursionError) as exc:
         failed = BinarySize(out.path, archive=out.archive, member=member)
         failed.error = re.sub(r"/proc/self/fd/\d+", lambda _m: item.path, _error(exc))
@@ -794,7 +806,8 @@ def size(
         if progress:
             progress(finished[0], len(items), item.path if item.package else item.shown)
 
-    fan_out(items, _size_job, (embedded, recompress, (tuple(drop), tuple(keep_ptx_for))), done, workers, _died)
+    cut = (tuple(drop), tuple(keep_ptx_for))
+    fan_out(items, _size_job, (embedded, recompress, cut, workers if len(items) == 1 else 1), done, workers, _died)
     rows = [r for r in rows if r.entries or r.error]
     _attribute(roots, rows)
     return SizeReport(rows, finished[1], dict(listing.skipped), drop, recompress, keep_ptx_for)

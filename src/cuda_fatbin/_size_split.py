@@ -1,0 +1,226 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
+"""One large file measured on several cores: its fatbins shared with forked helper processes while they are found.
+
+``cuda-fatbin size`` of one file would run on one core: the search for its fatbins, then the measuring of
+each (hashing, decompressing, reading SASS section tables). Here the search goes on in this process while
+helpers measure the fatbins found so far: this process writes each fatbin's place (index, offset, size,
+flags; a fixed-size record, written whole or not at all) to a pipe the helpers read, each helper parses the
+fatbin again from its own view of the file and measures it, and sends its figures back, marked by fatbin.
+When the pipe is full, and once the search ends, this process takes records from the same pipe and measures
+them itself. The figures are merged in file order, so the report is the one a single process makes, byte for
+byte. A helper that fails or dies (a file cut short under it) costs only time: its fatbins are measured here.
+
+Only where ``os.fork`` is safe (Linux, one thread); elsewhere, and for small files, one process measures all.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from ._reader import Fatbin
+    from ._size import BinarySize, _Cut
+
+    #: per fatbin measured: (its index, where its payload rows begin, where its kernel copies begin)
+    _Marks = list[tuple[int, int, int]]
+
+__all__ = ["helpers_for", "measure_split"]
+
+#: A fatbin's place: index, offset, size, flags (1: stored as data, 2: relocatable); under ``PIPE_BUF`` bytes,
+#: so a write is whole or not at all, and every read of whole records gets whole records
+_RECORD = struct.Struct("<IQQI")
+_BATCH = 8  # records a helper takes at a time: small, so that all end together
+#: Bytes of file per helper (a smaller file is measured in one process: a fork costs a few milliseconds)
+_PER_HELPER = 16 << 20
+
+
+def helpers_for(file_bytes: int, workers: int) -> int:
+    """How many helper processes measure one file of ``file_bytes`` beside this one, with ``workers`` allowed."""
+    if sys.platform != "linux" or not hasattr(os, "fork"):
+        return 0
+    threading = sys.modules.get("threading")
+    if threading is not None and threading.active_count() > 1:  # a fork would copy locks other threads hold
+        return 0
+    return max(0, min(workers - 1, file_bytes // _PER_HELPER))
+
+
+def measure_split(
+    out: BinarySize, fatbins: Iterable[Fatbin], path: str, recompress: str | None, cut: _Cut, helpers: int
+) -> None:
+    """Add the figures of ``fatbins`` (an iterator: the search) to ``out`` as ``_size._measure`` does, with
+    ``helpers`` forked processes measuring beside this one. ``path`` names the file the fatbins are read from,
+    opened again by each helper."""
+    from ._size import _measure_one, _removal
+
+    removed = _removal(*cut)
+    jobs_r, jobs_w = os.pipe()
+    children: list[tuple[int, int]] = []  # (pid, read end of its figures)
+    try:
+        _grow(jobs_w)
+        for _ in range(helpers):
+            figures_r, figures_w = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover (a child: coverage of forks is not collected)
+                _helper(jobs_r, (jobs_w, figures_r, *(r for _p, r in children)), figures_w, path, recompress, removed)
+            os.close(figures_w)
+            children.append((pid, figures_r))
+        os.set_blocking(jobs_w, False)
+        found: list[Fatbin] = []
+        marks: _Marks = []
+
+        def measure(index: int) -> None:
+            marks.append((index, len(out.payloads), len(out.copies)))
+            _measure_one(out, found[index], recompress, removed)
+
+        for fb in fatbins:
+            found.append(fb)
+            if fb.standalone:  # read whole, not from a fatbin header: measured here
+                measure(len(found) - 1)
+                continue
+            flags = (1 if fb.embedded else 0) | (2 if fb.relocatable else 0)
+            try:
+                os.write(jobs_w, _RECORD.pack(len(found) - 1, fb.offset, fb.size, flags))
+            except BlockingIOError:  # the pipe is full: the helpers are behind (or gone); measured here
+                measure(len(found) - 1)
+        os.close(jobs_w)
+        jobs_w = -1
+        # what the helpers have not taken (the read never waits for ever: no end of the pipe writes any more)
+        while data := os.read(jobs_r, _BATCH * _RECORD.size):
+            for index, *_place in _RECORD.iter_unpack(data):
+                measure(index)
+        parts = [(marks, out)]
+        for pid, figures_r in children:
+            part = _collect(pid, figures_r)
+            if part is not None:
+                parts.append(part)
+        children = []
+        done = {index for part_marks, _ in parts for index, _p, _c in part_marks}
+        for index in range(len(found)):  # a helper that failed: its fatbins measured here
+            if index not in done:
+                measure(index)
+        _merge(out, parts)
+    finally:
+        for fd in (jobs_r, jobs_w):
+            if fd >= 0:
+                os.close(fd)
+        for pid, figures_r in children:  # the search failed, or an interrupt: the helpers are not waited for
+            _stop(pid, figures_r)
+
+
+def _grow(fd: int) -> None:
+    """A larger pipe (Linux: 1 MiB, 43,690 records) lets the search run on while the helpers are behind."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, 1 << 20)
+    except (ImportError, AttributeError, OSError):  # not Linux, or over the limit set for this user
+        pass
+
+
+def _helper(
+    jobs_r: int,
+    inherited: tuple[int, ...],
+    figures_w: int,
+    path: str,
+    recompress: str | None,
+    removed: Callable[[str], bool],
+) -> None:  # pragma: no cover (runs in a forked child)
+    """A helper's life: measure the fatbins whose records it reads, send the figures, and exit (never return)."""
+    code = 1
+    try:
+        import pickle
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # an interrupt is for the parent, which ends its helpers
+        for fd in inherited:  # the ends this helper does not use: the pipes end when their users are done
+            os.close(fd)
+        from ._container import _parse
+        from ._size import BinarySize, _measure_one
+        from ._source import _open
+
+        src = _open(path)
+        out = BinarySize(path)
+        marks: _Marks = []
+        while data := os.read(jobs_r, _BATCH * _RECORD.size):
+            for index, offset, size, flags in _RECORD.iter_unpack(data):
+                fb = _parse(src, offset, offset + size, None, strict=bool(flags & 1), relocatable=bool(flags & 2))
+                if fb.size != size:  # the file changed since the search read it
+                    raise ValueError(f"the fatbin at {offset:#x} reads as {fb.size} bytes, not {size}")
+                if flags & 1:
+                    fb.__dict__.update(embedded=True)
+                marks.append((index, len(out.payloads), len(out.copies)))
+                _measure_one(out, fb, recompress, removed)
+        blob = pickle.dumps((marks, out), protocol=pickle.HIGHEST_PROTOCOL)
+        view = memoryview(blob)
+        while view:
+            view = view[os.write(figures_w, view) :]
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def _collect(pid: int, figures_r: int) -> tuple[_Marks, BinarySize] | None:
+    """A helper's figures once it has exited, or None if it failed."""
+    import pickle
+
+    chunks = []
+    try:
+        while chunk := os.read(figures_r, 1 << 20):
+            chunks.append(chunk)
+    finally:
+        os.close(figures_r)
+        _pid, status = os.waitpid(pid, 0)
+    if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+        return None
+    try:
+        got: tuple[_Marks, BinarySize] = pickle.loads(b"".join(chunks))
+    except Exception:  # a helper's own output, but never trusted to be whole
+        return None
+    return got
+
+
+def _stop(pid: int, figures_r: int) -> None:
+    import contextlib
+    import signal
+
+    os.close(figures_r)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+
+
+def _merge(out: BinarySize, parts: list[tuple[_Marks, BinarySize]]) -> None:
+    """Sum the helpers' figures into ``out`` (``parts[0]`` is ``out``'s own), its rows put back in file order."""
+    segments = []  # (fatbin index, payload rows, kernel copies) of every fatbin measured, by whichever process
+    for marks, part in parts:
+        if not marks:
+            continue
+        bounds = [*marks[1:], (0, len(part.payloads), len(part.copies))]
+        segments += [(index, part.payloads[p:p_end], part.copies[c:c_end])
+                     for (index, p, c), (_i, p_end, c_end) in zip(marks, bounds, strict=True)]  # fmt: skip
+    segments.sort(key=lambda segment: segment[0])
+    for _marks, part in parts[1:]:
+        out.device_bytes += part.device_bytes
+        out.overhead += part.overhead
+        out.unparsed += part.unparsed
+        for name, n in part.sections.items():
+            out.sections[name] += n
+        for key, (count, stored, raw) in part.entries.items():
+            row = out.entries.setdefault(key, [0, 0, 0])
+            row[0] += count
+            row[1] += stored
+            row[2] += raw
+        for category, n in part.categories.items():
+            out.categories[category] = out.categories.get(category, 0) + n
+        for kernel, (code, images) in part.kernels.items():
+            k = out.kernels.setdefault(kernel, [0, 0])
+            k[0] += code
+            k[1] += images
+    out.payloads = [row for _i, rows, _c in segments for row in rows]
+    out.copies = [copy for _i, _r, copies in segments for copy in copies]

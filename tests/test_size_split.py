@@ -1,0 +1,160 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
+"""One large file measured by several processes (``_size_split``): the report is the one process's, byte for byte,
+whatever the helpers do (die, take nothing, fall behind), and no helper outlives the call."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from cuda_fatbin import _size_split
+from cuda_fatbin._fatbin import FatbinBuilder, FatbinOptions
+from cuda_fatbin._size import size
+
+from elf_testing import make_elf
+
+pytestmark = pytest.mark.skipif(not _size_split.helpers_for(1 << 40, 2), reason="no os.fork here (Linux only)")
+
+
+def _fatbin(artifacts, specs, ptx=(), mode="none", tag="") -> bytes:
+    with FatbinBuilder(FatbinOptions(compress_mode=mode)) as b:
+        for s in specs:
+            b.add_cubin(artifacts[("cubin", s)], identifier=f"k{s}{tag}")
+        for s in ptx:
+            b.add_ptx(artifacts[("ptx", s)], s.replace("sm_", "compute_"), f"p{s}{tag}")
+        return b.build()
+
+
+@pytest.fixture(scope="module")
+def host_file(artifacts, tmp_path_factory):
+    """A host ELF file: two registered fatbins, a relocatable one, and 300 stored as data (each of 5 stored 60
+    times: duplicates), between bytes that hold no fatbin."""
+    registered = _fatbin(artifacts, ["sm_75", "sm_80"], ["sm_90"]) + _fatbin(artifacts, ["sm_90"], mode="balance")
+    stored = [_fatbin(artifacts, specs, ptx, mode, tag) for specs, ptx, mode, tag in [
+        (["sm_80"], (), "none", "a"), (["sm_90"], ["sm_90"], "speed", "b"), (["sm_75", "sm_90"], (), "balance", "c"),
+        ([], ["sm_80"], "none", "d"), (["sm_80"], (), "none", "e")]]  # fmt: skip
+    data = b"".join(b"host code %03d".ljust(24) % i + stored[i % len(stored)] for i in range(300))
+    elf = make_elf([(".nv_fatbin", 1, registered), ("__nv_relfatbin", 1, _fatbin(artifacts, ["sm_80"])),
+                    (".rodata", 1, data)])  # fmt: skip
+    path = tmp_path_factory.mktemp("split") / "libhost.so"
+    path.write_bytes(elf)
+    return path
+
+
+def _report(path, workers: int, **kw) -> str:
+    """The JSON document, and every row of each binary in order (payload rows: which copy comes first)."""
+    report = size([path], max_workers=workers, **kw)
+    rows = [(b.payloads, b.copies, sorted(b.entries.items()), sorted(b.kernels.items())) for b in report.binaries]
+    return json.dumps([report.to_dict(), rows], sort_keys=True)
+
+
+@pytest.fixture
+def split(monkeypatch):
+    """Every file is split (not only those of 16 MiB a helper); what the helpers sent is recorded."""
+    monkeypatch.setattr(_size_split, "_PER_HELPER", 1)
+    parts: list[list[tuple[int, int, int]]] = []
+    merge = _size_split._merge
+
+    def recorded(out, got):
+        parts.extend(marks for marks, _part in got)
+        merge(out, got)
+
+    monkeypatch.setattr(_size_split, "_merge", recorded)
+    return parts
+
+
+def _no_child_left() -> None:
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)
+
+
+@pytest.mark.parametrize("kw", [{}, {"drop": ["sm_80"], "recompress": "speed"}, {"keep_ptx_for": ["compute_90"]}])
+def test_helpers_give_the_report_of_one_process(host_file, split, kw):
+    one = _report(host_file, 1, **kw)
+    assert split == []  # one worker: no helper
+    for workers in (2, 4):
+        split.clear()
+        assert _report(host_file, workers, **kw) == one
+        assert len(split) == workers  # this process and each helper sent their part
+        assert sorted(i for marks in split for i, _p, _c in marks) == list(range(303))  # each fatbin measured once
+    _no_child_left()
+    doc = json.loads(one)[0]
+    assert doc["totals"]["sections"]["data"] and doc["totals"]["sections"]["relocatable"] and doc["duplicates"]
+
+
+def test_libcurand_split_gives_the_same_report(libcurand_split):
+    """The real library (1,760 fatbins, 13 registered, the rest stored as data) as users run it: one worker per CPU,
+    which share its fatbins once it is 16 MiB a helper or more."""
+    path, one = libcurand_split
+    assert _size_split.helpers_for(path.stat().st_size, 2) == 1
+    assert _report(path, 2) == one
+    _no_child_left()
+
+
+@pytest.fixture(scope="module")
+def libcurand_split(tmp_path_factory):
+    import shutil
+    import zipfile
+
+    from test_scan import curand_wheel
+
+    dest = tmp_path_factory.mktemp("curand") / "libcurand.so.10"
+    with (
+        zipfile.ZipFile(curand_wheel.__wrapped__()) as zf,
+        zf.open("nvidia/cu13/lib/libcurand.so.10") as src,
+        open(dest, "wb") as dst,
+    ):
+        shutil.copyfileobj(src, dst)
+    return dest, _report(dest, 1)
+
+
+def test_a_helper_that_dies_costs_only_time(host_file, split, monkeypatch):
+    """A helper that takes fatbins and dies (a file cut short under it: SIGBUS) without sending them: they are
+    measured here."""
+
+    def dies(jobs_r, inherited, figures_w, *args):
+        os.read(jobs_r, 4 * _size_split._RECORD.size)
+        os._exit(3)
+
+    one = _report(host_file, 1)
+    monkeypatch.setattr(_size_split, "_helper", dies)
+    assert _report(host_file, 3) == one
+    assert len(split) == 1  # only this process's part: the helpers sent nothing
+    _no_child_left()
+
+
+def test_a_full_pipe_measures_here(host_file, split, monkeypatch):
+    """Helpers that take nothing: once the pipe is full (one page here) this process measures what it finds."""
+
+    def small(fd):
+        import fcntl
+
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, 4096)  # 170 records
+
+    def idle(jobs_r, inherited, figures_w, *args):
+        os._exit(0)
+
+    one = _report(host_file, 1)
+    monkeypatch.setattr(_size_split, "_grow", small)
+    monkeypatch.setattr(_size_split, "_helper", idle)
+    assert _report(host_file, 2) == one
+    _no_child_left()
+
+
+def test_a_search_that_fails_ends_the_helpers(host_file, split):
+    """The search refuses the file half-way (fatbins that overlap, say): its error, and no helper left."""
+    from cuda_fatbin._reader import FatbinFormatError, iter_fatbins
+    from cuda_fatbin._size import BinarySize
+
+    def refused():
+        for i, fb in enumerate(iter_fatbins(str(host_file), embedded=True, relocatable=True)):
+            if i == 150:
+                raise FatbinFormatError("the fatbin at 0x40 overlaps the one at 0x0", 0x40)
+            yield fb
+
+    with pytest.raises(FatbinFormatError, match="overlaps"):
+        _size_split.measure_split(BinarySize(str(host_file)), refused(), str(host_file), None, ((), ()), 3)
+    _no_child_left()
