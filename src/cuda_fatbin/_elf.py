@@ -181,6 +181,9 @@ _SHDR = {(64, "<"): _SHDR64, (32, "<"): _SHDR32, (64, ">"): struct.Struct(">II16
          (32, ">"): struct.Struct(">II8xII16x")}  # fmt: skip
 
 
+_TYPE, _OFFSET, _SIZE = operator.itemgetter(1), operator.itemgetter(2), operator.itemgetter(3)  # of a row
+
+
 def section_headers(buf: Buffer, header: ElfHeader, fd: int | None = None) -> list[tuple[int, int, int, int]]:
     """``(name offset, type, offset, size)`` of every section, bounds-checked, without reading names.
 
@@ -217,11 +220,13 @@ def section_headers(buf: Buffer, header: ElfHeader, fd: int | None = None) -> li
         else:
             rows += (_section_header(buf, header, i) for i in range(first, stop))
         indexes += range(first, stop)
-    if header.machine == EM_CUDA and any(typ in _CUDA_NOBITS for _name, typ, _o, _s in rows):
+    if header.machine == EM_CUDA and not _CUDA_NOBITS.isdisjoint(map(_TYPE, rows)):
         rows = [(name, SHT_NOBITS if typ in _CUDA_NOBITS else typ, o, sz) for name, typ, o, sz in rows]
     n = len(buf)
     # SHT_NOBITS (shared memory, .bss) occupies no file space whatever its size
-    bad = [i for i, (_name, typ, offset, size) in enumerate(rows) if offset + size > n and typ != SHT_NOBITS]
+    bad = []
+    if max(map(operator.add, map(_OFFSET, rows), map(_SIZE, rows)), default=0) > n:  # asked at C speed first
+        bad = [i for i, (_name, typ, offset, size) in enumerate(rows) if offset + size > n and typ != SHT_NOBITS]
     if bad:
         i = bad[0]
         raise ElfFormatError(

@@ -23,13 +23,14 @@ from ._elf import SHT_NOBITS, ElfFormatError, read_header, section_headers, sect
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import subprocess
     from collections.abc import Iterable
 
     from ._container import FatbinEntry
     from ._elf import Buffer
 
 __all__ = ["MAX_NAME", "MAX_TABLE", "cubin_defines_data", "cubin_kernels", "demangle", "demangle_all", "entry_kernels",
-           "ptx_kernels"]  # fmt: skip
+           "ptx_kernels", "start_demangler", "stop_demangler"]  # fmt: skip
 
 #: Bytes of a kernel name kept; a longer name is cut and ends with ``…`` (CUTLASS names reach a few KiB).
 MAX_NAME = 16384
@@ -278,6 +279,45 @@ def demangle_all(names: Iterable[str]) -> dict[str, str]:
     return out
 
 
+#: A demangling child started ahead by :func:`start_demangler`, for the next batch
+_AHEAD: list[subprocess.Popen[bytes]] = []
+
+
+def start_demangler() -> None:
+    """Start the demangling child of the next :func:`demangle_all` now, so that its start-up (an interpreter and
+    ``cpp_demangle``: ~15 ms) runs while the caller works; :func:`stop_demangler` ends it if it is not used.
+    Nothing without ``cpp-demangle``.
+
+    Examples
+    --------
+    >>> start_demangler()
+    >>> demangle_all(["_Z1ki"])["_Z1ki"] in ("k(int)", "_Z1ki")
+    True
+    >>> stop_demangler()  # nothing left to end: the batch took the child
+    """
+    if _AHEAD or not _available():
+        return
+    try:
+        _AHEAD.append(_child())
+    except OSError:  # no process could be started: the batch tries again, and keeps the names if it cannot
+        return
+
+
+def stop_demangler() -> None:
+    """End the child :func:`start_demangler` started, where no batch took it."""
+    while _AHEAD:
+        child = _AHEAD.pop()
+        child.kill()
+        child.communicate()
+
+
+def _child() -> subprocess.Popen[bytes]:
+    import subprocess
+
+    cmd = [sys.executable, "-c", _CHILD, str(CHILD_MEMORY), str(MAX_DEMANGLED)]
+    return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+
 def _demangled(names: list[str], deadline: float) -> list[str]:
     """The demangled names (``""`` where not), splitting the batch when its child fails."""
     import subprocess
@@ -287,10 +327,15 @@ def _demangled(names: list[str], deadline: float) -> list[str]:
     if left <= 0:
         return [""] * len(names)
     data = "\0".join(names).encode("utf-8", "surrogateescape")
-    cmd = [sys.executable, "-c", _CHILD, str(CHILD_MEMORY), str(MAX_DEMANGLED)]
     try:
-        done = subprocess.run(cmd, input=data, capture_output=True, timeout=min(CHILD_SECONDS, left), check=False)
-        texts = done.stdout.split(b"\0") if done.returncode == 0 else []
+        child = _AHEAD.pop() if _AHEAD else _child()
+        try:
+            out, _ = child.communicate(data, timeout=min(CHILD_SECONDS, left))
+        except BaseException:  # over its time (or an interrupt): ended, never left behind
+            child.kill()
+            child.communicate()
+            raise
+        texts = out.split(b"\0") if child.returncode == 0 else []
     except (subprocess.TimeoutExpired, OSError):
         texts = []
     if len(texts) == len(names):

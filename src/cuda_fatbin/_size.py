@@ -36,7 +36,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from ._elf import Buffer
+    from ._elf import Buffer, ElfHeader
     from ._reader import Fatbin, FatbinEntry
 
     #: a section name's category, kernel, dot-suffixes and the work it cost to read (_NAMES)
@@ -302,6 +302,10 @@ def _figures(e: FatbinEntry, raw: Buffer | None, data: bytes | None, recompress:
         if data is not None:
             image = data
         elif raw is not None and e.compression == "none":  # the payload in place, cut as data() cuts it
+            if e.kind == "elf" and not e._exact and recompress is None:
+                tables = _tables(memoryview(raw))  # read once for the cut and the figures, where all is well
+                if tables is not None:
+                    return (None, *_sass(*tables), None)
             image = raw if e.kind != "elf" or e._exact else _trim_elf(memoryview(raw), e.offset)
         else:
             image = e.data()
@@ -313,7 +317,29 @@ def _figures(e: FatbinEntry, raw: Buffer | None, data: bytes | None, recompress:
     return (None, *_sass(image), again)
 
 
-def _sass(data: Buffer) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int, int, int], ...], int]:
+def _tables(raw: memoryview) -> tuple[memoryview, ElfHeader, list[tuple[int, int, int, int]]] | None:
+    """The image ``_trim_elf`` cuts from ``raw`` with its header and section rows, read once; ``None`` where the
+    image or its cut is not all well (``_trim_elf`` and :func:`_sass` then say what is wrong, as they read it)."""
+    try:
+        header = read_header(raw)
+        rows = section_headers(raw, header)
+    except ValueError:
+        return None
+    if header.shnum == 0:  # extended numbering: the table's end is not in the header
+        return None
+    # as _trim_elf cuts: after the headers and tables and the last section with file content, only zeros
+    tables = max(header.shoff + header.shnum * header.shentsize, header.phoff + header.phnum * header.phentsize, 64)
+    end = max([tables, *[offset + size for _n, typ, offset, size in rows if typ != SHT_NOBITS]])
+    if end < len(raw):
+        if bytes(raw[end:]).count(0) != len(raw) - end:
+            return None
+        raw = raw[:end]
+    return raw, header, rows
+
+
+def _sass(
+    data: Buffer, header: ElfHeader | None = None, rows: list[tuple[int, int, int, int]] | None = None
+) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int, int, int], ...], int]:
     """A SASS image's bytes by category, its kernels, and 1 when it cannot be parsed (its bytes then all "other").
 
     A kernel (or device function) is a ``.text.NAME`` section: ``(NAME, bytes of code, bytes of its own sections,
@@ -321,15 +347,16 @@ def _sass(data: Buffer) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, i
     (``.nv.info.NAME``, ``.nv.constant0.NAME``, ``.rel.text.NAME``: the longest such suffix wins).
     """
     try:
-        header = read_header(data)
-        rows = section_headers(data, header)
+        if header is None or rows is None:  # (given: read from these bytes by _tables)
+            header = read_header(data)
+            rows = section_headers(data, header)
         table, known = _names_of(name_table(data, header)) if rows else (b"", {})
     except ValueError:
         return (("other", len(data)),), (), 1
     cats: dict[str, int] = {}
     kernels: dict[str, list[int]] = {}
     owned = []  # (the name's suffixes, bytes) of the sections a kernel may own
-    held = 0
+    held, whole = 0, len(data)
     ranges = set()  # the (offset, size) of the sections counted
     budget = 8 * len(table) + (1 << 20)  # the work long names cost: linear in the image, however they overlap
     for name_off, typ, offset, size in rows:
@@ -337,7 +364,7 @@ def _sass(data: Buffer) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, i
             continue  # a second name for bytes counted (.nv.merc.nv.global.init is .nv.global.init): counted once
         ranges.add((offset, size))
         held += size
-        if held > len(data):  # sections that overlap otherwise (real ones do not): each would be counted and read
+        if held > whole:  # sections that overlap otherwise (real ones do not): each would be counted and read
             return (("other", len(data)),), (), 1
         category, kernel, suffixes, cost = known.get(name_off) or _name_info(table, name_off, known)
         budget -= cost
@@ -353,9 +380,11 @@ def _sass(data: Buffer) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, i
             owned.append((suffixes, size))
     cats["headers"] = cats.get("headers", 0) + max(0, len(data) - held)
     for suffixes, size in owned if kernels else ():
-        owner = next((row for row in map(kernels.get, suffixes) if row is not None), None)
-        if owner is not None:
-            owner[1] += size
+        for suffix in suffixes:  # the longest suffix that names a kernel
+            owner = kernels.get(suffix)
+            if owner is not None:
+                owner[1] += size
+                break
     return tuple(cats.items()), tuple((k, code, own, crc) for k, (code, own, crc) in kernels.items()), 0
 
 

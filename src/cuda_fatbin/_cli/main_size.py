@@ -12,6 +12,7 @@ from ._common import JSON_SCHEMA, UsageError, _must_exist, _positive_int, _print
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from .._size import SizeReport
@@ -43,7 +44,7 @@ def configure_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
 
 
 def run(args: argparse.Namespace) -> int:
-    from .._size import _drop_keys, _kept_ptx, parse_size, size
+    from .._size import _drop_keys, _kept_ptx, parse_size
 
     try:
         budget = parse_size(args.budget) if args.budget is not None else None
@@ -57,6 +58,18 @@ def run(args: argparse.Namespace) -> int:
 
     def progress(done: int, total: int, path: str) -> None:
         print(f"\r[{done}/{total}] {_shown(os.path.basename(path))[:50]}".ljust(70), end="", file=sys.stderr)
+
+    from .._kernels import start_demangler, stop_demangler
+
+    start_demangler()  # the kernel names shown are demangled at the end: its start-up runs while the files are read
+    try:
+        return _report(args, budget, show, progress)
+    finally:
+        stop_demangler()
+
+
+def _report(args: argparse.Namespace, budget: int | None, show: bool, progress: Callable[[int, int, str], None]) -> int:
+    from .._size import size
 
     report = size(args.paths or None, drop=args.drop, recompress=args.recompress, keep_ptx_for=args.keep_ptx_for,
                   embedded=not args.no_embedded, max_workers=args.jobs,
