@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import string
@@ -130,6 +131,34 @@ def test_huge_names_are_bounded():
 def test_without_the_demangler_names_stay_mangled(monkeypatch):
     monkeypatch.setattr(_kernels, "_available", lambda: False)
     assert demangle("_Z1ki") == "_Z1ki"
+
+
+def test_a_demangler_started_ahead_is_used_once_or_ended(tmp_path):
+    """``start_demangler`` starts the next batch's child early: the batch takes it (the names demangled as without
+    it); one no batch takes is ended by ``stop_demangler``, and ``cuda-fatbin size`` leaves none behind."""
+    from cli_testing import cli_main
+
+    _kernels.start_demangler()
+    [child] = _kernels._AHEAD
+    assert demangle_all(["_Z1ki", "plain"]) == {"_Z1ki": "k(int)", "plain": "plain"}
+    assert not _kernels._AHEAD and child.returncode == 0  # taken and done
+    _kernels.start_demangler()
+    _kernels.start_demangler()  # one at a time
+    [child] = _kernels._AHEAD
+    _kernels.stop_demangler()
+    assert not _kernels._AHEAD and child.returncode is not None
+    (tmp_path / "empty.bin").write_bytes(bytes(64))  # no kernel to name: no batch
+    cli_main("size", tmp_path, "--json", check=0)
+    assert not _kernels._AHEAD
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)
+
+
+def test_a_demangler_started_ahead_that_crashed_leaves_the_names_mangled(monkeypatch):
+    monkeypatch.setattr(_kernels, "_CHILD", "import os; os.abort()")
+    _kernels.start_demangler()
+    assert demangle_all(["_Z1ki", "_Z1ji"]) == {"_Z1ki": "_Z1ki", "_Z1ji": "_Z1ji"}
+    assert not _kernels._AHEAD
 
 
 def test_a_crashing_child_leaves_the_names_mangled(monkeypatch):

@@ -35,7 +35,7 @@ __all__ = ["helpers_for", "measure_split"]
 #: A fatbin's place: index, offset, size, flags (1: stored as data, 2: relocatable); under ``PIPE_BUF`` bytes,
 #: so a write is whole or not at all, and every read of whole records gets whole records
 _RECORD = struct.Struct("<IQQI")
-_BATCH = 8  # records a helper takes at a time: small, so that all end together
+_BATCH = 4  # records a helper takes at a time: small, so that all end together
 #: Bytes of file per helper (a smaller file is measured in one process: a fork costs a few milliseconds)
 _PER_HELPER = 16 << 20
 
@@ -56,7 +56,8 @@ def measure_split(
     """Add the figures of ``fatbins`` (an iterator: the search) to ``out`` as ``_size._measure`` does, with
     ``helpers`` forked processes measuring beside this one. ``path`` names the file the fatbins are read from,
     opened again by each helper."""
-    from ._size import _measure_one, _removal
+    from ._size import _measure_one
+    from ._size_whatif import _removal
 
     removed = _removal(*cut)
     jobs_r, jobs_w = os.pipe()

@@ -44,7 +44,7 @@ def configure_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
 
 
 def run(args: argparse.Namespace) -> int:
-    from .._size import _drop_keys, _kept_ptx, parse_size
+    from .._size_whatif import _drop_keys, _kept_ptx, parse_size
 
     try:
         budget = parse_size(args.budget) if args.budget is not None else None
@@ -107,7 +107,8 @@ def _pct(n: int, whole: int) -> str:
 
 def _text(report: SizeReport, totals: dict[str, Any], args: argparse.Namespace) -> None:
     """The text report: totals, then each ranking cut to ``--top`` rows."""
-    from .._size import _drop_keys, demangled
+    from .._size import demangled
+    from .._size_whatif import _drop_keys
     from .main_scan import _counted
 
     top, wide = args.top, args.wide
