@@ -36,6 +36,11 @@ __all__ = ["helpers_for", "measure_split"]
 #: so a write is whole or not at all, and every read of whole records gets whole records
 _RECORD = struct.Struct("<IQQI")
 _BATCH = 4  # records a helper takes at a time: small, so that all end together
+#: Records written at once at most (under ``PIPE_BUF``: one write is whole or not at all), and the bytes of
+#: fatbin that a pending record stands for before they are written anyway (so that large ones go at once)
+_RECORDS_AT_ONCE, _FLUSH = 16, 256 << 10
+#: What a helper sends of its ``BinarySize`` (with ``marshal``: plain values, no code)
+_SUMS = ("device_bytes", "sections", "overhead", "entries", "categories", "kernels", "copies", "payloads", "unparsed")
 #: Bytes of file per helper (a smaller file is measured in one process: a fork costs a few milliseconds)
 _PER_HELPER = 16 << 20
 
@@ -79,16 +84,7 @@ def measure_split(
             marks.append((index, len(out.payloads), len(out.copies)))
             _measure_one(out, found[index], recompress, removed)
 
-        for fb in fatbins:
-            found.append(fb)
-            if fb.standalone:  # read whole, not from a fatbin header: measured here
-                measure(len(found) - 1)
-                continue
-            flags = (1 if fb.embedded else 0) | (2 if fb.relocatable else 0)
-            try:
-                os.write(jobs_w, _RECORD.pack(len(found) - 1, fb.offset, fb.size, flags))
-            except BlockingIOError:  # the pipe is full: the helpers are behind (or gone); measured here
-                measure(len(found) - 1)
+        _feed(fatbins, jobs_w, found, measure)
         os.close(jobs_w)
         jobs_w = -1
         # what the helpers have not taken (the read never waits for ever: no end of the pipe writes any more)
@@ -114,6 +110,37 @@ def measure_split(
             _stop(pid, figures_r)
 
 
+def _feed(fatbins: Iterable[Fatbin], jobs_w: int, found: list[Fatbin], measure: Callable[[int], None]) -> None:
+    """Run the search: each fatbin kept in ``found`` and its record written to ``jobs_w`` (several at once while
+    they are small: the search finds thousands in a burst), or measured here when the pipe is full."""
+    pending = bytearray()
+    weight = 0  # bytes of the fatbins whose records are pending
+
+    def flush() -> None:
+        nonlocal weight
+        try:
+            os.write(jobs_w, pending)
+        except BlockingIOError:  # the pipe is full: the helpers are behind (or gone); measured here
+            for index, *_place in _RECORD.iter_unpack(pending):
+                measure(index)
+        pending.clear()
+        weight = 0
+
+    for fb in fatbins:
+        found.append(fb)
+        if fb.standalone:  # read whole, not from a fatbin header: measured here
+            measure(len(found) - 1)
+            continue
+        pending += _RECORD.pack(
+            len(found) - 1, fb.offset, fb.size, (1 if fb.embedded else 0) | (2 if fb.relocatable else 0)
+        )
+        weight += fb.size
+        if weight >= _FLUSH or len(pending) >= _RECORDS_AT_ONCE * _RECORD.size:  # the search may not yield for a while
+            flush()
+    if pending:
+        flush()
+
+
 def _grow(fd: int) -> None:
     """A larger pipe (Linux: 1 MiB, 43,690 records) lets the search run on while the helpers are behind."""
     try:
@@ -135,7 +162,7 @@ def _helper(
     """A helper's life: measure the fatbins whose records it reads, send the figures, and exit (never return)."""
     code = 1
     try:
-        import pickle
+        import marshal
         import signal
 
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # an interrupt is for the parent, which ends its helpers
@@ -157,7 +184,7 @@ def _helper(
                     fb.__dict__.update(embedded=True)
                 marks.append((index, len(out.payloads), len(out.copies)))
                 _measure_one(out, fb, recompress, removed)
-        blob = pickle.dumps((marks, out), protocol=pickle.HIGHEST_PROTOCOL)
+        blob = marshal.dumps((marks, *(getattr(out, name) for name in _SUMS)))
         view = memoryview(blob)
         while view:
             view = view[os.write(figures_w, view) :]
@@ -168,7 +195,9 @@ def _helper(
 
 def _collect(pid: int, figures_r: int) -> tuple[_Marks, BinarySize] | None:
     """A helper's figures once it has exited, or None if it failed."""
-    import pickle
+    import marshal
+
+    from ._size import BinarySize
 
     chunks = []
     try:
@@ -180,10 +209,13 @@ def _collect(pid: int, figures_r: int) -> tuple[_Marks, BinarySize] | None:
     if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
         return None
     try:
-        got: tuple[_Marks, BinarySize] = pickle.loads(b"".join(chunks))
-    except Exception:  # a helper's own output, but never trusted to be whole
+        marks, *values = marshal.loads(b"".join(chunks))
+    except (ValueError, EOFError, TypeError):  # a helper's own output, but never trusted to be whole
         return None
-    return got
+    part = BinarySize("")
+    for name, value in zip(_SUMS, values, strict=True):
+        setattr(part, name, value)
+    return marks, part
 
 
 def _stop(pid: int, figures_r: int) -> None:
