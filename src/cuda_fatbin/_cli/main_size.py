@@ -37,7 +37,8 @@ def configure_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
                         "K/M/G are powers of 1024)")  # fmt: skip
     p.add_argument("--top", type=_positive_int, default=10, metavar="N", help="rows of each ranking (default 10)")
     p.add_argument("--no-embedded", action="store_true", help="skip the search for fatbins stored as data")
-    p.add_argument("-j", "--jobs", type=_positive_int, help="worker processes (default: the CPU count)")
+    p.add_argument("-j", "--jobs", type=_positive_int,
+                   help="worker processes (default: the CPU count); one large file is shared among them")  # fmt: skip
     p.add_argument("--json", action="store_true", help="machine-readable output (docs/cli.md)")
     p.add_argument("--wide", action="store_true", help="one line per row, however wide (no wrapping to the terminal)")
     p.set_defaults(func=run)
