@@ -133,7 +133,7 @@ def test_without_the_demangler_names_stay_mangled(monkeypatch):
     assert demangle("_Z1ki") == "_Z1ki"
 
 
-def test_a_demangler_started_ahead_is_used_once_or_ended(tmp_path):
+def test_a_demangler_started_ahead_is_used_once_or_ended(tmp_path, monkeypatch):
     """``start_demangler`` starts the next batch's child early: the batch takes it (the names demangled as without
     it); one no batch takes is ended by ``stop_demangler``, and ``cuda-fatbin size`` leaves none behind."""
     from cli_testing import cli_main
@@ -147,11 +147,14 @@ def test_a_demangler_started_ahead_is_used_once_or_ended(tmp_path):
     [child] = _kernels._AHEAD
     _kernels.stop_demangler()
     assert not _kernels._AHEAD and child.returncode is not None
+    started = []
+    child_of = _kernels._child
+    monkeypatch.setattr(_kernels, "_child", lambda: started.append(child_of()) or started[-1])
     (tmp_path / "empty.bin").write_bytes(bytes(64))  # no kernel to name: no batch
     cli_main("size", tmp_path, "--json", check=0)
-    assert not _kernels._AHEAD
-    with pytest.raises(ChildProcessError):
-        os.waitpid(-1, os.WNOHANG)
+    assert not _kernels._AHEAD and len(started) == 1
+    with pytest.raises(ChildProcessError):  # ended and waited for
+        os.waitpid(started[0].pid, os.WNOHANG)
 
 
 def test_a_demangler_started_ahead_that_crashed_leaves_the_names_mangled(monkeypatch):

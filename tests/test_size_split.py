@@ -51,8 +51,19 @@ def _report(path, workers: int, **kw) -> str:
     return json.dumps([report.to_dict(), rows], sort_keys=True)
 
 
+_FORKED: list[int] = []  # the helpers' process ids
+
+
 @pytest.fixture
-def split(monkeypatch):
+def forks(monkeypatch):
+    """The ids of the processes forked (the helpers) are kept for ``_no_child_left``."""
+    fork = os.fork
+    _FORKED.clear()
+    monkeypatch.setattr(os, "fork", lambda: _FORKED.append(fork()) or _FORKED[-1])
+
+
+@pytest.fixture
+def split(monkeypatch, forks):
     """Every file is split (not only those of 16 MiB a helper); what the helpers sent is recorded."""
     monkeypatch.setattr(_size_split, "_PER_HELPER", 1)
     parts: list[list[tuple[int, int, int]]] = []
@@ -67,8 +78,11 @@ def split(monkeypatch):
 
 
 def _no_child_left() -> None:
-    with pytest.raises(ChildProcessError):
-        os.waitpid(-1, os.WNOHANG)
+    """Every helper forked has ended and was waited for (no zombie, nothing running)."""
+    assert _FORKED
+    for pid in _FORKED:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
 
 
 @pytest.mark.parametrize("kw", [{}, {"drop": ["sm_80"], "recompress": "speed"}, {"keep_ptx_for": ["compute_90"]}])
@@ -85,7 +99,7 @@ def test_helpers_give_the_report_of_one_process(host_file, split, kw):
     assert doc["totals"]["sections"]["data"] and doc["totals"]["sections"]["relocatable"] and doc["duplicates"]
 
 
-def test_libcurand_split_gives_the_same_report(libcurand_split):
+def test_libcurand_split_gives_the_same_report(libcurand_split, forks):
     """The real library (1,760 fatbins, 13 registered, the rest stored as data) as users run it: one worker per CPU,
     which share its fatbins once it is 16 MiB a helper or more."""
     path, one = libcurand_split
