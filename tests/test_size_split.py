@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from cuda_fatbin import _size_split
+from cuda_fatbin import _size, _size_split
 from cuda_fatbin._fatbin import FatbinBuilder, FatbinOptions
 from cuda_fatbin._size import size
 
@@ -62,19 +62,28 @@ def forks(monkeypatch):
     monkeypatch.setattr(os, "fork", lambda: _FORKED.append(fork()) or _FORKED[-1])
 
 
+@pytest.fixture(params=["parts", "records"])
+def mode(request, monkeypatch):
+    """``parts``: the search cut in parts, each searched and measured by one process (an ELF file); ``records``:
+    the search in this process, the fatbins it finds measured by all (any file, and the fallback of ``parts``)."""
+    if request.param == "records":
+        monkeypatch.setattr(_size, "measure_parts", lambda *args: False)
+    return request.param
+
+
 @pytest.fixture
 def split(monkeypatch, forks):
-    """Every file is split (not only those of 16 MiB a helper); what the helpers sent is recorded."""
+    """Every file is split (not only those of 16 MiB a helper); per merge, the marks each process sent."""
     monkeypatch.setattr(_size_split, "_PER_HELPER", 1)
-    parts: list[list[tuple[int, int, int]]] = []
+    merges: list[list[list[tuple[int, int, int]]]] = []
     merge = _size_split._merge
 
     def recorded(out, got):
-        parts.extend(marks for marks, _part in got)
+        merges.append([marks for marks, _part in got])
         merge(out, got)
 
     monkeypatch.setattr(_size_split, "_merge", recorded)
-    return parts
+    return merges
 
 
 def _no_child_left() -> None:
@@ -86,14 +95,16 @@ def _no_child_left() -> None:
 
 
 @pytest.mark.parametrize("kw", [{}, {"drop": ["sm_80"], "recompress": "speed"}, {"keep_ptx_for": ["compute_90"]}])
-def test_helpers_give_the_report_of_one_process(host_file, split, kw):
+def test_helpers_give_the_report_of_one_process(host_file, split, mode, kw):
     one = _report(host_file, 1, **kw)
     assert split == []  # one worker: no helper
     for workers in (2, 4):
         split.clear()
         assert _report(host_file, workers, **kw) == one
-        assert len(split) == workers  # this process and each helper sent their part
-        assert sorted(i for marks in split for i, _p, _c in marks) == list(range(303))  # each fatbin measured once
+        [sent] = split  # one merge: the parts agreed (else the file is read again whole)
+        assert len(sent) == workers + (mode == "parts")  # each process's part (and the sum the parts go into)
+        indexes = [i for marks in sent for i, _p, _c in marks]
+        assert len(indexes) == len(set(indexes)) == 303  # each fatbin measured once
     _no_child_left()
     doc = json.loads(one)[0]
     assert doc["totals"]["sections"]["data"] and doc["totals"]["sections"]["relocatable"] and doc["duplicates"]
@@ -125,18 +136,37 @@ def libcurand_split(tmp_path_factory):
     return dest, _report(dest, 1)
 
 
-def test_a_helper_that_dies_costs_only_time(host_file, split, monkeypatch):
-    """A helper that takes fatbins and dies (a file cut short under it: SIGBUS) without sending them: they are
-    measured here."""
+def test_a_helper_that_dies_costs_only_time(host_file, split, mode, monkeypatch):
+    """A helper that takes work and dies (a file cut short under it: SIGBUS) without sending it: the parts are
+    given up for the whole search, whose fatbins the helper took are measured here."""
+    parent = os.getpid()
+    units, taken = _size_split._units, _size_split._taken
 
-    def dies(jobs_r, inherited, figures_w, *args):
-        os.read(jobs_r, 4 * _size_split._RECORD.size)
-        os._exit(3)
+    def dies(work):
+        def helper(queue_r, *args):
+            if os.getpid() == parent:
+                return work(queue_r, *args)
+            os.read(queue_r, 4 * _size_split._RECORD.size)  # some units or fatbins
+            os._exit(3)
+
+        return helper
 
     one = _report(host_file, 1)
-    monkeypatch.setattr(_size_split, "_helper", dies)
+    monkeypatch.setattr(_size_split, "_units", dies(units))
+    monkeypatch.setattr(_size_split, "_taken", dies(taken))
     assert _report(host_file, 3) == one
-    assert len(split) == 1  # only this process's part: the helpers sent nothing
+    assert [len(marks) > 0 for marks in split[-1]] == [True]  # the last merge: this process's part alone
+    _no_child_left()
+
+
+def test_parts_that_do_not_agree_are_read_whole(host_file, split, monkeypatch):
+    """Parts whose searches do not give what one search gives (``_parts.agree``): the file is read whole."""
+    from cuda_fatbin import _parts
+
+    asked = []
+    monkeypatch.setattr(_parts, "agree", lambda results: asked.append(len(results)) and False)
+    assert _report(host_file, 2) == _report(host_file, 1)
+    assert asked == [2 * _size_split._PARTS] and len(split) == 1  # asked, then the whole search's merge
     _no_child_left()
 
 
@@ -148,12 +178,13 @@ def test_a_full_pipe_measures_here(host_file, split, monkeypatch):
 
         fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, 4096)  # 170 records
 
-    def idle(jobs_r, inherited, figures_w, *args):
+    def idle(jobs_r, *args):
         os._exit(0)
 
     one = _report(host_file, 1)
+    monkeypatch.setattr(_size, "measure_parts", lambda *args: False)
     monkeypatch.setattr(_size_split, "_grow", small)
-    monkeypatch.setattr(_size_split, "_helper", idle)
+    monkeypatch.setattr(_size_split, "_taken", idle)
     assert _report(host_file, 2) == one
     _no_child_left()
 

@@ -30,7 +30,7 @@ from ._kernels import MAX_NAME as KERNEL_NAME
 from ._packages import read_package
 from ._reader import iter_fatbins
 from ._scan import _attribute, _inputs_of
-from ._size_split import helpers_for, measure_split
+from ._size_split import helpers_for, measure_parts, measure_split
 from ._size_whatif import (
     RECOMPRESS,
     _compressed_size,
@@ -411,7 +411,8 @@ def _size_job(
                 found = iter_fatbins(source, embedded=embedded, relocatable=True)
                 helpers = helpers_for(item.size, workers)
                 if helpers and isinstance(source, str):  # a path the helpers open again
-                    measure_split(out, found, source, recompress, cut, helpers)
+                    if not (embedded and measure_parts(out, source, recompress, cut, helpers)):
+                        measure_split(out, found, source, recompress, cut, helpers)
                 else:
                     _measure(out, list(found), recompress, cut)
     except (OSError, ValueError, MemoryError, RecursionError) as exc:

@@ -1,17 +1,24 @@
 # SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
 # SPDX-License-Identifier: Apache-2.0
-"""One large file measured on several cores: its fatbins shared with forked helper processes while they are found.
+"""One large file measured on several cores, by forked helper processes beside this one: two ways.
 
 ``cuda-fatbin size`` of one file would run on one core: the search for its fatbins, then the measuring of
-each (hashing, decompressing, reading SASS section tables). Here the search goes on in this process while
-helpers measure the fatbins found so far: this process writes each fatbin's place (index, offset, size,
-flags; a fixed-size record, written whole or not at all) to a pipe the helpers read, each helper parses the
-fatbin again from its own view of the file and measures it, and sends its figures back, marked by fatbin.
-When the pipe is full, and once the search ends, this process takes records from the same pipe and measures
-them itself. The figures are merged in file order, so the report is the one a single process makes, byte for
-byte. A helper that fails or dies (a file cut short under it) costs only time: its fatbins are measured here.
+each (hashing, decompressing, reading SASS section tables).
 
-Only where ``os.fork`` is safe (Linux, one thread); elsewhere, and for small files, one process measures all.
+- :func:`measure_parts` (an ELF file, with fatbins stored as data searched): the search is cut in parts
+  (``_reader.SearchPart``, as ``scan`` cuts it: ``_parts``), and the units of work (the fatbins of the file's
+  sections, then each part) are taken from a pipe by whichever process is free, which searches and measures
+  them. The parts are checked to give what one search gives (``_parts.agree``); when they do not, or a unit
+  or a helper failed, the figures are dropped and the file is read whole, the other way.
+- :func:`measure_split` (any file): the search goes on in this process while the helpers measure the fatbins
+  found so far: this process writes each fatbin's place (index, offset, size, flags; fixed-size records,
+  written whole or not at all) to a pipe the helpers read, each helper parses the fatbin again from its own
+  view of the file and measures it. When the pipe is full, and once the search ends, this process measures
+  what it finds and what is left; a helper that fails or dies costs only time (its fatbins are measured here).
+
+Either way the figures come back marked by fatbin (``marshal``: plain values) and are merged in file order:
+the report is the one a single process makes, byte for byte. Only where ``os.fork`` is safe (Linux, one
+thread); elsewhere, and for small files, one process measures all.
 """
 
 from __future__ import annotations
@@ -23,14 +30,17 @@ import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
+    from typing import Any
 
     from ._reader import Fatbin
     from ._size import BinarySize, _Cut
 
     #: per fatbin measured: (its index, where its payload rows begin, where its kernel copies begin)
     _Marks = list[tuple[int, int, int]]
+    #: what a process measured: its marks, figures and, per part of the search, where that part began and ended
+    _Work = tuple[_Marks, BinarySize, dict[int, Any]]
 
-__all__ = ["helpers_for", "measure_split"]
+__all__ = ["helpers_for", "measure_parts", "measure_split"]
 
 #: A fatbin's place: index, offset, size, flags (1: stored as data, 2: relocatable); under ``PIPE_BUF`` bytes,
 #: so a write is whole or not at all, and every read of whole records gets whole records
@@ -39,6 +49,9 @@ _BATCH = 4  # records a helper takes at a time: small, so that all end together
 #: Records written at once at most (under ``PIPE_BUF``: one write is whole or not at all), and the bytes of
 #: fatbin that a pending record stands for before they are written anyway (so that large ones go at once)
 _RECORDS_AT_ONCE, _FLUSH = 16, 256 << 10
+#: Parts of the search per process (more than one: the parts that hold many fatbins take longer)
+_PARTS = 4
+_UNIT = struct.Struct("<I")  # a unit of work of measure_parts (read one at a time: whole, under PIPE_BUF)
 #: What a helper sends of its ``BinarySize`` (with ``marshal``: plain values, no code)
 _SUMS = ("device_bytes", "sections", "overhead", "entries", "categories", "kernels", "copies", "payloads", "unparsed")
 #: Bytes of file per helper (a smaller file is measured in one process: a fork costs a few milliseconds)
@@ -69,13 +82,7 @@ def measure_split(
     children: list[tuple[int, int]] = []  # (pid, read end of its figures)
     try:
         _grow(jobs_w)
-        for _ in range(helpers):
-            figures_r, figures_w = os.pipe()
-            pid = os.fork()
-            if pid == 0:  # pragma: no cover (a child: coverage of forks is not collected)
-                _helper(jobs_r, (jobs_w, figures_r, *(r for _p, r in children)), figures_w, path, recompress, removed)
-            os.close(figures_w)
-            children.append((pid, figures_r))
+        children = _start(helpers, (jobs_w,), lambda: _taken(jobs_r, path, recompress, removed))
         os.set_blocking(jobs_w, False)
         found: list[Fatbin] = []
         marks: _Marks = []
@@ -92,11 +99,10 @@ def measure_split(
             for index, *_place in _RECORD.iter_unpack(data):
                 measure(index)
         parts = [(marks, out)]
-        for pid, figures_r in children:
-            part = _collect(pid, figures_r)
-            if part is not None:
-                parts.append(part)
-        children = []
+        while children:
+            got = _collect(*children.pop(0))  # (waited for: not stopped below)
+            if got is not None:
+                parts.append(got[:2])
         done = {index for part_marks, _ in parts for index, _p, _c in part_marks}
         for index in range(len(found)):  # a helper that failed: its fatbins measured here
             if index not in done:
@@ -108,6 +114,82 @@ def measure_split(
                 os.close(fd)
         for pid, figures_r in children:  # the search failed, or an interrupt: the helpers are not waited for
             _stop(pid, figures_r)
+
+
+def measure_parts(out: BinarySize, path: str, recompress: str | None, cut: _Cut, helpers: int) -> bool:
+    """Add the figures of the ELF file ``path`` to ``out`` as ``_size._measure`` does, its search for fatbins stored
+    as data cut in parts (``_reader.SearchPart``: the file's sections, then ``_PARTS`` parts per process), each
+    searched and measured by whichever process takes it first, this one or ``helpers`` forked ones. False, with
+    ``out`` untouched, when the parts do not give what one search gives (``_parts.agree``), or one failed: the
+    caller then reads the file whole, which gives the same report (and its error)."""
+    from ._parts import PartResult, agree
+    from ._size import BinarySize
+    from ._size_whatif import _removal
+
+    try:
+        with open(path, "rb") as f:
+            if f.read(4) != b"\x7fELF":  # only an ELF file's search is cut in parts
+                return False
+    except OSError:
+        return False
+    removed = _removal(*cut)
+    parts = _PARTS * (helpers + 1)
+    units_r, units_w = os.pipe()
+    children: list[tuple[int, int]] = []
+    try:
+        os.write(units_w, b"".join(_UNIT.pack(unit) for unit in range(parts + 1)))  # 0: the sections
+        os.close(units_w)
+        units_w = -1
+        children = _start(helpers, (), lambda: _units(units_r, path, recompress, removed, parts))
+        marks, mine, infos = _units(units_r, path, recompress, removed, parts)
+        got = [(marks, mine)]
+        while children:
+            theirs = _collect(*children.pop(0))  # (waited for: not stopped below)
+            if theirs is None:
+                return False
+            got.append(theirs[:2])
+            infos.update(theirs[2])
+    finally:
+        os.close(units_r)
+        if units_w >= 0:
+            os.close(units_w)
+        for pid, figures_r in children:
+            _stop(pid, figures_r)
+    if sorted(infos) != list(range(parts + 1)) or infos[0] is not None:
+        return False
+    results = [PartResult(k - 1, *infos[k]) for k in range(1, parts + 1)]
+    if not agree(results):
+        return False
+    whole = BinarySize(out.path)
+    _merge(whole, [([], whole), *got])
+    for name in _SUMS:
+        setattr(out, name, getattr(whole, name))
+    return True
+
+
+def _units(units_r: int, path: str, recompress: str | None, removed: Callable[[str], bool], parts: int) -> _Work:
+    """Measure the units whose numbers this process reads from ``units_r``: 0 the fatbins of the file's sections,
+    ``k`` those that part ``k - 1`` of the search finds; per unit, where its part began and ended and what failed
+    (``_parts.PartResult``'s fields; for unit 0 only what failed)."""
+    from ._reader import SearchPart, iter_fatbins, iter_part
+    from ._size import BinarySize, _measure_one
+
+    out = BinarySize(path)
+    marks: _Marks = []
+    infos: dict[int, Any] = {}
+    while data := os.read(units_r, _UNIT.size):
+        (unit,) = _UNIT.unpack(data)
+        part = SearchPart(unit - 1, parts) if unit else None
+        error = None
+        try:
+            found = iter_part(path, part) if part is not None else iter_fatbins(path, relocatable=True)
+            for seq, fb in enumerate(found):
+                marks.append(((unit << 32) + seq, len(out.payloads), len(out.copies)))
+                _measure_one(out, fb, recompress, removed)
+        except (OSError, ValueError, MemoryError, RecursionError) as exc:
+            error = f"{type(exc).__name__}: {exc}"
+        infos[unit] = error if part is None else (part.first, part.resume, part.spent, part.budget, error)
+    return marks, out, infos
 
 
 def _feed(fatbins: Iterable[Fatbin], jobs_w: int, found: list[Fatbin], measure: Callable[[int], None]) -> None:
@@ -151,15 +233,29 @@ def _grow(fd: int) -> None:
         pass
 
 
-def _helper(
-    jobs_r: int,
-    inherited: tuple[int, ...],
-    figures_w: int,
-    path: str,
-    recompress: str | None,
-    removed: Callable[[str], bool],
-) -> None:  # pragma: no cover (runs in a forked child)
-    """A helper's life: measure the fatbins whose records it reads, send the figures, and exit (never return)."""
+def _start(helpers: int, inherited: tuple[int, ...], work: Callable[[], _Work]) -> list[tuple[int, int]]:
+    """Fork ``helpers`` processes that each run ``work`` and send what it gives; their ids and figure pipes."""
+    children: list[tuple[int, int]] = []
+    try:
+        for _ in range(helpers):
+            figures_r, figures_w = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover (a child: coverage of forks is not collected)
+                try:
+                    _helper((*inherited, figures_r, *(r for _p, r in children)), figures_w, work)
+                finally:
+                    os._exit(1)  # never back into the parent's code
+            os.close(figures_w)
+            children.append((pid, figures_r))
+    except BaseException:
+        for pid, figures_r in children:
+            _stop(pid, figures_r)
+        raise
+    return children
+
+
+def _helper(inherited: tuple[int, ...], figures_w: int, work: Callable[[], _Work]) -> None:  # pragma: no cover
+    """A helper's life (a forked child): run ``work``, send its figures, and exit (never return)."""
     code = 1
     try:
         import marshal
@@ -168,24 +264,8 @@ def _helper(
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # an interrupt is for the parent, which ends its helpers
         for fd in inherited:  # the ends this helper does not use: the pipes end when their users are done
             os.close(fd)
-        from ._container import _parse
-        from ._size import BinarySize, _measure_one
-        from ._source import _open
-
-        src = _open(path)
-        out = BinarySize(path)
-        marks: _Marks = []
-        while data := os.read(jobs_r, _BATCH * _RECORD.size):
-            for index, offset, size, flags in _RECORD.iter_unpack(data):
-                fb = _parse(src, offset, offset + size, None, strict=bool(flags & 1), relocatable=bool(flags & 2))
-                if fb.size != size:  # the file changed since the search read it
-                    raise ValueError(f"the fatbin at {offset:#x} reads as {fb.size} bytes, not {size}")
-                if flags & 1:
-                    fb.__dict__.update(embedded=True)
-                marks.append((index, len(out.payloads), len(out.copies)))
-                _measure_one(out, fb, recompress, removed)
-        blob = marshal.dumps((marks, *(getattr(out, name) for name in _SUMS)))
-        view = memoryview(blob)
+        marks, out, infos = work()
+        view = memoryview(marshal.dumps((marks, infos, *(getattr(out, name) for name in _SUMS))))
         while view:
             view = view[os.write(figures_w, view) :]
         code = 0
@@ -193,7 +273,28 @@ def _helper(
         os._exit(code)
 
 
-def _collect(pid: int, figures_r: int) -> tuple[_Marks, BinarySize] | None:
+def _taken(jobs_r: int, path: str, recompress: str | None, removed: Callable[[str], bool]) -> _Work:
+    """A helper's work beside the search: measure the fatbins whose records it reads from ``jobs_r``."""
+    from ._container import _parse
+    from ._size import BinarySize, _measure_one
+    from ._source import _open
+
+    src = _open(path)
+    out = BinarySize(path)
+    marks: _Marks = []
+    while data := os.read(jobs_r, _BATCH * _RECORD.size):
+        for index, offset, size, flags in _RECORD.iter_unpack(data):
+            fb = _parse(src, offset, offset + size, None, strict=bool(flags & 1), relocatable=bool(flags & 2))
+            if fb.size != size:  # the file changed since the search read it
+                raise ValueError(f"the fatbin at {offset:#x} reads as {fb.size} bytes, not {size}")
+            if flags & 1:
+                fb.__dict__.update(embedded=True)
+            marks.append((index, len(out.payloads), len(out.copies)))
+            _measure_one(out, fb, recompress, removed)
+    return marks, out, {}
+
+
+def _collect(pid: int, figures_r: int) -> tuple[_Marks, BinarySize, dict[int, Any]] | None:
     """A helper's figures once it has exited, or None if it failed."""
     import marshal
 
@@ -209,13 +310,13 @@ def _collect(pid: int, figures_r: int) -> tuple[_Marks, BinarySize] | None:
     if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
         return None
     try:
-        marks, *values = marshal.loads(b"".join(chunks))
+        marks, infos, *values = marshal.loads(b"".join(chunks))
     except (ValueError, EOFError, TypeError):  # a helper's own output, but never trusted to be whole
         return None
     part = BinarySize("")
     for name, value in zip(_SUMS, values, strict=True):
         setattr(part, name, value)
-    return marks, part
+    return marks, part, infos
 
 
 def _stop(pid: int, figures_r: int) -> None:
