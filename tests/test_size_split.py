@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 import pytest
 
@@ -16,7 +17,7 @@ from cuda_fatbin._size import size
 
 from elf_testing import make_elf
 
-pytestmark = pytest.mark.skipif(not _size_split.helpers_for(1 << 40, 2), reason="no os.fork here (Linux only)")
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="helpers are forked on Linux only")
 
 
 def _fatbin(artifacts, specs, ptx=(), mode="none", tag="") -> bytes:
@@ -56,10 +57,30 @@ _FORKED: list[int] = []  # the helpers' process ids
 
 @pytest.fixture
 def forks(monkeypatch):
-    """The ids of the processes forked (the helpers) are kept for ``_no_child_left``."""
+    """The ids of the processes forked (the helpers) are kept for ``_no_child_left``; helpers are forked although
+    this process may hold other tests' threads (``helpers_for`` forks none then: the helpers run this module's code
+    only, which takes no lock such a thread may hold)."""
     fork = os.fork
     _FORKED.clear()
     monkeypatch.setattr(os, "fork", lambda: _FORKED.append(fork()) or _FORKED[-1])
+    monkeypatch.setattr(
+        _size, "helpers_for", lambda size, workers: max(0, min(workers - 1, size // _size_split._PER_HELPER))
+    )
+
+
+def test_no_helper_is_forked_beside_other_threads():
+    """A fork copies the locks other threads hold (an import, a log): with a thread alive, one process measures."""
+    import threading
+
+    assert _size_split.helpers_for(100 << 20, 2) in (0, 1)  # 0 where another test left a thread
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        assert _size_split.helpers_for(100 << 20, 2) == 0
+    finally:
+        stop.set()
+        thread.join()
 
 
 @pytest.fixture(params=["parts", "records"])
@@ -114,7 +135,7 @@ def test_libcurand_split_gives_the_same_report(libcurand_split, forks):
     """The real library (1,760 fatbins, 13 registered, the rest stored as data) as users run it: one worker per CPU,
     which share its fatbins once it is 16 MiB a helper or more."""
     path, one = libcurand_split
-    assert _size_split.helpers_for(path.stat().st_size, 2) == 1
+    assert _size.helpers_for(path.stat().st_size, 2) == 1
     assert _report(path, 2) == one
     _no_child_left()
 
