@@ -26,7 +26,7 @@ from ._inputs import _error, _Item, _opened
 from ._nvidia import support_gap
 from ._policy import Policy
 from ._reader import SearchPart, iter_fatbins, iter_part, search_sizes
-from ._select import _classes, driver_needs, judge_classes, parse_driver
+from ._select import _classes, _signature, driver_needs, judge_classes, parse_driver
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -64,24 +64,29 @@ class _Tally:
         self.fatbins.update(other.fatbins)
 
 
-def _tally(fatbins: list[Fatbin]) -> _Tally:
-    # counted by the header fields first, weighed once per distinct value: a library holds 24,454 fatbins
-    # (driver_needs reads only kind, version, compression and concatenation: all in the key)
+def _tally(fatbins: list[Fatbin], signatures: list[tuple[object, ...]] | None = None) -> _Tally:
+    """The tally of ``fatbins``, counted by signature first (``_select._signature``, or given in ``signatures``:
+    fatbins of one signature have the same entries, compressions and kind) and weighed by one fatbin of each: a
+    library holds 24,454 fatbins of a few dozen signatures (``driver_needs`` reads only kind, version, compression
+    and concatenation: all in the key)."""
+    if signatures is None:
+        signatures = [_signature(fb) for fb in fatbins]
     out = _Tally()
+    one_of = dict(zip(signatures, fatbins, strict=True))
     examples: dict[tuple[Any, ...], Any] = {}
-    for fb in fatbins:
+    for signature, n in collections.Counter(signatures).items():
+        fb = one_of[signature]
         for e in fb.iter_entries():
             key = (e.kind, e.arch, e.sm, e.version, e.compression, e.concatenated)
-            out.fields[key] += 1
+            out.fields[key] += n
             examples.setdefault(key, e)
+        out.compression.update(top.compression for top in fb.entries)  # members: their concat entry's
+        out.fatbins.update(registered=n * (fb.loadable and not fb.embedded), relocatable=n * fb.relocatable,
+                           embedded=n * fb.embedded)  # fmt: skip
     for key, e in examples.items():
         if key[0] in _LOADED:
             for rule, cuda in driver_needs(e).items():
                 out.needs[rule] = max(out.needs.get(rule, cuda), cuda)
-    out.compression = {top.compression for fb in fatbins for top in fb.entries}  # members: their concat entry's
-    out.fatbins.update(registered=sum(fb.loadable and not fb.embedded for fb in fatbins),
-                       relocatable=sum(fb.relocatable for fb in fatbins),
-                       embedded=sum(fb.embedded for fb in fatbins))  # fmt: skip
     return out
 
 
@@ -203,8 +208,9 @@ def run_part(job: PartItem, gpus: list[Arch], driver: DriverSpec) -> PartResult:
     try:
         fatbins = _search(job.item.path, job.item.identity, job.item.follow, out, job.parts)
         cuda = parse_driver(driver)
-        out.classes = _classes(fatbins, [gpu for gpu in gpus if support_gap(gpu, cuda) is None], driver)
-        out.tally = _tally(fatbins)
+        signatures = [_signature(fb) for fb in fatbins]  # once for both
+        out.classes = _classes(fatbins, [gpu for gpu in gpus if support_gap(gpu, cuda) is None], driver, signatures)
+        out.tally = _tally(fatbins, signatures)
     except (OSError, ValueError, MemoryError, RecursionError) as exc:
         out.error = _error(exc)
     return out

@@ -23,7 +23,7 @@ import re
 
 from ._arch import Arch
 from ._container import FatbinEntry, _arch_of
-from ._detect import ptx_target
+from ._detect import flags_sm, ptx_target
 from ._elf import ELF_MAGIC, EM_CUDA, ElfFormatError, read_header
 from ._source import FatbinFormatError
 
@@ -55,6 +55,17 @@ def lz4_prefix(raw: bytes, want: int) -> bytes:
         The block is malformed before ``want`` bytes are out: literals or an offset past the end of the
         input, an offset of 0 or before the start of the output.
     """
+    return bytes(_lz4_decode(raw, want)[0])
+
+
+def _lz4_decode(raw: bytes, want: int) -> tuple[bytearray, int, int]:
+    """:func:`lz4_prefix`'s bytes (never more than ``want``); where the bytes it read end; the furthest position
+    it compared with the end of the input.
+
+    Every byte read lies before the first, every position compared with ``len(raw)`` at or before the second:
+    when that one is below ``len(raw)``, any input longer than it that starts with the same bytes read decodes
+    to the same bytes (:func:`_lz4_first`).
+    """
     out = bytearray()
     got, i, n = 0, 0, len(raw)  # got: len(out), kept in a local (a library has thousands of payloads)
     while i < n and got < want:
@@ -71,15 +82,19 @@ def lz4_prefix(raw: bytes, want: int) -> bytes:
                     raise ValueError("LZ4 literal length runs past the end of the block")
                 length += 255 * (run - i) + raw[run]
                 i = run + 1
-        if i + length > n:
-            raise ValueError("LZ4 literals run past the end of the block")
-        take = want - got
-        if length < take:  # (not min(): a library calls this 12,803 times, each with several sequences)
-            take = length
-        out += raw[i : i + take]
-        got += take
-        i += length
-        if i >= n or got >= want:  # the last sequence holds literals only
+        if length:  # (a cubin's header is mostly matches without literals)
+            if i + length > n:
+                raise ValueError("LZ4 literals run past the end of the block")
+            room = want - got
+            if length >= room:  # the rest of the literals is not read
+                out += raw[i : i + room]
+                return out, i + room, i + length
+            out += raw[i : i + length]
+            got += length
+            i += length
+            if i >= n:  # the last sequence holds literals only
+                break
+        elif i >= n:
             break
         if i + 2 > n:
             raise ValueError("LZ4 match offset runs past the end of the block")
@@ -96,14 +111,47 @@ def lz4_prefix(raw: bytes, want: int) -> bytes:
                     break
                 i += 1
             i += 1
-        length = length + 4 if length + 4 < room else room
+        length += 4
+        if length > room:
+            length = room
         start = got - offset
         if offset >= length:
             out += out[start : start + length]
         else:  # the match overlaps what it writes: its first ``offset`` bytes repeat
             out += (out[start:] * (length // offset + 1))[:length]
         got += length
-    return bytes(out[:want])
+    return out, i, i
+
+
+#: :func:`_lz4_first`'s answers: the input bytes an LZ4 decode of :data:`_FIRST` bytes read -> those bytes, and the
+#: furthest position it compared with the input's end. A library's thousands of PTX entries begin with the same
+#: few lines, compressed alike (libcufft: 8,183 PTX payloads, 9 distinct first 48 bytes). Bounded: emptied, with
+#: the lengths, at 256 inputs; at most 8 lengths are tried.
+_LZ4_HEADS: dict[bytes, tuple[bytes, int]] = {}
+_LZ4_READ: list[int] = []
+_LZ4_HEADS_MAX = 256
+_LZ4_READ_MAX = 8
+
+
+def _lz4_first(raw: bytes) -> bytes:
+    """``lz4_prefix(raw, _FIRST)``, from :data:`_LZ4_HEADS` when ``raw`` starts with bytes a decode read before
+    and is longer than the furthest position that decode compared with its input's end (:func:`_lz4_decode`).
+    """
+    n = len(raw)
+    for used in _LZ4_READ:
+        known = _LZ4_HEADS.get(raw[:used])
+        if known is not None and known[1] < n:
+            return known[0]
+    out, used, reach = _lz4_decode(raw, _FIRST)
+    head = bytes(out)
+    if reach < n and len(head) == _FIRST:
+        if len(_LZ4_HEADS) >= _LZ4_HEADS_MAX:
+            _LZ4_HEADS.clear()
+            _LZ4_READ.clear()
+        _LZ4_HEADS[raw[:used]] = (head, reach)
+        if used not in _LZ4_READ and len(_LZ4_READ) < _LZ4_READ_MAX:
+            _LZ4_READ.append(used)
+    return head
 
 
 class _Span:
@@ -174,7 +222,8 @@ def _lz4_head(entry: FatbinEntry, src: _Data, want: int) -> bytes | None:
     raw_end = start + entry._compressed
     stop = min(raw_end, start + 2 * want + 64)  # ample input for ``want`` bytes out
     try:
-        head = lz4_prefix(src.read(start, stop), want)
+        raw = src.read(start, stop)
+        head = _lz4_first(raw) if want == _FIRST and entry.kind == "ptx" else lz4_prefix(raw, want)
     except ValueError as e:
         if stop == raw_end:
             raise FatbinFormatError(f"lz4 payload does not decompress: {e}", entry.offset) from None
@@ -284,9 +333,9 @@ def _verdict(entry: FatbinEntry, arch: Arch, head: bytes, whole: bool) -> object
         return None
     if header.machine != EM_CUDA:
         return None
-    from ._detect import flags_sm
-
     sm, a_flag, _ = flags_sm(header)
+    if sm == arch.sm:  # the header's SM (an arch for that SM has that number): no verdict either way
+        return None
     image = _arch_of(sm, "a" if a_flag else "")  # one Arch per value, None for e_flags that name no arch
     if image is None:  # (an "a" below sm_90): no verdict, as cubin_arch gives none
         return None
