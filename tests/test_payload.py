@@ -254,3 +254,73 @@ def test_payload_mismatch_is_read_once_and_kept_where_the_judgement_looks_for_it
     assert calls == [entry, other]
     assert entry.__dict__["payload_mismatch"] is None
     assert type(entry).payload_mismatch.__doc__.startswith("What the payload says against the header")
+
+
+_HEADS = [b"\n" * 8 + b".version 7.0\n.target sm_%d\n.address_size 64\n\n\n\n.visible .global .align 4 .b8 g[%d];\n"
+          % (sm, n) for sm in (50, 70, 80) for n in (4, 16, 4096)]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(_HEADS), st.sampled_from(_HEADS), st.integers(0, 200), st.integers(0, 255),
+       st.sampled_from(["cut", "flip", "longer"]))  # fmt: skip
+def test_an_lz4_head_taken_from_what_a_decode_read_before_is_the_decoders_own(first, second, at, byte, change):
+    """The first 64 bytes of PTX entries are kept by the input bytes their decode read (libcufft's 8,183 PTX
+    entries begin alike): another input is answered from them only when it decodes to the same, and an input cut
+    before the end of the literals the kept decode stepped over, or changed where it read, is decoded anew."""
+    from cuda_fatbin import _payload
+
+    primed = lz4.block.compress(first + b"// " + b"x" * 300 + b"\n", store_size=False)
+    raw = bytearray(lz4.block.compress(second + b"// " + b"y" * 300 + b"\n", store_size=False))
+    if change == "cut":
+        raw = raw[: at % len(raw)]
+    elif change == "flip":
+        raw[at % len(raw)] = byte
+    else:
+        raw += bytes([byte]) * at
+    _payload._LZ4_HEADS.clear()
+    _payload._LZ4_READ.clear()
+    _payload._lz4_first(bytes(primed[:192]))  # kept: what it read, and how far it looked
+    assert _payload._LZ4_HEADS
+    try:
+        want: bytes | None = lz4_prefix(bytes(raw[:192]), 64)
+    except ValueError:
+        want = None
+    try:
+        got: bytes | None = _payload._lz4_first(bytes(raw[:192]))
+    except ValueError:
+        got = None
+    assert got == want
+
+
+def test_an_lz4_head_kept_is_not_taken_for_an_input_that_ends_inside_its_last_literals():
+    """The decode that was kept stepped over literals it did not read: an input that shares the bytes it read but
+    ends before those literals do is malformed there, and is told so (not given the kept head)."""
+    from cuda_fatbin import _payload
+
+    text = _HEADS[0] + b"// " + b"z" * 300 + b"\n"
+    raw = lz4.block.compress(text, store_size=False)
+    _payload._LZ4_HEADS.clear()
+    _payload._LZ4_READ.clear()
+    _, read, reach = _payload._lz4_decode(raw, 64)
+    assert read < reach < len(raw)  # the 64th byte lies inside a run of literals that goes on
+    assert _payload._lz4_first(raw) == text[:64]
+    cut = raw[: reach - 1]  # what the kept decode read, and less than the literals it stepped over
+    assert cut[:read] == raw[:read]
+    with pytest.raises(ValueError, match="literals run past"):
+        lz4_prefix(cut, 64)
+    with pytest.raises(ValueError, match="literals run past"):
+        _payload._lz4_first(cut)
+    assert _payload._lz4_first(raw[: reach + 1]) == text[:64]  # longer than its reach: the kept head
+
+
+def test_the_lz4_heads_kept_stay_bounded():
+    from cuda_fatbin import _payload
+
+    _payload._LZ4_HEADS.clear()
+    _payload._LZ4_READ.clear()
+    for i in range(3 * _payload._LZ4_HEADS_MAX):
+        text = b".version 8.0\n.target sm_%d\n// %d\n" % (50 + i % 50, i) + b"p" * (40 + i % 17) + b"\n" * 200
+        raw = lz4.block.compress(text, store_size=False)
+        assert _payload._lz4_first(raw) == text[:64]
+        assert len(_payload._LZ4_HEADS) <= _payload._LZ4_HEADS_MAX
+        assert len(_payload._LZ4_READ) <= _payload._LZ4_READ_MAX

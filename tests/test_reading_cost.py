@@ -5,6 +5,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from cuda_fatbin import _source
 
@@ -324,3 +326,71 @@ def test_a_long_search_reads_windows_that_grow_sixteen_times_up_to_the_largest(t
     assert [n for _at, n in sizes[:4]] == [64 << 10, 1 << 20, 4 << 20, 4 << 20] and len(sizes) == 5
     assert all(at == prev + n - 3 for (prev, n), (at, _n) in itertools.pairwise(sizes))  # a magic may straddle an end
     assert sizes[-1][0] + sizes[-1][1] == 10 << 20
+
+
+def _entry(kind: int, sm: int, suffix: str, minor: int, compression: str) -> bytes:
+    """An entry header and payload: PTX text for ``sm`` (any kind: a tally reads headers), stored so."""
+    import struct
+
+    import lz4.block
+    import zstandard
+
+    payload = b".version 8.%d\n.target sm_%d\n" % (minor, sm) + b"// pad\n" * 20
+    flags = 0x15 | {"": 0, "a": 0x100000, "f": 0x200000}[suffix]
+    if compression == "lz4":
+        raw, flags = lz4.block.compress(payload, store_size=False), flags | 0x2000
+    elif compression == "zstd":
+        raw, flags = zstandard.ZstdCompressor().compress(payload), flags | 0x8000
+    else:
+        raw = payload
+    stored = raw + bytes(-len(raw) % 8)
+    csize = len(raw) if compression != "none" else 0
+    return struct.pack("<HHIQIIHHIIIQQQ", kind, 0x0101, 64, len(stored), csize, 0, minor, 8, sm, 0, 0, flags, 0,
+                       len(payload)) + stored  # fmt: skip
+
+
+_ENTRIES = st.tuples(st.sampled_from([1, 2, 8, 0x40]), st.sampled_from([75, 90, 100]), st.sampled_from(["", "a", "f"]),
+                     st.integers(0, 2), st.sampled_from(["none", "lz4", "zstd"]))  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.lists(_ENTRIES, min_size=1, max_size=3), st.booleans(), st.booleans()), min_size=1,
+                max_size=12))  # fmt: skip
+@example([([(1, 90, "", 0, "none")], False, True), ([(1, 90, "a", 0, "none")], False, True)])  # only the suffix
+@example([([(2, 100, "f", 1, "lz4")], False, True), ([(2, 100, "f", 1, "zstd")], True, True)])
+@example([([(1, 75, "", 0, "none")], False, False), ([(1, 75, "", 0, "none")], False, True)])
+def test_a_tally_by_signature_is_the_tally_of_every_entry(fatbins):
+    """``scan`` counts a library's fatbins by signature and weighs one of each: what it counts is what counting
+    every entry of every fatbin gives (fields, what the loaded ones need of a driver, compressions, fatbin kinds),
+    and fatbins of one signature judge alike."""
+    import collections
+    import struct
+
+    from cuda_fatbin import Arch, read_fatbin
+    from cuda_fatbin._parts import _LOADED, _tally
+    from cuda_fatbin._reader import Fatbin
+    from cuda_fatbin._select import _signature, driver_needs, fatbin_status
+
+    made = []
+    for i, (entries, relocatable, embedded) in enumerate(fatbins):
+        body = b"".join(_entry(*e) for e in entries if not (e[2] and e[1] < 90) and not (e[2] == "f" and e[1] < 100))
+        if not body:
+            continue
+        fb = read_fatbin(struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(body)) + body)
+        made.append(Fatbin(fb.entries, 4096 * i, fb.size, fb.version, relocatable=relocatable, embedded=embedded))
+    fields: collections.Counter[tuple[object, ...]] = collections.Counter()
+    needs: dict[str, tuple[int, int]] = {}
+    for e in (e for fb in made for e in fb.iter_entries()):
+        fields[(e.kind, e.arch, e.sm, e.version, e.compression, e.concatenated)] += 1
+        for rule, cuda in (driver_needs(e) if e.kind in _LOADED else {}).items():
+            needs[rule] = max(needs.get(rule, cuda), cuda)
+    tally = _tally(made)
+    assert tally.fields == fields and tally.needs == needs
+    assert tally.compression == {top.compression for fb in made for top in fb.entries}
+    assert {k: tally.fatbins[k] for k in ("registered", "relocatable", "embedded")} == {
+        "registered": sum(fb.loadable and not fb.embedded for fb in made),
+        "relocatable": sum(fb.relocatable for fb in made), "embedded": sum(fb.embedded for fb in made)}  # fmt: skip
+    by_signature: dict[tuple[object, ...], set[object]] = collections.defaultdict(set)
+    for fb in made:
+        by_signature[_signature(fb)].add(tuple(fatbin_status(fb, Arch.parse(g), None) for g in ("7.5", "9.0", "10.0")))
+    assert all(len(answers) == 1 for answers in by_signature.values())
