@@ -6,6 +6,7 @@ stopped early, and verdicts that a corrupt tail cannot change."""
 from __future__ import annotations
 
 import itertools
+import random
 import struct
 
 import lz4.block
@@ -14,7 +15,7 @@ import zstandard
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cuda_fatbin import FatbinOptions, build_fatbin, read_fatbin
+from cuda_fatbin import FatbinFormatError, FatbinOptions, build_fatbin, read_fatbin
 from cuda_fatbin._payload import lz4_prefix, prefixes, ptx_target_of
 
 # libnvfatbin strips comments: declarations make a payload of several zstd blocks (128 KiB each)
@@ -324,3 +325,44 @@ def test_the_lz4_heads_kept_stay_bounded():
         assert _payload._lz4_first(raw) == text[:64]
         assert len(_payload._LZ4_HEADS) <= _payload._LZ4_HEADS_MAX
         assert len(_payload._LZ4_READ) <= _payload._LZ4_READ_MAX
+
+
+#: incompressible: one LZ4 literal run whose length takes more bytes than the input first read for 64 bytes out
+_NOISE = random.Random(7).randbytes(60_000).replace(b"\n", b" ") + b"\n"
+
+
+_LEADS = st.sampled_from([b"", b"\n" * 70, b"// " + b"c" * 1100 + b"\n", _NOISE])
+_BODIES = st.sampled_from([b".version 8.0\n.target sm_80\n", b".version 8.0\n.target sm_90\n", b"\x7fELF" + bytes(60),
+                           b"no directives\n"])  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from([1, 2]), _LEADS, _BODIES, st.integers(0, 3000),
+       st.sampled_from(["whole", "cut", "flip", "size"]), st.integers(0, 255))  # fmt: skip
+def test_an_lz4_verdict_without_a_generator_is_the_prefixes_verdict(kind, lead, body, pad, change, byte):
+    """``mismatch`` reads an LZ4 entry's first 64 bytes without a generator, then goes on as :func:`prefixes` does:
+    the same verdict for any payload, a block cut short, a byte changed, a header that claims another size."""
+    from cuda_fatbin import _payload
+
+    payload = lead + body + b"// pad\n" * (pad // 7)
+    size = len(payload) + (byte if change == "size" else 0)
+    data = bytearray(_one_entry_fatbin(kind, 80, payload, "lz4", size=size))
+    entry = read_fatbin(bytes(data)).entries[0]
+    end = entry._payload + entry._compressed
+    if change == "cut":
+        data[entry._payload + byte % entry._compressed : end] = bytes(end - entry._payload - byte % entry._compressed)
+    elif change == "flip":
+        data[entry._payload + (byte * 7) % entry._compressed] = byte
+    fast, slow = (read_fatbin(bytes(data)).entries[0] for _ in range(2))
+    _payload._LZ4_HEADS.clear()
+    _payload._LZ4_READ.clear()
+    want = None
+    try:
+        for head, whole in _payload.prefixes(slow):
+            verdict = _payload._verdict(slow, slow.arch, head, whole)
+            if verdict is not _payload._UNDECIDED:
+                want = verdict
+                break
+    except FatbinFormatError:  # as mismatch() says it: no verdict
+        want = None
+    assert _payload.mismatch(fast) == want
