@@ -512,11 +512,9 @@ def _u(fmt: str, buf: Buffer, offset: int, limit: int, what: str) -> tuple[Any, 
 _HEADER = struct.Struct("<IHHQ")  # a fatbin header: magic, version, header size, size of the entries
 
 
-def _parse(
-    src: _Data, start: int, limit: int, section: str | None, *, strict: bool = False, relocatable: bool = False
-) -> Fatbin:
-    buf = src.view  # the callers checked that a mapped file still holds [start, limit)
-    # every caller found the magic at ``start`` (read_fatbin, the section walk, the search)
+def _extent(buf: Buffer, start: int, limit: int, strict: bool = False) -> tuple[int, int, int]:
+    """A fatbin header's version, header size and where the fatbin ends, checked to lie below ``limit`` (every
+    caller found the magic at ``start``: read_fatbin, the section walk, the search)."""
     if start + 16 > limit:
         raise FatbinFormatError(f"truncated fatbin header: need 16 bytes, {max(0, limit - start)} left", start)
     _magic, version, header_size, body = _HEADER.unpack_from(buf, start)
@@ -529,6 +527,14 @@ def _parse(
         raise FatbinFormatError(
             f"fatbin declares {body} bytes of entries but only {max(0, limit - start - header_size)} follow", start + 8
         )
+    return version, header_size, end
+
+
+def _parse(
+    src: _Data, start: int, limit: int, section: str | None, *, strict: bool = False, relocatable: bool = False
+) -> Fatbin:
+    buf = src.view  # the callers checked that a mapped file still holds [start, limit)
+    version, header_size, end = _extent(buf, start, limit, strict)
     entries = []
     texts: list[tuple[FatbinEntry, str, int, int]] = []  # (entry, field, offset, length): read once all is valid
     pos = start + header_size

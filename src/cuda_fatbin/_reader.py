@@ -31,7 +31,7 @@ import bisect
 import collections
 from collections.abc import Callable, Iterator, Sequence
 
-from ._container import _ENTRY_SIZE, MAX_EXPANSION, Fatbin, FatbinEntry, _parse, _standalone
+from ._container import _ENTRY_SIZE, MAX_EXPANSION, Fatbin, FatbinEntry, _extent, _parse, _standalone
 from ._detect import FATBIN_MAGIC
 from ._elf import ELF_MAGIC, EM_CUDA, SHT_NOBITS, ElfFormatError, read_header, section_headers, section_namer
 from ._source import _WINDOW, MAX_STREAM, FatbinFormatError, _Data, _open
@@ -194,10 +194,10 @@ def _elf_fatbins(
         if name == _RELOCATABLE_SECTION and not relocatable:
             seen.claim(offset, offset + size)  # never searched as data either
             continue
-        walked = _walk(src, offset, offset + size, name, seen)
+        walked = _walk(src, offset, offset + size, name, seen, extents=part is not None)
         if part is None:
             yield from walked
-        else:  # claimed, as the whole search has them, but not the part's to yield
+        else:  # claimed by their headers, as the whole search has them (their entries: the final read's)
             collections.deque(walked, maxlen=0)
     if embedded or part is not None:
         ranges = [(offset, offset + size, name_off) for offset, size, typ, name_off in sections
@@ -327,13 +327,16 @@ class _Seen:
         self.by_start[start] = end
 
 
-def _walk(src: _Data, start: int, end: int, section: str | None, seen: _Seen) -> Iterator[Fatbin]:
+def _walk(
+    src: _Data, start: int, end: int, section: str | None, seen: _Seen, *, extents: bool = False
+) -> Iterator[Fatbin]:
     """Fatbins back to back in [start, end) (a section, or a raw fatbin file when ``section`` is None).
 
     As cuobjdump reads them (docs/formats.md §3): 8-byte words whose first 4 bytes are zero are padding
     and skipped; then a fatbin header must follow. In a section, fewer than 16 bytes (a header) left
     after the padding end the walk; in a raw file, fewer than 16 bytes left right after a fatbin end it,
-    and padding must lead to another fatbin.
+    and padding must lead to another fatbin. With ``extents``, only the fatbins' headers are read, to claim
+    their bytes, and nothing is yielded (a part of the search: its entries are read by the final read).
     """
     pos = start
     buf = src.view
@@ -361,6 +364,10 @@ def _walk(src: _Data, start: int, end: int, section: str | None, seen: _Seen) ->
         owner = seen.inside(after)
         if owner is not None:
             raise FatbinFormatError(f"a fatbin at {after:#x} starts inside the fatbin at {owner:#x}", after)
+        if extents:
+            pos = _extent(buf, after, end)[2]
+            seen.claim(after, pos)
+            continue
         fatbin = _parse(src, after, end, section, relocatable=section == _RELOCATABLE_SECTION)
         seen.claim(after, after + fatbin.size)
         yield fatbin
