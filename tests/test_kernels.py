@@ -324,3 +324,33 @@ def test_a_module_of_variables_has_code_and_a_device_link_stub_none(needs_nvcc, 
     assert cubin_kernels(data) == []
     assert _kernels.cubin_defines_data(data) == (name in USED)
     assert cubin_has_code(data) == (name in USED)
+
+
+# variables of internal linkage in a namespace of the program: nvcc names them ``_INTERNAL_<file>...``, as it
+# names the C++ library's constants, yet the program's host code reads and writes them (cudaMemcpyToSymbol)
+OWN_INTERNAL = {
+    "anonymous": "namespace { __constant__ float tbl[4]; }\n"
+    "int h(float* x) { return cudaMemcpyToSymbol(tbl, x, 16); }\n",
+    "nested": "namespace a { namespace { __device__ int c; } }\n"
+    "int h(int* x) { return cudaMemcpyToSymbol(a::c, x, 4); }\n",
+    "static": "namespace a { static __device__ int s; }\nint h(int* x) { return cudaMemcpyToSymbol(a::s, x, 4); }\n",
+    "with libcu++": "#include <cuda/std/tuple>\nnamespace { __device__ int c; }\n"
+    "int h(int* x) { return cudaMemcpyToSymbol(c, x, 4) + cuda::std::get<0>(cuda::std::make_tuple(1)); }\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(OWN_INTERNAL))
+def test_a_module_of_variables_of_the_programs_own_namespace_has_code(needs_nvcc, cuobjdump, tmp_path, name):
+    from cuda_fatbin._detect import cubin_has_code
+
+    (tmp_path / "v.cu").write_text(OWN_INTERNAL[name])
+    cubin = tmp_path / "v.cubin"
+    subprocess.run([needs_nvcc, "-cubin", "-arch=sm_90", "v.cu", "-o", str(cubin)], cwd=tmp_path, check=True)
+    data = cubin.read_bytes()
+    # the oracle: cuobjdump lists the variable under nvcc's _INTERNAL_ prefix, outside the C++ library
+    own = {n for n in _defined_objects(cuobjdump(data, "-symbols")) if "_INTERNAL_" in n
+           and not re.search(r"_INTERNAL_\w*?(4cuda3std|6thrust|3cub)", n)}  # fmt: skip
+    assert own, cuobjdump(data, "-symbols")
+    assert cubin_kernels(data) == []
+    assert _kernels.cubin_defines_data(data)
+    assert cubin_has_code(data)

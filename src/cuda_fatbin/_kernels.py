@@ -46,6 +46,11 @@ _STO_CUDA_ENTRY = 0x10
 _STT_DATA = (1, 13)
 #: ``(st_name, st_info, st_other, st_shndx)`` positions in an Elf64_Sym / Elf32_Sym
 _SYM = {64: ("IBBHQQ", 24, 0, 1, 2, 3), 32: ("IIIBBH", 16, 0, 3, 4, 5)}
+#: nvcc's name of a variable of internal linkage in a namespace: ``_ZN<n>_INTERNAL_<file>`` then its namespace
+_INTERNAL = re.compile(r"_ZN(\d+)_INTERNAL_")
+#: The C++ library's namespaces (``cuda``, ``thrust``, ``cub``), mangled: its constants of internal linkage are
+#: in every translation unit that includes it (nvcc 13.0)
+_LIBRARY_NAMESPACES = ("4cuda", "6thrust", "3cub")
 
 
 def _text(raw: bytes) -> str:
@@ -101,8 +106,10 @@ def cubin_kernels(data: Buffer) -> list[str]:
 def cubin_defines_data(data: Buffer) -> bool:
     """True when an ELF cubin defines a variable that host code can name: an ``OBJECT`` symbol (``CUDA_OBJECT`` in
     a relocatable ``-rdc`` cubin) in a section of its own (``__device__`` and ``__constant__`` variables, in
-    ``.nv.global``, ``.nv.global.init``, ``.nv.constant3``), not of an anonymous namespace (``_INTERNAL_`` in its
-    name: the C++ library's own constants, which every translation unit that includes it holds). A module of
+    ``.nv.global``, ``.nv.global.init``, ``.nv.constant3``), not one of the C++ library's own constants (of
+    internal linkage in ``cuda``, ``thrust`` or ``cub``: nvcc names them ``_INTERNAL_<file>4cuda...``), which every
+    translation unit that includes it holds. The program's own variables of internal linkage (an anonymous
+    namespace, ``static``) count: its host code names them. A module of
     such variables only has no kernel, but a program reads and writes them (``cudaMemcpyToSymbol``): that module
     must load too. nvcc's device-link stubs define none.
 
@@ -135,9 +142,18 @@ def cubin_defines_data(data: Buffer) -> bool:
                   if rec[at_info] & 0xF in _STT_DATA and rec[at_shndx]}  # fmt: skip
         if wanted:
             table = bytes(view[rows[link][2] : rows[link][2] + rows[link][3]])
-            if any(name and "_INTERNAL_" not in name for name in _names(table, wanted, offset).values()):
+            if any(name and not _library_constant(name) for name in _names(table, wanted, offset).values()):
                 return True
     return False
+
+
+def _library_constant(name: str) -> bool:
+    """True for a constant of the C++ library (``_ZN<n>_INTERNAL_<file>4cuda3std...``); a variable of the
+    program's own anonymous namespace, or ``static`` in its own namespace, is named ``_INTERNAL_`` too."""
+    match = _INTERNAL.match(name)
+    if match is None:
+        return False
+    return name[match.start(1) + len(match[1]) + int(match[1]) :].startswith(_LIBRARY_NAMESPACES)
 
 
 def _names(table: bytes, offsets: set[int], where: int) -> dict[int, str]:
