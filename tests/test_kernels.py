@@ -354,3 +354,24 @@ def test_a_module_of_variables_of_the_programs_own_namespace_has_code(needs_nvcc
     assert cubin_kernels(data) == []
     assert _kernels.cubin_defines_data(data)
     assert cubin_has_code(data)
+
+
+LIBRARY_HEADERS = "".join(f"#include <cuda/std/{h}>\n" for h in ("tuple", "utility", "ranges", "optional", "expected",
+    "iterator", "functional", "mdspan", "span", "chrono")) + "int f() { return 1; }\n"  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["libcu++", "libcu++ headers", "anonymous"])
+def test_ptx_of_the_c_library_constants_only_is_no_module_as_its_cubin(needs_nvcc, tmp_path, name):
+    """nvcc's default ``-arch=sm_90`` ships PTX beside the cubin: the C++ library's constants are left out of
+    both, and the program's own variables of internal linkage counted in both."""
+    from cuda_fatbin._detect import cubin_has_code, fatbin_has_code
+    from cuda_fatbin._reader import iter_fatbins
+
+    sources = {"libcu++": VARIABLES["libcu++"][0], "libcu++ headers": LIBRARY_HEADERS}
+    file = "host_side_configuration_utilities_of_the_library.cu"  # named twice in each constant's PTX line
+    (tmp_path / file).write_text(sources.get(name) or OWN_INTERNAL[name])
+    subprocess.run([needs_nvcc, "-c", "-arch=sm_90", file, "-o", "v.o"], cwd=tmp_path, check=True)
+    [fb] = iter_fatbins((tmp_path / "v.o").read_bytes())
+    assert {e.kind for e in fb.iter_entries()} == {"elf", "ptx"}
+    [cubin] = [e for e in fb.iter_entries() if e.kind == "elf"]
+    assert fatbin_has_code(fb) == cubin_has_code(cubin.data()) == (name == "anonymous")

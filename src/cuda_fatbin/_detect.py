@@ -360,23 +360,35 @@ def file_kind(head: bytes, name: str = "") -> str | None:
     return None
 
 
-#: PTX larger than this is taken to hold code unread: an empty module is a few lines
-_EMPTY_PTX = 4096
+#: PTX larger than this is taken to hold code unread: an empty module is a few lines, and a few KiB of the C++
+#: library's constants (a line of about 150 bytes each, the file's name twice in it: 5 KiB for ten headers)
+_EMPTY_PTX = 64 << 10
 #: The lines of a PTX module that declare nothing: its header and comments
 _PTX_HEADER = (b".version", b".target", b".address_size", b"//")
+#: A line of PTX that declares one of the C++ library's constants (a byte of ``.global``), as nvcc 13.0 writes it
+_PTX_CONSTANT = re.compile(rb"\.global\s+\.align\s+\d+\s+\.b8\s+([A-Za-z0-9_$]+)\[\d+\];")
 
 
 def _ptx_has_code(entry: FatbinEntry) -> bool:
-    """False for an empty PTX module (its header only, no function and no variable): nvcc's PTX of a file
-    without device code, which a JIT turns into nothing."""
+    """False for an empty PTX module (its header only, no function and no variable but the C++ library's
+    constants, as in its cubin: :func:`cuda_fatbin._kernels.cubin_defines_data`): nvcc's PTX of a file without
+    device code, which a JIT turns into nothing."""
     if entry.size > _EMPTY_PTX:
         return True
     try:
         text = entry.data()
     except ValueError:  # cannot tell, so count it
         return True
-    lines = (line.strip() for line in text.replace(b"\0", b"").splitlines())
-    return any(line and not line.startswith(_PTX_HEADER) for line in lines)
+    from ._kernels import library_constant
+
+    for raw in text.replace(b"\0", b"").splitlines():
+        line = raw.strip()
+        if not line or line.startswith(_PTX_HEADER):
+            continue
+        constant = _PTX_CONSTANT.fullmatch(line)
+        if constant is None or not library_constant(constant[1].decode("ascii")):
+            return True
+    return False
 
 
 def fatbin_has_code(fb: Fatbin) -> bool:

@@ -142,12 +142,12 @@ def cubin_defines_data(data: Buffer) -> bool:
                   if rec[at_info] & 0xF in _STT_DATA and rec[at_shndx]}  # fmt: skip
         if wanted:
             table = bytes(view[rows[link][2] : rows[link][2] + rows[link][3]])
-            if any(name and not _library_constant(name) for name in _names(table, wanted, offset).values()):
+            if any(name and not library_constant(name) for name in _names(table, wanted, offset).values()):
                 return True
     return False
 
 
-def _library_constant(name: str) -> bool:
+def library_constant(name: str) -> bool:
     """True for a constant of the C++ library (``_ZN<n>_INTERNAL_<file>4cuda3std...``); a variable of the
     program's own anonymous namespace, or ``static`` in its own namespace, is named ``_INTERNAL_`` too."""
     match = _INTERNAL.match(name)
