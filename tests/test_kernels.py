@@ -375,3 +375,28 @@ def test_ptx_of_the_c_library_constants_only_is_no_module_as_its_cubin(needs_nvc
     assert {e.kind for e in fb.iter_entries()} == {"elf", "ptx"}
     [cubin] = [e for e in fb.iter_entries() if e.kind == "elf"]
     assert fatbin_has_code(fb) == cubin_has_code(cubin.data()) == (name == "anonymous")
+
+
+@pytest.mark.parametrize("name", ["libcu++", "anonymous"])
+def test_a_device_link_keeps_the_rule_of_its_objects(needs_nvcc, cuobjdump, tmp_path, name):
+    """``-rdc`` then ``-dlink`` (``-G`` too): the linked cubin names each variable of internal linkage
+    ``__nv_static_<file>_ZN<n>_INTERNAL_...``; the C++ library's constants still make no module."""
+    from cuda_fatbin._detect import fatbin_has_code
+    from cuda_fatbin._reader import iter_fatbins
+
+    (tmp_path / "v.cu").write_text(VARIABLES["libcu++"][0] if name == "libcu++" else OWN_INTERNAL[name])
+    subprocess.run([needs_nvcc, "-rdc=true", "-G", "-c", "-arch=sm_90", "v.cu", "-o", "v.o"], cwd=tmp_path, check=True)
+    subprocess.run([needs_nvcc, "-dlink", "-G", "-arch=sm_90", "v.o", "-o", "dl.o"], cwd=tmp_path, check=True)
+    data = (tmp_path / "dl.o").read_bytes()
+    assert "__nv_static_" in cuobjdump(data, "-symbols")
+    assert [fatbin_has_code(fb) for fb in iter_fatbins(data)] == [name == "anonymous"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="_ZN0123456789INTERNALcudathrub4", max_size=60), st.integers(0, 20000))
+def test_any_name_is_told_a_library_constant_or_not_in_linear_time(name, digits):
+    # a length of more digits than Python converts (4300) is no library constant, not an error
+    for text in (name, f"_ZN{'9' * digits}_INTERNAL_{name}", f"_ZN4_INTERNAL_{name}" * 50):
+        assert _kernels.library_constant(text) in (True, False)
+    assert _kernels.library_constant("__nv_static_9__f__ZN5_INTERNAL_ab4cuda3std") is False  # its component is cut
+    assert _kernels.library_constant("__nv_static_9__f__ZN12_INTERNAL_ab4cuda3std")

@@ -47,7 +47,8 @@ _STT_DATA = (1, 13)
 #: ``(st_name, st_info, st_other, st_shndx)`` positions in an Elf64_Sym / Elf32_Sym
 _SYM = {64: ("IBBHQQ", 24, 0, 1, 2, 3), 32: ("IIIBBH", 16, 0, 3, 4, 5)}
 #: nvcc's name of a variable of internal linkage in a namespace: ``_ZN<n>_INTERNAL_<file>`` then its namespace
-_INTERNAL = re.compile(r"_ZN(\d+)_INTERNAL_")
+#: (after a device link: ``__nv_static_<n>__<file>__ZN<n>_INTERNAL_...``)
+_INTERNAL = re.compile(r"_ZN(\d{1,9})_INTERNAL_")
 #: The C++ library's namespaces (``cuda``, ``thrust``, ``cub``), mangled: its constants of internal linkage are
 #: in every translation unit that includes it (nvcc 13.0)
 _LIBRARY_NAMESPACES = ("4cuda", "6thrust", "3cub")
@@ -148,9 +149,10 @@ def cubin_defines_data(data: Buffer) -> bool:
 
 
 def library_constant(name: str) -> bool:
-    """True for a constant of the C++ library (``_ZN<n>_INTERNAL_<file>4cuda3std...``); a variable of the
-    program's own anonymous namespace, or ``static`` in its own namespace, is named ``_INTERNAL_`` too."""
-    match = _INTERNAL.match(name)
+    """True for a constant of the C++ library (``_ZN<n>_INTERNAL_<file>4cuda3std...``, after a device link
+    behind ``__nv_static_<file>_``); a variable of the program's own anonymous namespace, or ``static`` in its
+    own namespace, is named ``_INTERNAL_`` too. A length over nine digits is no library's."""
+    match = _INTERNAL.search(name)
     if match is None:
         return False
     return name[match.start(1) + len(match[1]) + int(match[1]) :].startswith(_LIBRARY_NAMESPACES)
