@@ -224,3 +224,41 @@ def test_a_search_that_fails_ends_the_helpers(host_file, split):
     with pytest.raises(FatbinFormatError, match="overlaps"):
         _size_split.measure_split(BinarySize(str(host_file)), refused(), str(host_file), None, ((), ()), 3)
     _no_child_left()
+
+
+def test_a_file_rewritten_in_place_between_its_parts_gives_no_mixed_report(tmp_path, monkeypatch):
+    """The file is rewritten in place (another library's bytes) once the fatbins of its sections are measured and
+    before its parts are searched: the parts are given up (the file is read whole), never added to the figures of
+    the bytes it held before."""
+    from cuda_fatbin import _reader
+    from cuda_fatbin._size import BinarySize, _measure
+    from test_parts import BLOCKS, _fatbin, _sass
+
+    def library(registered: list[int], blocks: int) -> bytes:
+        data = b"".join(BLOCKS[k](n) for k, n in [("ptx", 0), ("sass", 1), ("both", 0), ("filler", 7)] * blocks)
+        return make_elf([(".nv_fatbin", 1, b"".join(_fatbin(_sass(sm)) for sm in registered)), (".rodata", 1, data)])
+
+    old, new = library([75, 80, 86], 40), library([90], 10)
+    path = tmp_path / "lib.so"
+    path.write_bytes(old)
+    parts_read = []
+    iter_part = _reader.iter_part
+
+    def rewritten(source, part, **kw):
+        if not parts_read:
+            with open(path, "r+b") as f:
+                f.truncate(0)
+                f.write(new)
+        parts_read.append(part)
+        return iter_part(source, part, **kw)
+
+    monkeypatch.setattr(_reader, "iter_part", rewritten)
+    out = BinarySize(str(path))
+    split = _size_split.measure_parts(out, str(path), None, ((), ()), 0)
+    assert parts_read  # the parts were searched after the rewrite
+    figures = {}
+    for name, data in (("old", old), ("new", new)):
+        whole = BinarySize(str(path))
+        _measure(whole, list(_reader.iter_fatbins(data, embedded=True, relocatable=True)), None, ((), ()))
+        figures[name] = whole.device_bytes
+    assert not split or out.device_bytes in figures.values(), (out.device_bytes, figures)

@@ -120,13 +120,15 @@ def measure_parts(out: BinarySize, path: str, recompress: str | None, cut: _Cut,
     """Add the figures of the ELF file ``path`` to ``out`` as ``_size._measure`` does, its search for fatbins stored
     as data cut in parts (``_reader.SearchPart``: the file's sections, then ``_PARTS`` parts per process), each
     searched and measured by whichever process takes it first, this one or ``helpers`` forked ones. False, with
-    ``out`` untouched, when the parts do not give what one search gives (``_parts.agree``), or one failed: the
-    caller then reads the file whole, which gives the same report (and its error)."""
-    from ._parts import PartResult, agree
+    ``out`` untouched, when the parts do not give what one search gives (``_parts.agree``), or one failed, or the
+    file changed while they were read (its size and times: ``_parts._stamp``): the caller then reads the file
+    whole, which gives the same report (and its error)."""
+    from ._parts import PartResult, _stamp, agree
     from ._size import BinarySize
     from ._size_whatif import _removal
 
     try:
+        stamp = _stamp(path)  # each unit opens the file again: one rewritten in place between them is read whole
         with open(path, "rb") as f:
             if f.read(4) != b"\x7fELF":  # only an ELF file's search is cut in parts
                 return False
@@ -155,6 +157,11 @@ def measure_parts(out: BinarySize, path: str, recompress: str | None, cut: _Cut,
             os.close(units_w)
         for pid, figures_r in children:
             _stop(pid, figures_r)
+    try:
+        if _stamp(path) != stamp:  # rewritten while its units were read: they may hold bytes of both
+            return False
+    except OSError:
+        return False
     if sorted(infos) != list(range(parts + 1)) or infos[0] is not None:
         return False
     results = [PartResult(k - 1, *infos[k]) for k in range(1, parts + 1)]
