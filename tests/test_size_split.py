@@ -262,3 +262,55 @@ def test_a_file_rewritten_in_place_between_its_parts_gives_no_mixed_report(tmp_p
         _measure(whole, list(_reader.iter_fatbins(data, embedded=True, relocatable=True)), None, ((), ()))
         figures[name] = whole.device_bytes
     assert not split or out.device_bytes in figures.values(), (out.device_bytes, figures)
+
+
+_INTERRUPTED = """
+import os, sys, time
+from cuda_fatbin import _cli, _size_split
+
+_size_split._PER_HELPER = 1  # every file is measured by helpers
+parent, units, taken = os.getpid(), _size_split._units, _size_split._taken
+
+def held(work):
+    def run(*args):
+        if os.getpid() != parent:  # a helper: says it runs, and holds its work
+            os.write(1, b"%d\\n" % os.getpid())  # one write: whole beside the other helper's
+            time.sleep(120)
+        return work(*args)
+    return run
+
+_size_split._units, _size_split._taken = held(units), held(taken)
+sys.exit(_cli.main(["size", sys.argv[1], "-j", "3", *sys.argv[2:]]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("signal_name", "code", "options"),
+    [("SIGINT", 130, []), ("SIGTERM", 143, []), ("SIGTERM", 143, ["--no-embedded", "--json"])],
+)
+def test_an_interrupt_stops_size_of_one_file_on_several_cores_and_its_helpers(host_file, signal_name, code, options):
+    """Ctrl-C (SIGINT to the process group; the helpers ignore it) or SIGTERM while the helpers measure: the shell's
+    exit code at once, and no helper left running."""
+    import signal
+    import subprocess
+
+    proc = subprocess.Popen([sys.executable, "-c", _INTERRUPTED, str(host_file), *options], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+    try:
+        helpers = [int(proc.stdout.readline()) for _ in range(2)]  # both helpers hold their work
+        if signal_name == "SIGINT":  # Ctrl-C: to every process of the terminal's group
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == code, proc.stderr.read()
+    finally:
+        proc.kill()
+        proc.wait()
+    left = []  # killed and waited for by the process that forked them: gone, not even a zombie
+    for pid in helpers:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            left.append(pid)
+        except ProcessLookupError:
+            pass
+    assert left == []
