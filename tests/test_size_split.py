@@ -314,3 +314,27 @@ def test_an_interrupt_stops_size_of_one_file_on_several_cores_and_its_helpers(ho
         except ProcessLookupError:
             pass
     assert left == []
+
+
+def _hostile_library(registered: bytes, stored: bytes) -> bytes:
+    from test_parts import BLOCKS
+
+    data = b"".join(BLOCKS[k](n) for k, n in [("ptx", 0), ("sass", 1), ("both", 0), ("filler", 7)] * 40)
+    return make_elf([(".nv_fatbin", 1, registered), (".rodata", 1, data + stored)], e_type=3)
+
+
+@pytest.mark.parametrize("case", ["broken registered fatbin", "unparsed SASS images"])
+def test_helpers_give_the_report_of_one_process_on_hostile_fatbins(tmp_path, split, mode, case):
+    """A registered fatbin that cannot be read (the error row of one process, not the figures of the parts alone);
+    SASS images that cannot be parsed (counted by whichever process measures them)."""
+    from test_parts import BLOCKS, _fatbin, _sass
+
+    bad = _fatbin((2, 80, b"\x7fELF" + b"\xff" * 60))
+    registered, stored = (BLOCKS["broken"](3), b"") if case.startswith("broken") else (_fatbin(_sass(80)), bad * 50)
+    path = tmp_path / "lib.so"
+    path.write_bytes(_hostile_library(registered, stored))
+    one = _report(path, 1)
+    doc = json.loads(one)[0]
+    assert doc["binaries"][0].get("error") if case.startswith("broken") else doc["totals"]["unparsed_images"] == 50
+    assert _report(path, 3) == one
+    _no_child_left()
