@@ -400,3 +400,30 @@ def test_any_name_is_told_a_library_constant_or_not_in_linear_time(name, digits)
         assert _kernels.library_constant(text) in (True, False)
     assert _kernels.library_constant("__nv_static_9__f__ZN5_INTERNAL_ab4cuda3std") is False  # its component is cut
     assert _kernels.library_constant("__nv_static_9__f__ZN12_INTERNAL_ab4cuda3std")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="cuRAND's tables (static __device__ in its headers, not _INTERNAL_) are taken for the program's "
+    "variables: a file of host code that includes curand_kernel.h is a module to load",
+)
+def test_a_file_of_host_code_that_includes_curand_kernel_is_no_module(needs_nvcc, tmp_path):
+    """The precalculated tables of ``curand_kernel.h`` (``precalc_xorwow_matrix``, ``mrg32k3aM1``...) are in every
+    translation unit that includes it, as the C++ library's constants are: without a kernel they are no module."""
+    import zipfile
+
+    from cuda_fatbin._detect import fatbin_has_code
+    from cuda_fatbin._reader import iter_fatbins
+    from test_scan import curand_wheel
+
+    with zipfile.ZipFile(curand_wheel.__wrapped__()) as zf:
+        for name in zf.namelist():
+            if "/include/" in name:
+                zf.extract(name, tmp_path)
+    [include] = {p.parent for p in tmp_path.rglob("curand_kernel.h")}
+    (tmp_path / "v.cu").write_text("#include <curand_kernel.h>\nint host_only() { return 1; }\n")
+    argv = [needs_nvcc, "-c", "-arch=sm_90", f"-I{include}", "v.cu", "-o", "v.o"]
+    subprocess.run(argv, cwd=tmp_path, check=True, capture_output=True)
+    [fb] = iter_fatbins((tmp_path / "v.o").read_bytes())
+    assert not fatbin_has_code(fb)
