@@ -314,3 +314,19 @@ def test_an_nv_compat_blob_longer_than_the_section_ends_the_search():
     blob = _rec(4, 7, b"\xfc\xff")  # a 65532-byte value: the next record would lie far past the section
     arch, known = cubin_arch(_cubin(100 << 8, compat=blob + _rec(2, ARCH_SPECIFIC, b"\x01\0")))
     assert (str(arch), known) == ("sm_100", False)
+
+
+def test_a_fatbin_whose_ptx_cannot_be_decompressed_is_counted_as_code():
+    """A compressed PTX entry that does not decompress cannot be told empty: its fatbin is a module to load, not a
+    device-link stub."""
+    from cuda_fatbin._detect import fatbin_has_code
+    from cuda_fatbin._reader import read_fatbin
+    from test_parts import _zstd_ptx
+
+    good = _zstd_ptx(90)
+    broken = good[:80] + bytes(len(good) - 80)  # the header and entry header kept, the frame zeroed
+    assert fatbin_has_code(read_fatbin(good))
+    entry = next(read_fatbin(broken).iter_entries())
+    with pytest.raises(ValueError):
+        entry.data()
+    assert fatbin_has_code(read_fatbin(broken))
