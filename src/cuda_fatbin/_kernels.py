@@ -18,13 +18,14 @@ from __future__ import annotations
 import re
 import struct
 import sys
+from functools import partial
 
 from ._elf import SHT_NOBITS, ElfFormatError, read_header, section_headers, section_link
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable, Iterator
 
     from ._container import FatbinEntry
     from ._elf import Buffer
@@ -79,25 +80,12 @@ def cubin_kernels(data: Buffer) -> list[str]:
     >>> sorted(cubin_kernels(bytes(Program(src, "c++", ProgramOptions(arch="sm_90")).compile("cubin").code)))
     ['_Z1ti', 'k']
     """
-    view = memoryview(data).cast("B")
-    header = read_header(view)
-    rows = section_headers(view, header)
-    fmt, size, at_name, at_info, at_other, _at_shndx = _SYM[header.bits]
     found: dict[str, None] = {}
-    for index, (_n, typ, offset, length) in enumerate(rows):
-        if typ != _SHT_SYMTAB:
-            continue
-        link = section_link(view, header, index)
-        if link >= len(rows) or rows[link][1] == SHT_NOBITS:  # no such section, or no bytes in the file
-            raise ElfFormatError(f"symbol table {index} names string table {link}, which holds no data", offset)
-        if max(length, rows[link][3]) > MAX_TABLE:
-            raise ElfFormatError(f"symbol table {index} or its string table is over {MAX_TABLE} bytes", offset)
-        table = bytes(view[rows[link][2] : rows[link][2] + rows[link][3]])
-        records = view[offset : offset + length // size * size]
-        wanted = {rec[at_name] for rec in struct.iter_unpack(header.order + fmt, records)
+    for records, names_of, (at_name, at_info, at_other, _at_shndx) in _symbol_tables(data):
+        wanted = {rec[at_name] for rec in records()
                   if rec[at_info] & 0xF == _STT_FUNC and rec[at_other] & _STO_CUDA_ENTRY}  # fmt: skip
-        names = _names(table, wanted, offset)
-        for rec in struct.iter_unpack(header.order + fmt, records):
+        names = names_of(wanted)
+        for rec in records():
             if rec[at_name] in names and rec[at_info] & 0xF == _STT_FUNC and rec[at_other] & _STO_CUDA_ENTRY:
                 found.setdefault(names[rec[at_name]])
     found.pop("", None)
@@ -126,10 +114,23 @@ def cubin_defines_data(data: Buffer) -> bool:
     >>> cubin_defines_data(bytes(cubin)), cubin_kernels(bytes(cubin))
     (True, [])
     """
+    for records, names_of, (at_name, at_info, _at_other, at_shndx) in _symbol_tables(data):
+        wanted = {rec[at_name] for rec in records() if rec[at_info] & 0xF in _STT_DATA and rec[at_shndx]}
+        if wanted and any(name and not library_constant(name) for name in names_of(wanted).values()):
+            return True
+    return False
+
+
+def _symbol_tables(
+    data: Buffer,
+) -> Iterator[tuple[Callable[[], Iterator[tuple[int, ...]]], Callable[[set[int]], dict[int, str]], tuple[int, ...]]]:
+    """Each symbol table of an ELF image: its records (unpacked as they are read, each time asked), a function that
+    names the ``st_name`` offsets asked (:func:`_names`), and the positions of ``st_name``, ``st_info``,
+    ``st_other`` and ``st_shndx`` in a record. Raises ElfFormatError as :func:`cubin_kernels` says."""
     view = memoryview(data).cast("B")
     header = read_header(view)
     rows = section_headers(view, header)
-    fmt, size, at_name, at_info, _at_other, at_shndx = _SYM[header.bits]
+    fmt, size, *positions = _SYM[header.bits]
     for index, (_n, typ, offset, length) in enumerate(rows):
         if typ != _SHT_SYMTAB:
             continue
@@ -139,13 +140,12 @@ def cubin_defines_data(data: Buffer) -> bool:
         if max(length, rows[link][3]) > MAX_TABLE:
             raise ElfFormatError(f"symbol table {index} or its string table is over {MAX_TABLE} bytes", offset)
         records = view[offset : offset + length // size * size]
-        wanted = {rec[at_name] for rec in struct.iter_unpack(header.order + fmt, records)
-                  if rec[at_info] & 0xF in _STT_DATA and rec[at_shndx]}  # fmt: skip
-        if wanted:
-            table = bytes(view[rows[link][2] : rows[link][2] + rows[link][3]])
-            if any(name and not library_constant(name) for name in _names(table, wanted, offset).values()):
-                return True
-    return False
+        strings = rows[link][2], rows[link][3]
+
+        def names_of(wanted: set[int], at: int = offset, table: tuple[int, int] = strings) -> dict[int, str]:
+            return _names(bytes(view[table[0] : table[0] + table[1]]), wanted, at)
+
+        yield partial(struct.iter_unpack, header.order + fmt, records), names_of, tuple(positions)
 
 
 def library_constant(name: str) -> bool:
