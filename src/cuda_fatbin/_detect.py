@@ -360,23 +360,19 @@ def file_kind(head: bytes, name: str = "") -> str | None:
     return None
 
 
-#: PTX larger than this is taken to hold code unread: an empty module is its header and the libraries' constants
-#: (a file of host code that includes curand_kernel.h: 0.98 MB of cuRAND's tables), and reading a payload is bounded
-_EMPTY_PTX = 16 << 20
+#: PTX larger than this is taken to hold code unread: an empty module is a few lines, and a few KiB of the C++
+#: library's constants (a line of about 150 bytes each, the file's name twice in it: 5 KiB for ten headers)
+_EMPTY_PTX = 64 << 10
 #: The lines of a PTX module that declare nothing: its header and comments
 _PTX_HEADER = (b".version", b".target", b".address_size", b"//")
-#: A line of PTX that declares a variable of bytes, as nvcc 13.0 writes the C++ library's constants (``.global``,
-#: one byte) and cuRAND's tables (``.global``/``.const``, with their values; ``.weak`` in ``-rdc`` PTX): its name
-_PTX_CONSTANT = re.compile(
-    rb"(?:\.(?:weak|visible)\s+)?\.(?:global|const)\s+\.align\s+\d+\s+\.b8\s+([A-Za-z0-9_$]+)\[\d+\](?:\s*=\s*\{[^}]*\})?;"
-)
+#: A line of PTX that declares one of the C++ library's constants (a byte of ``.global``), as nvcc 13.0 writes it
+_PTX_CONSTANT = re.compile(rb"\.global\s+\.align\s+\d+\s+\.b8\s+([A-Za-z0-9_$]+)\[\d+\];")
 
 
 def _ptx_has_code(entry: FatbinEntry) -> bool:
-    """False for an empty PTX module (its header only, no function and no variable but the libraries' constants,
-    as in its cubin: :func:`cuda_fatbin._kernels.cubin_defines_data`): nvcc's PTX of a file without device code,
-    which a JIT turns into nothing. Read (up to :data:`_EMPTY_PTX` bytes) to its first line that is neither;
-    :func:`fatbin_has_code` asks only where no cubin beside it has code."""
+    """False for an empty PTX module (its header only, no function and no variable but the C++ library's
+    constants, as in its cubin: :func:`cuda_fatbin._kernels.cubin_defines_data`): nvcc's PTX of a file without
+    device code, which a JIT turns into nothing."""
     if entry.size > _EMPTY_PTX:
         return True
     try:
@@ -397,12 +393,10 @@ def _ptx_has_code(entry: FatbinEntry) -> bool:
 
 def fatbin_has_code(fb: Fatbin) -> bool:
     """False for a fatbin whose cubins hold no code and whose PTX modules are empty (nvcc's device-link stubs,
-    the PTX nvcc writes for a file without device code). Other kinds (LTO-IR, Tile IR) count as code; the cubins
-    are asked before the PTX, which is read whole only where none of them has code."""
-    entries = list(fb.iter_entries())
-    if any(e.kind not in ("elf", "ptx") for e in entries):
+    the PTX nvcc writes for a file without device code)."""
+    if any(e.kind != "elf" and (e.kind != "ptx" or _ptx_has_code(e)) for e in fb.iter_entries()):
         return True
-    for e in entries:
+    for e in fb.iter_entries():
         if e.kind != "elf":
             continue
         try:  # the image's sections, read in place: a sparse payload costs what the file holds, not its size
@@ -410,4 +404,4 @@ def fatbin_has_code(fb: Fatbin) -> bool:
                 return True
         except ValueError:  # FatbinFormatError included: cannot tell, so count it
             return True
-    return any(_ptx_has_code(e) for e in entries if e.kind == "ptx")
+    return False

@@ -15,7 +15,6 @@ not demangle, the mangled name is kept.
 
 from __future__ import annotations
 
-import functools
 import re
 import struct
 import sys
@@ -51,6 +50,9 @@ _SYM = {64: ("IBBHQQ", 24, 0, 1, 2, 3), 32: ("IIIBBH", 16, 0, 3, 4, 5)}
 #: nvcc's name of a variable of internal linkage in a namespace: ``_ZN<n>_INTERNAL_<file>`` then its namespace
 #: (after a device link: ``__nv_static_<n>__<file>__ZN<n>_INTERNAL_...``)
 _INTERNAL = re.compile(r"_ZN(\d{1,9})_INTERNAL_")
+#: The C++ library's namespaces (``cuda``, ``thrust``, ``cub``), mangled: its constants of internal linkage are
+#: in every translation unit that includes it (nvcc 13.0)
+_LIBRARY_NAMESPACES = ("4cuda", "6thrust", "3cub")
 
 
 def _text(raw: bytes) -> str:
@@ -147,26 +149,13 @@ def _symbol_tables(
 
 
 def library_constant(name: str) -> bool:
-    """True for a constant that a CUDA library's headers put in every translation unit that includes them: of
-    internal linkage in one of ``data/nvidia.json``'s ``library_namespaces`` (``_ZN<n>_INTERNAL_<file>4cuda3std...``,
-    after a device link behind ``__nv_static_<file>_``), or one of its ``library_constants`` (cuRAND's tables); a
-    variable of the program's own anonymous namespace, or ``static`` in its own namespace, is named ``_INTERNAL_``
-    too. A length over nine digits is no library's."""
-    namespaces, constants = _library()
+    """True for a constant of the C++ library (``_ZN<n>_INTERNAL_<file>4cuda3std...``, after a device link
+    behind ``__nv_static_<file>_``); a variable of the program's own anonymous namespace, or ``static`` in its
+    own namespace, is named ``_INTERNAL_`` too. A length over nine digits is no library's."""
     match = _INTERNAL.search(name)
     if match is None:
-        return name in constants or (name.startswith("__nv_static_") and any(name.endswith("_" + c) for c in constants))
-    return name[match.start(1) + len(match[1]) + int(match[1]) :].startswith(namespaces)
-
-
-@functools.cache
-def _library() -> tuple[tuple[str, ...], frozenset[str]]:
-    """``library_namespaces`` mangled (``4cuda``) and ``library_constants`` of ``data/nvidia.json``."""
-    from ._nvidia import tables
-
-    doc = tables()
-    namespaces = tuple(f"{len(row['namespace'])}{row['namespace']}" for row in doc["library_namespaces"])
-    return namespaces, frozenset(row["name"] for row in doc["library_constants"])
+        return False
+    return name[match.start(1) + len(match[1]) + int(match[1]) :].startswith(_LIBRARY_NAMESPACES)
 
 
 def _names(table: bytes, offsets: set[int], where: int) -> dict[int, str]:
