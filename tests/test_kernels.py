@@ -406,7 +406,9 @@ def test_any_name_is_told_a_library_constant_or_not_in_linear_time(name, digits)
     strict=True,
     raises=AssertionError,
     reason="cuRAND's tables (static __device__ in its headers, not _INTERNAL_) are taken for the program's "
-    "variables: a file of host code that includes curand_kernel.h is a module to load",
+    "variables: a file of host code that includes curand_kernel.h is a module to load. Leaving them out by name is "
+    "wrong for libcurand.so.10 itself, whose module of those tables its host code reads (its driver lower bound, "
+    "test_metadata.py, then drops from 13.4): the fatbin alone cannot tell the two apart",
 )
 def test_a_file_of_host_code_that_includes_curand_kernel_is_no_module(needs_nvcc, tmp_path):
     """The precalculated tables of ``curand_kernel.h`` (``precalc_xorwow_matrix``, ``mrg32k3aM1``...) are in every
