@@ -19,24 +19,17 @@ from cuda_fatbin._cli.main_diff import SHOWN, SHOWN_BINARIES, markdown, text
 from cuda_fatbin._diff import BinaryDiff, DiffReport, _pairs, _Row, diff
 from cuda_fatbin._policy import Policy
 from cuda_fatbin._scan import BinaryReport
+from test_scan import cli
 from test_scan_exact import installed
 
 from fatbin_testing import listing, process_tmp
 
-CLI = [sys.executable, "-m", "cuda_fatbin"]
 GPUS = "80;86;90;100;120"
 SOURCE = """
 extern "C" __global__ void keep(float* p) { p[0] = 1; }
 __global__ void scale(float* p, float s) { p[0] *= s; }
 """
 ONLY_KEEP = 'extern "C" __global__ void keep(float* p) { p[0] = 1; }\n'
-
-
-def cli(*args, check=None) -> subprocess.CompletedProcess:
-    res = subprocess.run([*CLI, *map(str, args)], capture_output=True, text=True, timeout=300)
-    if check is not None:
-        assert res.returncode == check, res.stdout + res.stderr
-    return res
 
 
 @pytest.fixture(scope="module")
