@@ -167,7 +167,8 @@ def main() -> int:
     args = ap.parse_args()
     rev = args.rev or default_rev()
     lib = inputs(args.inputs)
-    print(f"working tree ({git('rev-parse', '--short', 'HEAD')} + changes) against {rev} "
+    changed = " + changes" if git("status", "--porcelain", "--", "src") else ""
+    print(f"working tree ({git('rev-parse', '--short', 'HEAD')}{changed}) against {rev} "
           f"({git('rev-parse', '--short', rev)}); {os.cpu_count()} cores; best of {args.repeat}")  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         trees = {"rev": baseline_tree(rev, Path(tmp)), "tree": ROOT / "src"}

@@ -112,7 +112,7 @@ def is_printable_text(text: object) -> bool:
 
     Examples
     --------
-    >>> is_printable_text("scale<float>"), is_printable_text("scale<float>\n"), is_printable_text("a\tb")
+    >>> is_printable_text("scale<float>"), is_printable_text("scale<float>\\n"), is_printable_text("a\\tb")
     (True, False, False)
     """
     return isinstance(text, str) and text.isprintable()
@@ -156,9 +156,9 @@ def json_names(value: Any) -> Any:
 
     Examples
     --------
-    >>> json_names({"path": "k\udcff.fatbin", "size": 3})
+    >>> json_names({"path": "k\\udcff.fatbin", "size": 3})
     {'path': 'k\ufffd.fatbin', 'path_bytes': 'k%FF.fatbin', 'size': 3}
-    >>> json_names({"written": ["a.cubin", "\udcffb.cubin"]})["written_bytes"]
+    >>> json_names({"written": ["a.cubin", "\\udcffb.cubin"]})["written_bytes"]
     [None, '%FFb.cubin']
     """
     if type(value) is str and value.isascii():  # (ASCII is Unicode: the usual name, without encoding it)
@@ -300,7 +300,7 @@ def escaping_streams() -> Iterator[None]:
     ...     print("kérnel")
     >>> sys.stdout = saved
     >>> out.buffer.getvalue()
-    b'k\\xe9rnel\n'
+    b'k\\\\xe9rnel\\n'
     """
     changed = []
     for stream in (sys.stdout, sys.stderr):
