@@ -71,7 +71,12 @@ def _both(item: _Item, parts: int, driver=None, policy=None):
     policy = policy or Policy()
     whole = _scan._scan_item(item, GPUS, driver, True, policy)
     results = [_parts.run_part(_parts.PartItem(item, k, parts), GPUS, driver) for k in range(parts)]
-    return whole, _parts.finish(item, results, GPUS, driver, policy), results
+    return whole, _parts.finish(item, results, _rest(item, parts, driver, policy), GPUS, driver, policy), results
+
+
+def _rest(item: _Item, parts: int, driver=None, policy=None) -> _parts.RestResult:
+    """What the worker reading the fatbins of ``item`` not stored as data gives (:func:`_parts.run_rest`)."""
+    return _parts.run_rest(_parts.RestItem(item, parts), GPUS, driver, policy or Policy())
 
 
 def _same(a: _scan.BinaryReport, b: _scan.BinaryReport) -> None:
@@ -125,11 +130,15 @@ def test_parts_add_up_to_the_counts_of_one_search(tmp_path):
 def test_a_part_that_fails_has_the_file_read_whole(tmp_path):
     item = _layout(tmp_path / "lib.so", [("ptx", 0)] * 50, registered=True, second=False)
     results = [_parts.run_part(_parts.PartItem(item, k, 3), GPUS, None) for k in range(3)]
+    rest = _rest(item, 3)
+    assert _parts.finish(item, results, rest, GPUS, None, Policy()) is not None
     results[1].error = "OSError: the process reading it died"
-    assert _parts.finish(item, results, GPUS, None, Policy()) is None
+    assert _parts.finish(item, results, rest, GPUS, None, Policy()) is None
     results[1].error = None
     results[2].spent = results[0].budget + 1  # more failed candidates than one search may charge
-    assert _parts.finish(item, results, GPUS, None, Policy()) is None
+    assert _parts.finish(item, results, rest, GPUS, None, Policy()) is None
+    results[2].spent = 0
+    assert _parts.finish(item, results, _scan._died(_parts.RestItem(item, 3)), GPUS, None, Policy()) is None
 
 
 def test_the_kernels_of_fatbins_stored_as_data_have_the_file_read_whole(tmp_path):
@@ -159,7 +168,8 @@ def test_only_large_elf_files_among_few_inputs_are_searched_in_parts(tmp_path, m
     assert [(j.item.path, j.part, j.parts) for j in jobs if isinstance(j, _parts.PartItem)] == [
         (big.path, k, 6) for k in range(6)  # two per worker: a pool balances them
     ]
-    assert [j for j in jobs if not isinstance(j, _parts.PartItem)] == [small, other]  # too small; not ELF
+    assert [j for j in jobs if not isinstance(j, _parts.PartItem)][:2] == [other, small]  # not ELF; too small
+    assert jobs[-1] == _parts.RestItem(big, 6)  # the rest of the file searched in parts: a short job, last
     assert _parts.plan([big], 1, True) == [big]  # one worker
     assert _parts.plan([big], 3, False) == [big]  # no search
     assert _parts.plan([big] * 12, 3, True) == [big] * 12  # many inputs: a worker each
@@ -197,7 +207,7 @@ def test_a_file_rewritten_in_place_after_its_parts_were_searched_gives_the_repor
     with open(item.path, "r+b") as f:  # rewritten in place: the inode the file was listed with
         f.truncate(0)
         f.write(make_elf([(".nv_fatbin", 1, _fatbin(_sass(90)))], e_type=3))
-    split = _parts.finish(item, results, GPUS, None, Policy())
+    split = _parts.finish(item, results, _rest(item, 3), GPUS, None, Policy())
     whole = _scan._scan_item(item, GPUS, None, True, Policy())
     assert whole.fatbins == {"registered": 1, "relocatable": 0, "embedded": 0}
     assert split is None or dataclasses.asdict(split) == dataclasses.asdict(whole)
@@ -214,10 +224,84 @@ def test_a_file_rewritten_in_place_between_its_parts_is_read_whole(tmp_path):
         f.write(data.replace(_fatbin(_ptx(75)), _fatbin(_ptx(120))))
     os.utime(item.path, ns=(listed.st_atime_ns, listed.st_mtime_ns + 10**9))  # a second later
     results += [_parts.run_part(_parts.PartItem(item, k, 3), GPUS, None) for k in (1, 2)]
-    split = _parts.finish(item, results, GPUS, None, Policy())
+    split = _parts.finish(item, results, _rest(item, 3), GPUS, None, Policy())
     whole = _scan._scan_item(item, GPUS, None, True, Policy())
     assert whole.entries == {"elf sm_80": 1, "ptx sm_120": 40}
     assert split is None or dataclasses.asdict(split) == dataclasses.asdict(whole)
+
+
+def test_a_rest_read_after_the_file_was_rewritten_is_not_added_to_its_parts(tmp_path):
+    # the parts read the file, then it is rewritten in place (the same size, a second later), then its rest is
+    # read: they read two files, and the file is read whole
+    item = _layout(tmp_path / "lib.so", [("ptx", 0)] * 40, registered=True, second=False)
+    results = [_parts.run_part(_parts.PartItem(item, k, 3), GPUS, None) for k in range(3)]
+    data = (tmp_path / "lib.so").read_bytes()
+    listed = os.stat(item.path)
+    with open(item.path, "r+b") as f:
+        f.write(data.replace(_fatbin(_sass(80)), _fatbin(_sass(90))))
+    os.utime(item.path, ns=(listed.st_atime_ns, listed.st_mtime_ns + 10**9))
+    rest = _rest(item, 3)
+    assert rest.error is None and rest.stamp != results[0].stamp
+    assert _parts.finish(item, results, rest, GPUS, None, Policy()) is None
+
+
+@pytest.mark.parametrize(
+    ("blocks", "policy"),
+    [
+        ([("ptx", 0), ("sass", 1)] * 30, Policy()),  # covered where the registered fatbin is not: 7.5 has no kernel
+        ([("both", 0)] * 30, Policy(require_ptx=True)),
+        ([("ptx", 2)] * 30, Policy(sass_only=True)),
+    ],
+)
+def test_the_rest_of_a_file_is_judged_beside_its_parts_and_finish_reads_no_file(tmp_path, monkeypatch, blocks, policy):
+    # the registered fatbins decide every GPU: what the policy asks of them comes from the rest's worker, and the
+    # process that adds up the parts opens no file
+    item = _layout(tmp_path / "lib.so", blocks, registered=True, second=False)
+    whole = _scan._scan_item(item, GPUS, None, True, policy)
+    results = [_parts.run_part(_parts.PartItem(item, k, 3), GPUS, None) for k in range(3)]
+    rest = _rest(item, 3, None, policy)
+    assert rest.gated is not None and len(rest.decided) == len(GPUS)
+
+    def refused(*args, **kwargs):
+        raise AssertionError("finish read the file again")
+
+    monkeypatch.setattr(_parts, "_opened", refused)
+    split = _parts.finish(item, results, rest, GPUS, None, policy)
+    assert split is not None
+    _same(split, whole)
+    assert whole.kernels or whole.ptx_gap or whole.coverage["7.5"]["status"] == "no entry"
+
+
+def test_a_file_of_fatbins_stored_as_data_only_that_covers_every_gpu_is_added_up_unread(tmp_path, monkeypatch):
+    # no registered fatbin decides a GPU (libcufft): the statuses come from the parts, and nothing is asked of the
+    # registered fatbins (no GPU lacks a kernel, no policy rule): the process that adds up opens no file
+    item = _layout(tmp_path / "lib.so", [("ptx", 0)] * 30, registered=False, second=False)
+    whole = _scan._scan_item(item, GPUS, None, True, Policy())
+    results = [_parts.run_part(_parts.PartItem(item, k, 3), GPUS, None) for k in range(3)]
+    rest = _rest(item, 3)
+    assert rest.decided == {} and not rest.registered
+    monkeypatch.setattr(_parts, "_opened", None)  # called: TypeError
+    split = _parts.finish(item, results, rest, GPUS, None, Policy())
+    assert split is not None and {row["status"] for row in whole.coverage.values()} == {"PTX JIT"}
+    _same(split, whole)
+
+
+def test_a_rest_whose_judgement_failed_in_its_worker_is_judged_again_where_the_parts_add_up(tmp_path, monkeypatch):
+    item = _layout(tmp_path / "lib.so", [("sass", 0), ("ptx", 1)] * 20, registered=True, second=False)
+    whole = _scan._scan_item(item, GPUS, None, True, Policy())
+    results = [_parts.run_part(_parts.PartItem(item, k, 3), GPUS, None) for k in range(3)]
+    real = _parts.judge_own
+
+    def failing(*args, **kwargs):
+        raise ValueError("no judgement")
+
+    monkeypatch.setattr(_parts, "judge_own", failing)
+    rest = _rest(item, 3)
+    monkeypatch.setattr(_parts, "judge_own", real)
+    assert rest.error is None and rest.own is None and rest.gated is None
+    split = _parts.finish(item, results, rest, GPUS, None, Policy())
+    assert split is not None
+    _same(split, whole)
 
 
 def test_the_failed_candidates_of_all_parts_count_against_the_budget_of_one_search(tmp_path):

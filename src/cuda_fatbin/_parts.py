@@ -26,7 +26,7 @@ from ._inputs import _error, _Item, _opened
 from ._nvidia import support_gap
 from ._policy import Policy
 from ._reader import SearchPart, iter_fatbins, iter_part, search_sizes
-from ._select import _classes, _signature, driver_needs, judge_classes, parse_driver
+from ._select import _classes, _signature, driver_needs, judge_classes, judge_own, parse_driver, with_stored
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     from ._reader import Fatbin
     from ._scan import BinaryReport
-    from ._select import DriverSpec
+    from ._select import DriverSpec, Own
 
 #: Entry kinds a driver loads (LTO-IR, Tile IR and index entries it does not: RULES["ignored_kinds"]).
 _LOADED = ("elf", "ptx", "reloc")
@@ -130,20 +130,52 @@ class PartResult:
     value: Any = None
 
 
-def plan(items: list[_Item], workers: int, embedded: bool) -> list[_Item | PartItem]:
-    """The jobs of ``items``: each, or the parts of each large ELF file while the inputs are few."""
+@dataclass
+class RestItem:
+    """The fatbins of ``item``'s file other than those stored as data (registered, relocatable): read and judged
+    by a worker of their own beside the file's ``parts`` parts, so that :func:`finish` only adds up."""
+
+    item: _Item
+    parts: int
+
+
+@dataclass
+class RestResult:
+    """What :func:`run_rest` gives: the file's stamp, its tally, whether it has registered fatbins that count
+    (``_gate._registered``), what they say of each GPU (``_select.judge_own``; None: that failed, and
+    :func:`finish` judges the file itself), and the kernels, PTX gap and JIT-only GPUs of ``_scan._gated`` if
+    the GPUs' statuses are ``decided`` (``gated``: None where some GPU's is not). ``error``: it could not be
+    read (the file is then read whole)."""
+
+    stamp: tuple[int, ...] = ()
+    error: str | None = None
+    tally: _Tally = field(default_factory=_Tally)
+    registered: bool = False
+    own: dict[str, Own] | None = None
+    decided: dict[str, str] = field(default_factory=dict)
+    gated: tuple[dict[str, dict[str, Any]], str | None, list[str]] | None = None
+
+
+def plan(items: list[_Item], workers: int, embedded: bool) -> list[_Item | PartItem | RestItem]:
+    """The jobs of ``items``: each, or the parts of each large ELF file while the inputs are few, and then a
+    :class:`RestItem` per file searched in parts. Largest first (an item's size, a part's share of its file's
+    searched bytes: a part costs about as much per byte as a whole file), so that the last jobs are short."""
     if not embedded or workers < 2 or len(items) >= _FEW * workers:
         return list(items)
-    jobs: list[_Item | PartItem] = []
+    jobs: list[tuple[int, _Item | PartItem]] = []
+    rest: list[_Item | PartItem | RestItem] = []
     for item in items:
-        parts = 0
+        parts, sizes = 0, (0, 0)
         if item.size >= 2 * PART_SIZE and item.member is None and not item.package and item.error is None:
-            parts = _part_count(_searched(item), workers)
+            sizes = _searched(item)
+            parts = _part_count(sizes, workers)
         if parts < 2:
-            jobs.append(item)
+            jobs.append((item.size, item))
         else:
-            jobs.extend(PartItem(item, k, parts) for k in range(parts))
-    return jobs
+            jobs.extend((sizes[0] // parts, PartItem(item, k, parts)) for k in range(parts))
+            rest.append(RestItem(item, parts))
+    jobs.sort(key=lambda job: -job[0])  # stable: a file's parts stay in order
+    return [job for _, job in jobs] + rest
 
 
 def _searched(item: _Item) -> tuple[int, int]:
@@ -237,15 +269,47 @@ def agree(results: list[PartResult]) -> bool:
     return True
 
 
+def run_rest(job: RestItem, gpus: list[Arch], driver: DriverSpec, policy: Policy) -> RestResult:
+    """Read and judge the fatbins of a file searched in parts other than those stored as data (in a worker);
+    never raises for what it reads."""
+    from ._scan import BinaryReport, _gated  # it imports this module
+
+    out = RestResult()
+    item = job.item
+    try:
+        with _opened(item.path, item.identity, item.follow) as source:
+            out.stamp = _stamp(source)
+            others = list(iter_fatbins(source, relocatable=True))  # the registered (and -rdc) fatbins
+            if _stamp(source) != out.stamp:
+                raise OSError(errno.EIO, "the file changed while it was read", item.path)
+        out.tally = _tally(others)
+    except (OSError, ValueError, MemoryError, RecursionError) as exc:
+        out.error = _error(exc)
+        return out
+    out.registered = bool(_registered(others))
+    try:
+        own = judge_own(others, gpus, driver)
+        out.decided = {gpu: mine.status for gpu, mine in own.items() if mine.status is not None}
+        if len(out.decided) == len(own):  # what the fatbins stored as data add cannot change a status
+            report = BinaryReport(item.shown, coverage={gpu: {"status": s} for gpu, s in out.decided.items()})
+            _gated(report, others, gpus, driver, policy)
+            out.gated = report.kernels, report.ptx_gap, report.jit_only
+        out.own = own
+    except (ValueError, MemoryError, RecursionError):
+        out.own = None  # judged again by finish, which reports the error
+    return out
+
+
 def finish(
-    item: _Item, results: list[PartResult], gpus: list[Arch], driver: DriverSpec, policy: Policy
+    item: _Item, results: list[PartResult], rest: RestResult, gpus: list[Arch], driver: DriverSpec, policy: Policy
 ) -> BinaryReport | None:
-    """The report of a file searched in parts, or None when it must be read whole (``agree`` fails, the file
-    cannot be read again, or the kernels or PTX the policy asks about lie in fatbins stored as data)."""
-    others = _others(item.path, item.identity, item.follow, results)
-    if others is None:
+    """The report of a file searched in parts, from its parts and its :class:`RestResult`, or None when it must be
+    read whole (``agree`` fails, the parts and the rest did not read the same file, it cannot be read again, or
+    the kernels or PTX the policy asks about lie in fatbins stored as data). What the rest could not decide alone
+    is judged here, from the file read again."""
+    if rest.error is not None or not agree(results) or any(r.stamp != rest.stamp for r in results):
         return None
-    tally = _tally(others)
+    tally = rest.tally
     classes: list[Any] = []
     for r in results:
         tally.add(r.tally)
@@ -254,15 +318,41 @@ def finish(
 
     report = BinaryReport(item.shown)
     _tallied(report, tally)
+    others: list[Fatbin] | None = None
     try:
-        report.coverage = judge_classes(others, classes, gpus, driver) if tally.fields else {}
-        if not _registered(others) and (policy.require_ptx or policy.sass_only or any(
-                _named(row["status"], policy) for row in report.coverage.values())):  # fmt: skip
+        if rest.own is None:  # judging failed in the worker: again here, for its error
+            others = _others(item.path, item.identity, item.follow, results)
+            if others is None:
+                return None
+            report.coverage = judge_classes(others, classes, gpus, driver) if tally.fields else {}
+        else:
+            report.coverage = with_stored(rest.own, classes, gpus) if tally.fields else {}
+        asked = _asked(report, policy)
+        if not rest.registered and asked:
             return None  # the kernels and PTX that count are those of the fatbins stored as data
+        if not asked:  # no kernels to name, no PTX gap, no JIT-only GPU: _gated reads no fatbin
+            return report
+        if others is None and rest.gated is not None and rest.decided == _statuses(report):
+            report.kernels, report.ptx_gap, report.jit_only = rest.gated
+            return report
+        others = others if others is not None else _others(item.path, item.identity, item.follow, results)
+        if others is None:
+            return None
         _gated(report, others, gpus, driver, policy)
     except (ValueError, MemoryError, RecursionError) as exc:
         report.error = _error(exc)
     return report
+
+
+def _asked(report: BinaryReport, policy: Policy) -> bool:
+    """Does ``policy`` ask ``_scan._gated`` about the fatbins of a binary judged in ``report`` (the kernels a GPU
+    cannot load, the PTX for newer GPUs, the modules loaded by JIT only)?"""
+    named = any(_named(row["status"], policy) for row in report.coverage.values())
+    return policy.require_ptx or policy.sass_only or named
+
+
+def _statuses(report: BinaryReport) -> dict[str, str]:
+    return {gpu: row["status"] for gpu, row in report.coverage.items()}
 
 
 @dataclass

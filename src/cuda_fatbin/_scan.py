@@ -687,18 +687,20 @@ def scan(
 
     finished = [0, 0]  # items, binaries read
     skipped = collections.Counter(listing.skipped)
-    from ._parts import PartItem, finish, plan
+    from ._parts import PartItem, RestItem, RestResult, finish, plan
 
     parts: dict[int, list[Any]] = {}  # a file searched in parts (_parts): the results of its parts so far
     whole: list[_Item] = []  # files whose parts did not agree: read whole
 
-    def done(job: _Item | PartItem, result: Any) -> None:
-        if isinstance(job, PartItem):
+    def done(job: _Item | PartItem | RestItem, result: Any) -> None:
+        if isinstance(job, (PartItem, RestItem)):
             got = parts.setdefault(id(job.item), [])
             got.append(result)
-            if len(got) < job.parts:
+            if len(got) <= job.parts:  # its parts and its rest
                 return
-            report = finish(job.item, sorted(got, key=lambda r: r.part), archs, driver, rules)
+            rest = next(r for r in got if isinstance(r, RestResult))
+            ordered = sorted((r for r in got if r is not rest), key=lambda r: r.part)
+            report = finish(job.item, ordered, rest, archs, driver, rules)
             if report is None:
                 whole.append(job.item)
                 return
@@ -739,18 +741,24 @@ def _policy_of(
 
 
 def _job(job: Any, gpus: list[Arch], driver: DriverSpec, embedded: bool, policy: Policy | None = None) -> Any:
-    """``scan``'s job: an item's reports (:func:`_scan_job`), or a part's search (``_parts``)."""
-    from ._parts import PartItem, run_part
+    """``scan``'s job: an item's reports (:func:`_scan_job`), or a part of a file or its rest (``_parts``)."""
+    from ._parts import PartItem, RestItem, run_part, run_rest
 
-    return run_part(job, gpus, driver) if isinstance(job, PartItem) else _scan_job(job, gpus, driver, embedded, policy)
+    if isinstance(job, PartItem):
+        return run_part(job, gpus, driver)
+    if isinstance(job, RestItem):
+        return run_rest(job, gpus, driver, policy or Policy())
+    return _scan_job(job, gpus, driver, embedded, policy)
 
 
 def _died(item: Any) -> Any:
     """The error row of an item whose process died twice (``fan_out``); a part's failed search."""
-    from ._parts import PartItem, PartResult
+    from ._parts import PartItem, PartResult, RestItem, RestResult
 
     if isinstance(item, PartItem):
         return PartResult(item.part, error="the process reading it died")
+    if isinstance(item, RestItem):
+        return RestResult(error="the process reading it died")
     member = item.member.name if item.member else None
     error = "the process reading it died (a file that changed while read?)"
     return [BinaryReport(item.shown, archive=item.path if item.member else None, member=member, error=error)], 0, {}

@@ -722,29 +722,67 @@ def judge_classes(
 ) -> dict[str, dict[str, str]]:
     """:func:`judge` of the fatbins not stored as data and the classes of those stored (:func:`_classes`, on
     the GPUs the driver runs; a file's parts searched apart give theirs in file order: ``cuda_fatbin._parts``)."""
+    return with_stored(judge_own(fatbins, specs, driver), stored, specs)
+
+
+@dataclass(frozen=True)
+class Own:
+    """What the fatbins of a binary not stored as data say of one GPU, before those stored as data are added
+    (:func:`with_stored`): a status (None: they decide nothing), its reason and notes, and whether fatbins
+    without code were skipped; ``final``: the driver does not run the GPU, and nothing is added."""
+
+    status: str | None
+    reason: str
+    notes: tuple[str, ...] = ()
+    stubs: bool = False
+    final: bool = False
+
+
+def judge_own(fatbins: list[Fatbin], specs: list[Arch], driver: DriverSpec) -> dict[str, Own]:
+    """Per GPU (capability): what ``fatbins``, not stored as data, say of it (:class:`Own`); a worker gives it
+    for a file searched in parts, whose fatbins stored as data other workers judge (``cuda_fatbin._parts``)."""
     registered = [fb for fb in fatbins if fb.loadable and not fb.embedded]
     relocatable = [fb for fb in fatbins if fb.relocatable]
     cache: dict[object, Any] = {}
     out = {}
     cuda = parse_driver(driver)
-    gaps = {gpu: support_gap(gpu, cuda) for gpu in specs}
     for gpu in specs:
-        gap = gaps[gpu]
+        gap = support_gap(gpu, cuda)
         if gap is not None:  # the driver does not run this GPU at all: no fatbin decides
-            out[gpu.capability] = {"status": gap[0], "reason": gap[1]}
+            out[gpu.capability] = Own(gap[0], gap[1], final=True)
             continue
-        out[gpu.capability] = _judge_one(registered, relocatable, stored, gpu, driver, cache)
+        out[gpu.capability] = _judge_own(registered, relocatable, gpu, driver, cache)
     return out
 
 
-def _judge_one(
+def with_stored(own: dict[str, Own], stored: list[_Class], specs: list[Arch]) -> dict[str, dict[str, str]]:
+    """The judgement of each GPU of ``specs``: :func:`judge_own`'s, with the classes of the fatbins stored as data."""
+    out = {}
+    for gpu in specs:
+        mine = own[gpu.capability]
+        if mine.final:
+            out[gpu.capability] = {"status": mine.status or "", "reason": mine.reason}
+            continue
+        status, reason, notes = mine.status, mine.reason, list(mine.notes)
+        if stored:
+            best, why = min((c[0][gpu] for c in stored), key=lambda answer: _RANK[answer[0]])  # the first of the best
+            loading = sum(c[1] for c in stored if _RANK[c[0][gpu][0]] <= _RANK["PTX JIT"])
+            notes.append(f"{loading} of {sum(c[1] for c in stored)} fatbins stored as data load ({best} at best)")
+            if status is None:
+                status, reason = best, f"a fatbin stored as data: {why}"
+        if status is None:
+            status, reason = ("no kernels", "its fatbins hold no code") if mine.stubs else ("no entry", "no fatbin")
+        out[gpu.capability] = {"status": status, "reason": "; ".join([reason, *notes])}
+    return out
+
+
+def _judge_own(
     registered: list[Fatbin],
     relocatable: list[Fatbin],
-    stored: list[_Class],
     gpu: Arch,
     driver: DriverSpec,
     cache: dict[object, Any],
-) -> dict[str, str]:
+) -> Own:
     none, driver_bad, ok = _RANK["no entry"], _RANK["needs newer driver"], _RANK["PTX JIT"]
 
     def rank(row: _Row) -> int:
@@ -787,12 +825,4 @@ def _judge_one(
         notes.append(f"{sum(rank(r) <= ok for r in special)} of {len(special)} arch-specific fatbins load")
         if status is None:
             (status, reason), _fb = min(special, key=rank)
-    if stored:
-        best, why = min((c[0][gpu] for c in stored), key=lambda answer: _RANK[answer[0]])  # the first of the best
-        loading = sum(c[1] for c in stored if _RANK[c[0][gpu][0]] <= ok)
-        notes.append(f"{loading} of {sum(c[1] for c in stored)} fatbins stored as data load ({best} at best)")
-        if status is None:
-            status, reason = best, f"a fatbin stored as data: {why}"
-    if status is None:
-        status, reason = ("no kernels", "its fatbins hold no code") if stubs else ("no entry", "no fatbin")
-    return {"status": status, "reason": "; ".join([reason, *notes])}
+    return Own(status, reason, tuple(notes), bool(stubs))
