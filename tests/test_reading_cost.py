@@ -157,6 +157,26 @@ def test_a_scan_of_a_folder_without_installed_distributions_does_not_load_the_me
     assert "email.parser" in res.stderr.split()
 
 
+@pytest.mark.parametrize("output", [[], ["--json"]])
+def test_a_scan_that_finds_every_gpu_covered_loads_nothing_for_the_rare_paths(tmp_path, output):
+    # the driver library (--gpu installed), the kernels' reader and demangler (a GPU that lacks kernels), the
+    # RECORD reader (a folder with installed distributions), the packages' tar reader and the default paths
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    shutil.copy(Path(__file__).parent / "data" / "nvrtc129_sm_80.cubin", tmp_path / "k.cubin")
+    code = ("import sys, runpy; sys.argv = ['cuda-fatbin'] + sys.argv[1:]\n"
+            "try:\n    runpy.run_module('cuda_fatbin', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "print(' '.join(sorted(sys.modules)), file=sys.stderr)")  # fmt: skip
+    argv = ["scan", str(tmp_path), "--gpu", "8.0", "-j", "1", *output]
+    res = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True)
+    assert "SASS" in res.stdout and res.returncode == 0  # covered
+    rare = {"ctypes", "cuda_fatbin._driver", "cuda_fatbin._kernels", "csv", "cuda_fatbin._tarstream", "sysconfig"}
+    assert not rare & set(res.stderr.split()), rare & set(res.stderr.split())
+
+
 def _zstd_fatbin(payload: bytes, sm: int) -> bytes:
     """A fatbin of one zstd-compressed PTX entry whose header says ``sm``."""
     import struct

@@ -18,7 +18,10 @@ from collections.abc import Callable, Iterator
 
 from ._archive import ArchiveError
 from ._files import describe, identity, is_regular, open_dir, open_input
-from ._tarstream import Found
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ._tarstream import Found
 
 __all__ = ["SUFFIXES", "is_layout", "package_kind", "read_package"]
 
@@ -57,6 +60,8 @@ def read_package(
     :class:`Found` named ``""`` carrying the error. It must be the file (or folder) listed as
     ``listed_as`` (device, inode); ``follow=False`` refuses a symlink at ``path``.
     """
+    from ._tarstream import Found  # a package's reader: not imported to list plain files (start-up time)
+
     try:
         if kind == "oci":
             fd = open_dir(path, listed_as=None if follow else listed_as)

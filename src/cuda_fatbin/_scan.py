@@ -18,7 +18,6 @@ import collections
 import os
 import re
 import site
-import sysconfig
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -122,9 +121,7 @@ class BinaryReport:
         """The JSON record of docs/cli.md (``scan --json``); ``demangled`` maps kernel names (default: demangled
         here)."""
         if demangled is None:
-            from ._kernels import demangle_all
-
-            demangled = demangle_all(n for row in self.kernels.values() for n in row["kernels"])
+            demangled = _demangled(n for row in self.kernels.values() for n in row["kernels"])
         kernels = {g: {**row, "kernels": [{"name": n, "demangled": demangled.get(n, n)} for n in row["kernels"]]}
                    for g, row in self.kernels.items()}  # fmt: skip
         return {"path": self.path, "distribution": self.distribution, "fatbins": self.fatbins,
@@ -240,10 +237,8 @@ class ScanReport:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``scan --json`` document (schema in docs/cli.md)."""
-        from ._kernels import demangle_all
-
         found = self.judgement()
-        names = demangle_all(n for b in self.binaries for row in b.kernels.values() for n in row["kernels"])
+        names = _demangled(n for b in self.binaries for row in b.kernels.values() for n in row["kernels"])
         p = self.policy
         policy = {"sass_only": p.sass_only, "require_ptx": p.require_ptx,
                   "allow_partial": None if p.allow_partial is None else sorted(p.allow_partial)}  # fmt: skip
@@ -253,8 +248,20 @@ class ScanReport:
                 "policy": policy, "failures": found.failures, "alternatives": found.groups}  # fmt: skip
 
 
+def _demangled(names: Iterable[str]) -> dict[str, str]:
+    """``_kernels.demangle_all`` of ``names``, imported only where there is a name (start-up time)."""
+    listed = list(names)
+    if not listed:
+        return {}
+    from ._kernels import demangle_all
+
+    return demangle_all(listed)
+
+
 def default_paths() -> list[str]:
     """This Python environment's site-packages directories (``sysconfig`` and ``site``), existing ones once."""
+    import sysconfig  # (site is imported by the interpreter's start; this is not): only where no path is given
+
     found = [sysconfig.get_paths().get(k) for k in ("purelib", "platlib")]
     found += site.getsitepackages() if hasattr(site, "getsitepackages") else []
     out, seen = [], set()
@@ -455,8 +462,6 @@ def _distribution_index(paths: list[str], binaries: Iterable[str]) -> dict[str, 
     A binary that several RECORDs list belongs to the strongest claim (:func:`_strongest`), whatever the
     order in which the dist-info folders are listed.
     """
-    import csv
-
     wanted: dict[tuple[int, int], list[str]] = {}
     names: set[str] = set()
     for b in binaries:
@@ -472,6 +477,8 @@ def _distribution_index(paths: list[str], binaries: Iterable[str]) -> dict[str, 
         for name, version, record in _installed(folder):
             label = f"{normalize(name)} {version}"
             owned: dict[tuple[int, int], _Claim] = {}
+            import csv  # where a distribution is installed (a folder of libraries has none: start-up time)
+
             try:
                 for row in csv.reader(record.splitlines()):
                     for rel in (row[0], row[0].replace("\\", "/")) if row else ():

@@ -236,8 +236,6 @@ def _gpus(specs: list[str], driver: str | None = None) -> list[Arch]:
     cuda.core); a suffix names code, not a GPU (``sm_90a`` is the GPU 9.0); each GPU once. Checks --driver."""
     import re
 
-    from .._arch import Arch
-    from .._driver import NoDriverError, devices
     from .._nvidia import gpu_list
     from .._select import parse_driver
 
@@ -247,10 +245,10 @@ def _gpus(specs: list[str], driver: str | None = None) -> list[Arch]:
         for spec in specs:
             for piece in re.split(r"[;,]", spec):
                 if piece.strip().lower() == "installed":
-                    out += [Arch(*d.capability) for d in devices("--gpu installed", "name the GPUs, e.g. --gpu 90")]
+                    out += _installed_gpus()
                 elif piece.strip():
                     out += gpu_list(piece)
-    except (NoDriverError, TypeError, ValueError) as e:  # no driver: the command line asks what this machine lacks
+    except (TypeError, ValueError) as e:
         raise UsageError(str(e)) from None
     if not out:
         raise UsageError("--gpu names no GPU")
@@ -272,6 +270,18 @@ def _installed_driver(value: str | None, flag: str) -> str | None:
         raise UsageError(str(e)) from None
     assert cuda is not None
     return f"{cuda[0]}.{cuda[1]}"
+
+
+def _installed_gpus() -> list[Arch]:
+    """``--gpu installed``: this machine's GPUs, asked of the driver (``_driver``, which loads ctypes: imported for
+    this only); a usage error where there is no driver (the command line asks what this machine lacks)."""
+    from .._arch import Arch
+    from .._driver import NoDriverError, devices
+
+    try:
+        return [Arch(*d.capability) for d in devices("--gpu installed", "name the GPUs, e.g. --gpu 90")]
+    except NoDriverError as e:
+        raise UsageError(str(e)) from None
 
 
 #: --gpu's help, for which and scan

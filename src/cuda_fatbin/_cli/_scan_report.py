@@ -27,9 +27,12 @@ _RULE_WORDS = {"not covered": "no entry loads", "sass-only": "PTX JIT only (--sa
 
 def _shown_kernels(report: ScanReport, per_binary: int) -> dict[str, str]:
     """The demangled names of the kernels the report will show: one demangling batch for all of them."""
+    names = [n for b in report.binaries for row in b.kernels.values() for n in row["kernels"][:per_binary]]
+    if not names:  # _kernels (its ELF reader, its regular expressions) is not imported for nothing (start-up time)
+        return {}
     from .._kernels import demangle_all
 
-    return demangle_all(n for b in report.binaries for row in b.kernels.values() for n in row["kernels"][:per_binary])
+    return demangle_all(names)
 
 
 def kernel_line(b: BinaryReport, gpu: str, names: dict[str, str], shown: int = SHOWN_KERNELS) -> str | None:
