@@ -382,6 +382,21 @@ def test_a_command_raises_the_garbage_collector_threshold_and_puts_it_back(compi
         gc.set_threshold(*saved)
 
 
+def test_only_the_command_lines_own_run_freezes_what_is_alive_at_its_end(compiled):
+    """The interpreter's exit walks the objects its last collection finds (every module's): the command line's own
+    run freezes them first; a program that calls main keeps its collector as it was."""
+    import gc
+
+    code = ("import atexit, gc, sys, runpy; sys.argv = ['cuda-fatbin'] + sys.argv[1:]\n"
+            "atexit.register(lambda: print('frozen', gc.get_freeze_count(), file=sys.stderr))\n"
+            "runpy.run_module('cuda_fatbin', run_name='__main__')")  # fmt: skip
+    res = subprocess.run([sys.executable, "-c", code, "inspect", str(compiled)], capture_output=True, text=True)
+    assert res.returncode == 0 and int(res.stderr.split("frozen ")[1]) > 10_000, res.stderr
+    before = gc.get_freeze_count()
+    cli("inspect", compiled, check=0)
+    assert gc.get_freeze_count() == before == 0
+
+
 SCALED = r"""
 template <typename T> __global__ void scale(T* x, T a) { x[0] *= a; }
 static_assert(SCALE == 2, "SCALE must be 2");
