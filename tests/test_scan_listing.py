@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from cuda_fatbin import Arch, _inputs, _scan, _walk, build_fatbin, scan
+from cuda_fatbin import Arch, _forked, _inputs, _scan, _walk, build_fatbin, scan
 from cuda_fatbin._archive import NESTED
 
 from fatbin_testing import run_tool
@@ -394,9 +394,14 @@ def test_binaries_are_read_by_as_many_processes_as_asked(
         (tmp_path / f"k{i}.fatbin").write_bytes(fatbin)
     made = Pools()
     monkeypatch.setattr(cf, "ProcessPoolExecutor", made)  # the pools of _jobs.process_pool
+    forked = []  # or the workers forked by _forked (on Linux)
+    real = _forked.run_forked
+    monkeypatch.setattr(_forked, "run_forked", lambda items, job, args, done, workers: forked.append(
+        min(workers, len(items))) or real(items, job, args, done, workers))  # fmt: skip
     monkeypatch.setattr(_scan.os, "cpu_count", lambda: cpus)
     report = scan([tmp_path], gpus="80", max_workers=max_workers)
-    assert made.made == pools
+    assert made.made + forked == pools and not (made.made and forked)
+    assert bool(forked) == (bool(pools) and _forked.usable())  # forked where multiprocessing would fork
     assert [b.coverage["8.0"]["status"] for b in report.binaries] == ["SASS exact"] * files
 
 

@@ -335,8 +335,9 @@ def fan_out(
 ) -> None:
     """Run ``job(item, *args)`` for each item and call ``done(item, result)`` in this thread as each ends.
 
-    One worker (or one item): in this process. Else over :func:`process_pool` with :func:`run_jobs` (Ctrl-C
-    or SIGTERM kill the workers and drop the queue). An item whose worker died (a file that shrank under a
+    One worker (or one item): in this process. Else by processes forked from this one where ``multiprocessing``
+    would fork them (:mod:`cuda_fatbin._forked`), or over :func:`process_pool` with :func:`run_jobs`; Ctrl-C
+    or SIGTERM kill the workers and drop the queue. An item whose worker died (a file that shrank under a
     map: SIGBUS) is run again alone in a process of its own, to find it; when that process dies too, its
     result is ``died(item)``. ``scan`` and ``size`` fan out through this.
 
@@ -351,6 +352,19 @@ def fan_out(
     if workers == 1 or len(items) <= 1:
         for item in items:
             done(item, job(item, *args))
+        return
+    from ._forked import run_forked, usable
+
+    if usable():  # workers forked from this process, without concurrent.futures (start-up time: _forked)
+        got: list[R] = []
+
+        def keep(_item: T, result: R) -> None:
+            got.append(result)
+
+        for item in run_forked(items, job, args, done, workers):  # those whose worker died: each again alone
+            got.clear()
+            lost = run_forked([item], job, args, keep, 1)
+            done(item, died(item) if lost else got[0])
         return
     import concurrent.futures as cf  # not before: one worker runs without it (start-up time)
 

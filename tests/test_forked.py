@@ -1,0 +1,149 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
+"""Jobs run by workers forked from this process (``_forked``, through ``_jobs.fan_out``): every result once, in
+this process; errors, deaths and interrupts end with every worker waited for and every pipe closed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from cuda_fatbin import _forked
+from cuda_fatbin._jobs import fan_out
+
+pytestmark = pytest.mark.skipif(not _forked.usable(), reason="workers are forked on Linux, Python < 3.14 only")
+
+
+def _children() -> set[int]:
+    found: set[int] = set()
+    for task in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{task}/children") as f:
+            found |= {int(x) for x in f.read().split()}
+    return found
+
+
+def _fds() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+def _square(item: int, offset: int) -> tuple[int, int]:
+    return item * item + offset, os.getpid()
+
+
+def test_every_job_runs_once_in_a_worker_and_its_result_comes_here(tmp_path):
+    # more jobs than the shared pipe holds indices (16,384 in 64 KiB): it is fed as the workers empty it
+    got: dict[int, tuple[int, int]] = {}
+    before = _fds()
+    fan_out(list(range(20_000)), _square, (7,), got.__setitem__, 2, lambda item: (-1, 0))
+    assert sorted(got) == list(range(20_000)) and all(v == k * k + 7 for k, (v, _) in got.items())
+    assert len({pid for _, pid in got.values()}) == 2 and os.getpid() not in {pid for _, pid in got.values()}
+    assert _children() == set() and _fds() == before
+
+
+def _big(item: int) -> bytes:
+    return bytes([item]) * (3 << 20)  # larger than a pipe: written while read
+
+
+def test_a_result_larger_than_a_pipe_comes_back_whole():
+    got: dict[int, bytes] = {}
+    fan_out([1, 2, 3], _big, (), got.__setitem__, 2, lambda item: b"")
+    assert got == {k: bytes([k]) * (3 << 20) for k in (1, 2, 3)}
+
+
+def _fails_on_3(item: int) -> int:
+    if item == 3:
+        raise KeyError("three")
+    return item
+
+
+def test_an_error_of_a_job_is_raised_here_and_no_worker_is_left():
+    before = _fds()
+    with pytest.raises(KeyError, match="three"):
+        fan_out(list(range(10)), _fails_on_3, (), lambda item, result: None, 2, lambda item: -1)
+    assert _children() == set() and _fds() == before
+
+
+def _unpicklable(item: int) -> object:
+    return lambda: item
+
+
+def test_a_result_that_cannot_be_sent_is_an_error_that_says_so():
+    with pytest.raises(RuntimeError, match="result could not be sent"):
+        fan_out([1, 2], _unpicklable, (), lambda item, result: None, 2, lambda item: None)
+    assert _children() == set()
+
+
+def _dies_on(item: int, marker: str) -> int:
+    if item in (2, 5) and (item == 5 or not os.path.exists(marker)):  # 2 dies once, 5 every time
+        Path(marker).touch()
+        os.kill(os.getpid(), signal.SIGKILL)  # as a worker killed by SIGBUS (a file that shrank under its map)
+    return item * 10
+
+
+def test_a_job_whose_worker_died_runs_again_alone_and_one_that_dies_again_is_given_up(tmp_path):
+    got: dict[int, int] = {}
+    fan_out(list(range(8)), _dies_on, (str(tmp_path / "died"),), got.__setitem__, 2, lambda item: -1)
+    assert got == {**{k: k * 10 for k in range(8)}, 5: -1}
+    assert _children() == set()
+
+
+def test_every_worker_dead_leaves_the_jobs_for_one_process_each(tmp_path):
+    got: dict[int, int] = {}
+    fan_out([5, 5, 5], _dies_on, (str(tmp_path / "died"),), lambda item, result: got.update({len(got): result}), 2,
+            lambda item: -1)  # fmt: skip
+    assert got == {0: -1, 1: -1, 2: -1} and _children() == set()
+
+
+def _slow(item: int) -> int:
+    if item:
+        import time
+
+        time.sleep(60)
+    return item
+
+
+def test_an_interrupt_kills_the_workers_and_waits_for_them():
+    def interrupted(item: int, result: int) -> None:
+        assert len(_children()) == 2  # the other worker holds its job
+        raise KeyboardInterrupt
+
+    before = _fds()
+    with pytest.raises(KeyboardInterrupt):
+        fan_out([0, 1, 1, 1], _slow, (), interrupted, 2, lambda item: -1)
+    assert _children() == set() and _fds() == before
+
+
+def test_a_process_with_threads_or_another_start_method_is_not_forked_from(monkeypatch):
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        assert not _forked.usable()
+    finally:
+        stop.set()
+        thread.join()
+    assert _forked.usable()
+    import multiprocessing
+
+    monkeypatch.setattr(multiprocessing, "get_start_method", lambda allow_none=False: "spawn")
+    assert not _forked.usable()
+
+
+def test_a_scan_on_two_workers_imports_neither_concurrent_futures_nor_multiprocessing(tmp_path):
+    data = (Path(__file__).parent / "data" / "nvrtc129_sm_80.cubin").read_bytes()
+    for name in ("a", "b", "c"):
+        (tmp_path / f"{name}.cubin").write_bytes(data)
+    code = ("import sys, runpy; sys.argv = ['cuda-fatbin'] + sys.argv[1:]\n"
+            "try:\n    runpy.run_module('cuda_fatbin', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "print(' '.join(sorted(sys.modules)), file=sys.stderr)")  # fmt: skip
+    res = subprocess.run([sys.executable, "-c", code, "scan", str(tmp_path), "--gpu", "8.0", "-j", "2"],
+                         capture_output=True, text=True, check=True)  # fmt: skip
+    assert "3 binaries read, 3 with device code" in res.stdout
+    loaded = set(res.stderr.split())
+    assert not {"concurrent.futures", "multiprocessing", "logging", "tempfile"} & loaded
