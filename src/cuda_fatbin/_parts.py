@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     from ._reader import Fatbin
     from ._scan import BinaryReport
-    from ._select import DriverSpec, Own
+    from ._select import DriverSpec, _Own
 
 #: Entry kinds a driver loads (LTO-IR, Tile IR and index entries it does not: RULES["ignored_kinds"]).
 _LOADED = ("elf", "ptx", "reloc")
@@ -151,7 +151,7 @@ class RestResult:
     error: str | None = None
     tally: _Tally = field(default_factory=_Tally)
     registered: bool = False
-    own: dict[str, Own] | None = None
+    own: dict[str, _Own] | None = None
     decided: dict[str, str] = field(default_factory=dict)
     gated: tuple[dict[str, dict[str, Any]], str | None, list[str]] | None = None
 
@@ -289,7 +289,7 @@ def run_rest(job: RestItem, gpus: list[Arch], driver: DriverSpec, policy: Policy
     out.registered = bool(_registered(others))
     try:
         own = judge_own(others, gpus, driver)
-        out.decided = {gpu: mine.status for gpu, mine in own.items() if mine.status is not None}
+        out.decided = {gpu: mine[0] for gpu, mine in own.items() if mine[0] is not None}
         if len(out.decided) == len(own):  # what the fatbins stored as data add cannot change a status
             report = BinaryReport(item.shown, coverage={gpu: {"status": s} for gpu, s in out.decided.items()})
             _gated(report, others, gpus, driver, policy)

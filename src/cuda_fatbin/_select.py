@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     #: GPUs: ``"75;80;9.0"``, ``"T4;A100"`` or an iterable of capabilities or GPU names (``_nvidia.gpu_arch``).
     GpuList: TypeAlias = "str | Iterable[Arch | str | int]"
     _Row: TypeAlias = "tuple[tuple[str, str], Fatbin | None]"  # ((status, reason), fatbin)
+    _Own: TypeAlias = "tuple[str | None, str, tuple[str, ...], bool, bool]"  # judge_own's, of one GPU
     _Class: TypeAlias = "list[Any]"  # fatbins that get one answer on each GPU: [answers by GPU, how many]
 
 __all__ = ["DRIVER_CUDA", "PTX_ISA_CUDA", "RULES", "STATUSES", "UNCOVERED", "Selection", "coverage", "driver_gaps",
@@ -725,64 +726,35 @@ def judge_classes(
     return with_stored(judge_own(fatbins, specs, driver), stored, specs)
 
 
-@dataclass(frozen=True)
-class Own:
-    """What the fatbins of a binary not stored as data say of one GPU, before those stored as data are added
-    (:func:`with_stored`): a status (None: they decide nothing), its reason and notes, and whether fatbins
-    without code were skipped; ``final``: the driver does not run the GPU, and nothing is added."""
-
-    status: str | None
-    reason: str
-    notes: tuple[str, ...] = ()
-    stubs: bool = False
-    final: bool = False
-
-
-def judge_own(fatbins: list[Fatbin], specs: list[Arch], driver: DriverSpec) -> dict[str, Own]:
-    """Per GPU (capability): what ``fatbins``, not stored as data, say of it (:class:`Own`); a worker gives it
-    for a file searched in parts, whose fatbins stored as data other workers judge (``cuda_fatbin._parts``)."""
-    registered = [fb for fb in fatbins if fb.loadable and not fb.embedded]
-    relocatable = [fb for fb in fatbins if fb.relocatable]
+def judge_own(fatbins: list[Fatbin], specs: list[Arch], driver: DriverSpec) -> dict[str, _Own]:
+    """Per GPU: what ``fatbins`` (not stored as data) say before :func:`with_stored` adds those stored as data (a
+    worker's, for a file searched in parts): status (None: undecided), reason, notes, stubs skipped, final."""
     cache: dict[object, Any] = {}
-    out = {}
-    cuda = parse_driver(driver)
-    for gpu in specs:
-        gap = support_gap(gpu, cuda)
-        if gap is not None:  # the driver does not run this GPU at all: no fatbin decides
-            out[gpu.capability] = Own(gap[0], gap[1], final=True)
-            continue
-        out[gpu.capability] = _judge_own(registered, relocatable, gpu, driver, cache)
-    return out
+    cuda = parse_driver(driver)  # a GPU the driver does not run at all is final: no fatbin decides
+    return {gpu.capability: (gap[0], gap[1], (), False, True) if (gap := support_gap(gpu, cuda)) is not None
+            else _judge_own(fatbins, gpu, driver, cache) for gpu in specs}  # fmt: skip
 
 
-def with_stored(own: dict[str, Own], stored: list[_Class], specs: list[Arch]) -> dict[str, dict[str, str]]:
+def with_stored(own: dict[str, _Own], stored: list[_Class], specs: list[Arch]) -> dict[str, dict[str, str]]:
     """The judgement of each GPU of ``specs``: :func:`judge_own`'s, with the classes of the fatbins stored as data."""
     out = {}
     for gpu in specs:
-        mine = own[gpu.capability]
-        if mine.final:
-            out[gpu.capability] = {"status": mine.status or "", "reason": mine.reason}
-            continue
-        status, reason, notes = mine.status, mine.reason, list(mine.notes)
-        if stored:
+        status, reason, notes, stubs, final = own[gpu.capability]
+        if stored and not final:
             best, why = min((c[0][gpu] for c in stored), key=lambda answer: _RANK[answer[0]])  # the first of the best
             loading = sum(c[1] for c in stored if _RANK[c[0][gpu][0]] <= _RANK["PTX JIT"])
-            notes.append(f"{loading} of {sum(c[1] for c in stored)} fatbins stored as data load ({best} at best)")
+            notes = (*notes, f"{loading} of {sum(c[1] for c in stored)} fatbins stored as data load ({best} at best)")
             if status is None:
                 status, reason = best, f"a fatbin stored as data: {why}"
         if status is None:
-            status, reason = ("no kernels", "its fatbins hold no code") if mine.stubs else ("no entry", "no fatbin")
+            status, reason = ("no kernels", "its fatbins hold no code") if stubs else ("no entry", "no fatbin")
         out[gpu.capability] = {"status": status, "reason": "; ".join([reason, *notes])}
     return out
 
 
-def _judge_own(
-    registered: list[Fatbin],
-    relocatable: list[Fatbin],
-    gpu: Arch,
-    driver: DriverSpec,
-    cache: dict[object, Any],
-) -> Own:
+def _judge_own(fatbins: list[Fatbin], gpu: Arch, driver: DriverSpec, cache: dict[object, Any]) -> _Own:
+    registered = [fb for fb in fatbins if fb.loadable and not fb.embedded]
+    relocatable = [fb for fb in fatbins if fb.relocatable]
     none, driver_bad, ok = _RANK["no entry"], _RANK["needs newer driver"], _RANK["PTX JIT"]
 
     def rank(row: _Row) -> int:
@@ -825,4 +797,4 @@ def _judge_own(
         notes.append(f"{sum(rank(r) <= ok for r in special)} of {len(special)} arch-specific fatbins load")
         if status is None:
             (status, reason), _fb = min(special, key=rank)
-    return Own(status, reason, tuple(notes), bool(stubs))
+    return status, reason, tuple(notes), bool(stubs), False
