@@ -69,9 +69,9 @@ def run_forked(
     fed = 0
     try:
         for _ in range(min(workers, len(items))):
-            results_r = _fork(items, job, args, tasks_r, tasks_w, list(pool))
-            pool[results_r[0]] = results_r[1]
-            selector.register(results_r[0], selectors.EVENT_READ)
+            _fork(items, job, args, tasks_r, tasks_w, pool)
+        for fd in pool:
+            selector.register(fd, selectors.EVENT_READ)
         selector.register(tasks_w, selectors.EVENT_WRITE)
         while pool:
             for key, _mask in selector.select():
@@ -108,9 +108,11 @@ def run_forked(
 
 
 def _fork(
-    items: list[Any], job: Callable[..., Any], args: tuple[Any, ...], tasks_r: int, tasks_w: int, others: list[int]
-) -> tuple[int, int]:
-    """Start a worker; returns this process's end of its result pipe and its process id."""
+    items: list[Any], job: Callable[..., Any], args: tuple[Any, ...], tasks_r: int, tasks_w: int,
+    pool: dict[int, int | None],
+) -> None:  # fmt: skip
+    """Start a worker: ``pool`` gets this process's end of its result pipe and its process id (before a signal
+    held back meanwhile comes: a worker started is always one to kill and wait for)."""
     from ._jobs import _deferred_signals
 
     for stream in (sys.stdout, sys.stderr):  # what they hold is written once, by this process
@@ -118,12 +120,18 @@ def _fork(
             stream.flush()
     parent = os.getpid()
     results_r, results_w = os.pipe()
-    with _deferred_signals():  # a signal's exception raised in os.fork's handlers would be lost
-        pid = os.fork()
-        if pid == 0:  # the worker: never returns
-            _work(items, job, args, parent, tasks_r, results_w, [tasks_w, results_r, *others])
-    os.close(results_w)
-    return results_r, pid
+    try:
+        with _deferred_signals():  # a signal's exception raised in os.fork's handlers would be lost
+            pid = os.fork()
+            if pid == 0:  # the worker: never returns
+                _work(items, job, args, parent, tasks_r, results_w, [tasks_w, results_r, *pool])
+            pool[results_r] = pid
+    except BaseException:
+        if results_r not in pool:
+            os.close(results_r)
+        raise
+    finally:
+        os.close(results_w)
 
 
 def _feed(fd: int, fed: int, total: int) -> int:
