@@ -63,7 +63,7 @@ def run_forked(
 
     tasks_r, tasks_w = os.pipe()
     os.set_blocking(tasks_w, False)
-    pool: dict[int, int | None] = {}  # a worker's result pipe -> its process id (None: waited for)
+    pool: dict[int, int | None] = {}  # a worker's result pipe -> its process id, until it is waited for
     finished: set[int] = set()
     selector = selectors.DefaultSelector()
     fed = 0
