@@ -316,6 +316,45 @@ def test_an_interrupt_stops_size_of_one_file_on_several_cores_and_its_helpers(ho
     assert left == []
 
 
+_WAITING = _INTERRUPTED.replace(
+    "_size_split._units, _size_split._taken = held(units), held(taken)",
+    """_size_split._units, _size_split._taken = held(units), held(taken)
+collect, read = _size_split._collect, os.read
+
+def reading(fd, n):  # about to wait for a helper's figures: says so
+    os.write(1, b"collect\\n")
+    return read(fd, n)
+
+def collecting(*args):  # this process has done its own share
+    os.read = reading
+    try:
+        return collect(*args)
+    finally:
+        os.read = read
+
+_size_split._collect = collecting""",
+)
+
+
+@pytest.mark.parametrize("options", [[], ["--no-embedded"]])
+def test_an_interrupt_while_size_waits_for_its_helpers_ends_them(host_file, options):
+    """SIGTERM while this process waits for a helper's figures (its own share done): that helper is ended too, not
+    waited for until it finishes its work (two minutes here)."""
+    import signal
+    import subprocess
+
+    proc = subprocess.Popen([sys.executable, "-c", _WAITING, str(host_file), *options], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+    try:
+        lines = [proc.stdout.readline().strip() for _ in range(3)]  # both helpers hold their work; this one waits
+        assert sorted(lines)[-1] == "collect", lines
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 143, proc.stderr.read()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def _hostile_library(registered: bytes, stored: bytes) -> bytes:
     from test_parts import BLOCKS
 

@@ -311,6 +311,9 @@ def _collect(pid: int, figures_r: int) -> tuple[_Marks, BinarySize, dict[int, An
     try:
         while chunk := os.read(figures_r, 1 << 20):
             chunks.append(chunk)
+    except BaseException:  # an interrupt while waiting: the helper is ended, not waited for until it is done
+        _kill(pid)
+        raise
     finally:
         os.close(figures_r)
         _pid, status = os.waitpid(pid, 0)
@@ -327,13 +330,17 @@ def _collect(pid: int, figures_r: int) -> tuple[_Marks, BinarySize, dict[int, An
 
 
 def _stop(pid: int, figures_r: int) -> None:
+    os.close(figures_r)
+    _kill(pid)
+    os.waitpid(pid, 0)
+
+
+def _kill(pid: int) -> None:
     import contextlib
     import signal
 
-    os.close(figures_r)
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
-    os.waitpid(pid, 0)
 
 
 def _merge(out: BinarySize, parts: list[tuple[_Marks, BinarySize]]) -> None:
