@@ -23,13 +23,15 @@ thread); elsewhere, and for small files, one process measures all.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import struct
 import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Iterator
     from typing import Any
 
     from ._reader import Fatbin
@@ -82,7 +84,7 @@ def measure_split(
     children: list[tuple[int, int]] = []  # (pid, read end of its figures)
     try:
         _grow(jobs_w)
-        children = _start(helpers, (jobs_w,), lambda: _taken(jobs_r, path, recompress, removed))
+        _start(children, helpers, (jobs_w,), lambda: _taken(jobs_r, path, recompress, removed))
         os.set_blocking(jobs_w, False)
         found: list[Fatbin] = []
         marks: _Marks = []
@@ -100,7 +102,7 @@ def measure_split(
                 measure(index)
         parts = [(marks, out)]
         while children:
-            got = _collect(*children.pop(0))  # (waited for: not stopped below)
+            got = _collect(children)
             if got is not None:
                 parts.append(got[:2])
         done = {index for part_marks, _ in parts for index, _p, _c in part_marks}
@@ -142,11 +144,11 @@ def measure_parts(out: BinarySize, path: str, recompress: str | None, cut: _Cut,
         os.write(units_w, b"".join(_UNIT.pack(unit) for unit in range(parts + 1)))  # 0: the sections
         os.close(units_w)
         units_w = -1
-        children = _start(helpers, (), lambda: _units(units_r, path, recompress, removed, parts))
+        _start(children, helpers, (), lambda: _units(units_r, path, recompress, removed, parts))
         marks, mine, infos = _units(units_r, path, recompress, removed, parts)
         got = [(marks, mine)]
         while children:
-            theirs = _collect(*children.pop(0))  # (waited for: not stopped below)
+            theirs = _collect(children)
             if theirs is None:
                 return False
             got.append(theirs[:2])
@@ -240,25 +242,35 @@ def _grow(fd: int) -> None:
         pass
 
 
-def _start(helpers: int, inherited: tuple[int, ...], work: Callable[[], _Work]) -> list[tuple[int, int]]:
-    """Fork ``helpers`` processes that each run ``work`` and send what it gives; their ids and figure pipes."""
-    children: list[tuple[int, int]] = []
-    try:
-        for _ in range(helpers):
-            figures_r, figures_w = os.pipe()
+def _start(
+    children: list[tuple[int, int]], helpers: int, inherited: tuple[int, ...], work: Callable[[], _Work]
+) -> None:
+    """Fork ``helpers`` processes that each run ``work`` and send what it gives, each added to ``children`` (its id
+    and figure pipe) as it is forked: an interrupt at any moment leaves every helper in ``children``, which the
+    caller ends."""
+    for _ in range(helpers):
+        figures_r, figures_w = os.pipe()
+        with _signals_held() as mask:  # forked and listed, or neither
             pid = os.fork()
             if pid == 0:  # pragma: no cover (a child: coverage of forks is not collected)
                 try:
+                    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
                     _helper((*inherited, figures_r, *(r for _p, r in children)), figures_w, work)
                 finally:
                     os._exit(1)  # never back into the parent's code
-            os.close(figures_w)
             children.append((pid, figures_r))
-    except BaseException:
-        for pid, figures_r in children:
-            _stop(pid, figures_r)
-        raise
-    return children
+            os.close(figures_w)
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[set[int | signal.Signals]]:
+    """A context in which Ctrl-C and SIGTERM wait (they come once it ends): around steps that must not be cut apart.
+    Gives the signal mask to restore (in a child forked inside it)."""
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield mask
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 def _helper(inherited: tuple[int, ...], figures_w: int, work: Callable[[], _Work]) -> None:  # pragma: no cover
@@ -301,22 +313,21 @@ def _taken(jobs_r: int, path: str, recompress: str | None, removed: Callable[[st
     return marks, out, {}
 
 
-def _collect(pid: int, figures_r: int) -> tuple[_Marks, BinarySize, dict[int, Any]] | None:
-    """A helper's figures once it has exited, or None if it failed."""
+def _collect(children: list[tuple[int, int]]) -> tuple[_Marks, BinarySize, dict[int, Any]] | None:
+    """The figures of the first of ``children`` once it has exited (None if it failed), which then leaves the list;
+    an interrupt while it works leaves it there (the caller ends it)."""
     import marshal
 
     from ._size import BinarySize
 
+    pid, figures_r = children[0]
     chunks = []
-    try:
-        while chunk := os.read(figures_r, 1 << 20):
-            chunks.append(chunk)
-    except BaseException:  # an interrupt while waiting: the helper is ended, not waited for until it is done
-        _kill(pid)
-        raise
-    finally:
+    while chunk := os.read(figures_r, 1 << 20):
+        chunks.append(chunk)
+    with _signals_held():  # its end of the pipe closed, waited for and out of the list, or none of these
         os.close(figures_r)
-        _pid, status = os.waitpid(pid, 0)
+        _pid, status = os.waitpid(pid, 0)  # (at once: it closed its end of the pipe by exiting)
+        children.pop(0)
     if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
         return None
     try:
@@ -331,16 +342,9 @@ def _collect(pid: int, figures_r: int) -> tuple[_Marks, BinarySize, dict[int, An
 
 def _stop(pid: int, figures_r: int) -> None:
     os.close(figures_r)
-    _kill(pid)
-    os.waitpid(pid, 0)
-
-
-def _kill(pid: int) -> None:
-    import contextlib
-    import signal
-
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
 
 
 def _merge(out: BinarySize, parts: list[tuple[_Marks, BinarySize]]) -> None:
