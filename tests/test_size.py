@@ -278,7 +278,7 @@ def _figures_one_by_one(path):
     import collections
 
     from cuda_fatbin._elf import iter_sections
-    from cuda_fatbin._size import _category
+    from cuda_fatbin._size_sass import _category
 
     cats, kernels, unparsed, copies = collections.Counter(), {}, 0, []
     try:
@@ -500,7 +500,7 @@ def test_kernels_of_several_binaries_and_images_stored_twice(two_tus, tmp_path):
 def test_what_a_worker_remembers_is_bounded_and_changes_no_figure(artifacts, tmp_path, monkeypatch):
     """The payloads and name tables a process remembers (to parse each once) are capped; with tiny caps the
     figures are the same, only computed again."""
-    from cuda_fatbin import _size
+    from cuda_fatbin import _size, _size_sass
 
     for i, (specs, mode) in enumerate([(SPECS, "none"), (SPECS[:2], "size"), (SPECS[1:], "none")]):
         data = _build(artifacts, specs, mode=mode)
@@ -508,16 +508,17 @@ def test_what_a_worker_remembers_is_bounded_and_changes_no_figure(artifacts, tmp
         (tmp_path / f"copy{i}.fatbin").write_bytes(data)
 
     def measured() -> dict:
-        for memo in (_size._SEEN, _size._NAMES):
+        for memo in (_size._SEEN, _size_sass._NAMES):
             memo.clear()
         return size([tmp_path], max_workers=1, recompress="speed").to_dict()
 
     roomy = measured()
-    assert len(_size._SEEN) > 2 and len(_size._NAMES) > 1  # the caps below are hit
-    for name, cap in (("_SEEN_MAX", 2), ("_SEEN_ROWS_MAX", 3), ("_NAMES_MAX", 1), ("_NAMES_HELD_MAX", 10)):
-        monkeypatch.setattr(_size, name, cap)
+    assert len(_size._SEEN) > 2 and len(_size_sass._NAMES) > 1  # the caps below are hit
+    for module, name, cap in ((_size, "_SEEN_MAX", 2), (_size, "_SEEN_ROWS_MAX", 3), (_size_sass, "_NAMES_MAX", 1),
+                              (_size_sass, "_NAMES_HELD_MAX", 10)):  # fmt: skip
+        monkeypatch.setattr(module, name, cap)
     assert measured() == roomy
-    assert len(_size._SEEN) <= 2 and len(_size._NAMES) <= 1
+    assert len(_size._SEEN) <= 2 and len(_size_sass._NAMES) <= 1
 
 
 def test_kernel_names_are_whole_and_demangled(tmp_path):
@@ -553,7 +554,7 @@ def test_section_names_that_overlap_cost_what_the_image_holds(tmp_path, monkeypa
     the image counts as one that cannot be parsed."""
     import struct
 
-    from cuda_fatbin import _size
+    from cuda_fatbin import _size_sass
 
     from elf_testing import make_elf
 
@@ -566,9 +567,9 @@ def test_section_names_that_overlap_cost_what_the_image_holds(tmp_path, monkeypa
         struct.pack_into("<I", image, shoff + (2 + i) * shentsize, 1 + 2 * i)
     (tmp_path / "k.cubin").write_bytes(bytes(image))
     read = [0]
-    name_at = _size.name_at
-    monkeypatch.setattr(_size, "name_at", lambda *a: read.__setitem__(0, read[0] + len(r := name_at(*a))) or r)
-    _size._NAMES.clear()
+    name_at = _size_sass.name_at
+    monkeypatch.setattr(_size_sass, "name_at", lambda *a: read.__setitem__(0, read[0] + len(r := name_at(*a))) or r)
+    _size_sass._NAMES.clear()
     [b] = size([tmp_path / "k.cubin"], max_workers=1).binaries
     assert b.error is None and b.unparsed == 1 and b.categories == {"other": len(image)}
     assert read[0] <= 4 * len(image), (read[0], len(image))
