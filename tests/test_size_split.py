@@ -5,9 +5,11 @@ whatever the helpers do (die, take nothing, fall behind), and no helper outlives
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -16,6 +18,10 @@ from cuda_fatbin._fatbin import FatbinBuilder, FatbinOptions
 from cuda_fatbin._size import size
 
 from elf_testing import make_elf
+
+if TYPE_CHECKING:
+    from cuda_fatbin._reader import Fatbin
+    from cuda_fatbin._size import BinarySize
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="helpers are forked on Linux only")
 
@@ -377,3 +383,72 @@ def test_helpers_give_the_report_of_one_process_on_hostile_fatbins(tmp_path, spl
     assert doc["binaries"][0].get("error") if case.startswith("broken") else doc["totals"]["unparsed_images"] == 50
     assert _report(path, 3) == one
     _no_child_left()
+
+
+def _every_payload_hashed(path) -> tuple[BinarySize, list[Fatbin]]:
+    from cuda_fatbin import _reader
+    from cuda_fatbin._size import BinarySize, _measure
+
+    fatbins = list(_reader.iter_fatbins(str(path), embedded=True, relocatable=True))
+    every = BinarySize(str(path))
+    _measure(every, fatbins, None)  # no shapes: every payload hashed, as for a report of several binaries
+    return every, fatbins
+
+
+def _same_duplicates(one: BinarySize, every: BinarySize) -> None:
+    """``one`` (payloads hashed where another has their shape) reports the duplicates of ``every`` (all hashed)."""
+    from cuda_fatbin._size import SizeReport
+
+    assert [row[1:] for row in one.payloads] == [row[1:] for row in every.payloads]
+    digests = collections.Counter((row[0], row[1]) for row in every.payloads)
+    for mine, theirs in zip(one.payloads, every.payloads, strict=True):
+        assert mine[0] == theirs[0] or (mine[0] is None and digests[theirs[0], theirs[1]] == 1), (mine, theirs)
+    assert sum(row[0] is None for row in one.payloads) > 0  # some were not hashed
+    assert [(k, n, crc, own) for k, n, crc, _image, own in one.copies] == [c[:3] + c[4:] for c in every.copies]
+    mine, theirs = SizeReport([one]), SizeReport([every])
+    assert mine.duplicates() == theirs.duplicates() and mine.duplicates()
+    assert mine.kernel_duplicates() == theirs.kernel_duplicates()
+
+
+def test_one_file_hashes_only_the_payloads_that_may_be_duplicates(host_file, split, mode):
+    """Measuring one file, a payload is hashed only where another of the file has its shape (stored bytes,
+    compression, kind+arch); the duplicates and the kernels compiled twice are those of hashing every payload, in one
+    process and shared by helpers."""
+    every, _fatbins = _every_payload_hashed(host_file)
+    for workers in (1, 2, 4):
+        [one] = size([host_file], max_workers=workers).binaries
+        _same_duplicates(one, every)
+    copy = host_file.parent / "copy.so"
+    copy.write_bytes(host_file.read_bytes())
+    for workers in (1, 2):
+        reports = size([host_file, copy], max_workers=workers).binaries
+        assert [b.payloads for b in reports] == [every.payloads] * 2  # several binaries: every payload hashed
+
+
+def _one_process_per_fatbin(path, fatbins: list[Fatbin]) -> BinarySize:
+    """The figures of ``fatbins`` measured by as many processes (each meets one fatbin), merged."""
+    from cuda_fatbin._size import BinarySize, _measure_one
+    from cuda_fatbin._size_whatif import _removal
+
+    got = []
+    for index, fb in enumerate(fatbins):
+        part = BinarySize(str(path))
+        _measure_one(part, fb, None, _removal((), ()), {})
+        got.append(([(index, 0, 0)], part))
+    out = BinarySize(str(path))
+    _size_split._merge(out, [([], out), *got])
+    return out
+
+
+def test_payloads_of_one_shape_met_by_several_processes_are_hashed_once_merged(host_file):
+    """Each fatbin measured by a process of its own (none meets two payloads of one shape): once their figures are
+    merged, ``settle`` hashes, from the file, the payloads whose shape another process met."""
+    every, fatbins = _every_payload_hashed(host_file)
+    out = _one_process_per_fatbin(host_file, fatbins)
+    assert all(row[0].startswith("@") for row in out.payloads if len(row) > 4)  # none hashed by the processes
+    _size_split.settle(out, str(host_file))
+    _same_duplicates(out, every)
+    out = _one_process_per_fatbin(host_file, fatbins)
+    data = host_file.read_bytes()
+    with pytest.raises(ValueError, match="changed since"):  # the file cut short since: no digest of other bytes
+        _size_split.settle(out, data[: len(data) // 2])

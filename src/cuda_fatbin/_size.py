@@ -6,8 +6,8 @@
 images), listed by the same walk and read by the same reader, in worker processes, and measures each binary:
 its file bytes, the bytes of its fatbins per section (registered, relocatable, stored as data), per
 kind+arch (stored and uncompressed), the container's own headers, the contents of its SASS images by ELF
-section category, its kernels (``.text.NAME`` sections) and a digest of every payload (duplicates). Only
-these figures leave a worker. See docs/scan.md ("Where the bytes go: size"). Reading side: imports neither
+section category, its kernels (``.text.NAME`` sections) and a digest of each payload that may be a duplicate.
+Only these figures leave a worker. See docs/scan.md ("Where the bytes go: size"). Reading side: imports neither
 the compile side nor cuda.core.
 """
 
@@ -28,7 +28,7 @@ from ._packages import read_package
 from ._reader import iter_fatbins
 from ._scan import _attribute, _inputs_of
 from ._size_sass import CATEGORIES, _sass, _tables
-from ._size_split import helpers_for, measure_parts, measure_split
+from ._size_split import helpers_for, measure_parts, measure_split, settle
 from ._size_whatif import (
     RECOMPRESS,
     _compressed_size,
@@ -51,6 +51,9 @@ if TYPE_CHECKING:
     _Figures = tuple[str | None, tuple[tuple[str, int], ...], tuple[tuple[str, int, int, int], ...], int, int | None]
     #: the ``drop`` and ``keep_ptx_for`` of a projection, as a worker is given them
     _Cut = tuple[tuple[str, ...], tuple[str, ...]]
+    #: the payloads of one binary met so far, by shape (stored bytes, compression, "kind arch"): the first of each,
+    #: ``[its row, its entry, its figures, where its kernel copies begin and end]`` (:func:`_entry`)
+    _Shapes = dict[tuple[int, str, str], list[Any]]
 
 __all__ = ["CATEGORIES", "RECOMPRESS", "BinarySize", "SizeReport", "demangled", "parse_size", "size"]
 
@@ -91,7 +94,9 @@ class BinarySize:
         bytes) of its payload as stored (and its compression; a concatenated entry's member: of its uncompressed bytes),
         the bytes its record (header and stored payload) takes in the container, and what it
         would take recompressed (``recompress=``; the record bytes again without it; a member of a concatenated
-        entry whose stream the projection changes: its share of the entry's record as projected).
+        entry whose stream the projection changes: its share of the entry's record as projected). A report of one
+        binary hashes only the payloads that may be duplicates: the digest is ``None`` where no other payload has
+        the same stored size, compression and kind+arch (its image is named ``@OFFSET``, its place, in ``copies``).
     error : str or None
         Why the binary could not be read (its figures are then 0).
     archive, member : str or None
@@ -121,15 +126,20 @@ def _records(fb: Fatbin) -> list[tuple[FatbinEntry, int]]:
     return [(e, max(0, end - e.offset)) for e, end in zip(tops, ends, strict=True)]
 
 
-def _measure(out: BinarySize, fatbins: list[Fatbin], recompress: str | None, cut: _Cut = ((), ())) -> None:
+def _measure(
+    out: BinarySize, fatbins: list[Fatbin], recompress: str | None, cut: _Cut = ((), ()), shapes: _Shapes | None = None
+) -> None:
     """Add the figures of ``fatbins`` to ``out``; ``cut``: the ``drop`` and ``keep_ptx_for`` of the projection (a
-    concatenated entry's members left are projected as the one stream they would be compressed in)."""
+    concatenated entry's members left are projected as the one stream they would be compressed in); ``shapes``:
+    hash only the payloads that may be duplicates (:func:`_entry`)."""
     removed = _removal(*cut)
     for fb in fatbins:
-        _measure_one(out, fb, recompress, removed)
+        _measure_one(out, fb, recompress, removed, shapes)
 
 
-def _measure_one(out: BinarySize, fb: Fatbin, recompress: str | None, removed: Callable[[str], bool]) -> None:
+def _measure_one(
+    out: BinarySize, fb: Fatbin, recompress: str | None, removed: Callable[[str], bool], shapes: _Shapes | None = None
+) -> None:
     """Add the figures of one fatbin to ``out`` (:func:`_measure`)."""
     out.device_bytes += fb.size
     where = "data" if fb.embedded else "relocatable" if fb.relocatable else "registered"
@@ -146,7 +156,7 @@ def _measure_one(out: BinarySize, fb: Fatbin, recompress: str | None, removed: C
             if recompress != "none" and (recompress or any(removed(_key(m)) for m in top.members)):
                 _project_stream(top, record, out.payloads[first:], recompress, removed)
         else:
-            _entry(out, top, top.stored_size, record, recompress, not fb.relocatable)
+            _entry(out, top, top.stored_size, record, recompress, not fb.relocatable, shapes)
     out.overhead += max(0, fb.size - stored_payloads) if not fb.standalone else 0
 
 
@@ -158,40 +168,77 @@ _SEEN_ROWS = [0]
 _SEEN_MAX, _SEEN_ROWS_MAX = 1 << 16, 1 << 20  # payloads, and kernel rows they hold
 
 
+def _digest(payload: Buffer, tag: str) -> str:
+    """A payload's name in :attr:`BinarySize.payloads`: SHA-256 of its bytes and ``tag`` (its compression)."""
+    digest = hashlib.sha256(payload)
+    digest.update(tag.encode())
+    return digest.hexdigest()[:32]
+
+
+def _remember(memo: tuple[str, int, str, bool, str | None], figures: _Figures) -> None:
+    if len(_SEEN) >= _SEEN_MAX or _SEEN_ROWS[0] >= _SEEN_ROWS_MAX:
+        _SEEN.clear()
+        _SEEN_ROWS[0] = 0
+    _SEEN[memo] = figures
+    _SEEN_ROWS[0] += len(figures[2])
+
+
 def _entry(
-    out: BinarySize, e: FatbinEntry, stored: int, record: int, recompress: str | None = None, loaded: bool = True
+    out: BinarySize,
+    e: FatbinEntry,
+    stored: int,
+    record: int,
+    recompress: str | None = None,
+    loaded: bool = True,
+    shapes: _Shapes | None = None,
 ) -> None:
+    """Add one payload's figures to ``out``. With ``shapes`` (one binary measured: its duplicates are among its own
+    payloads), a payload is hashed only once another of its shape (stored bytes, compression, kind+arch) has come;
+    until then it is named by its place (``@OFFSET``), and its row carries its shape and place for
+    :func:`~cuda_fatbin._size_split.settle`, which hashes those whose shape another process met."""
     key = _key(e)
     row = out.entries.setdefault(key, [0, 0, 0])
     row[0] += 1
     row[1] += stored
     row[2] += e.size
+    place: tuple[tuple[int, str, int], ...] = ()
     try:
         raw = e._stored()  # hashed as stored: a PTX payload is never decompressed unless recompressed
         data = e.data() if raw is None else None  # a concatenated entry's member: by its uncompressed bytes
-        digest = hashlib.sha256(raw if raw is not None else data or b"")
+        first = None
+        if raw is not None and shapes is not None:
+            place = ((len(raw), e.compression, e._payload),)
+            first = shapes.get((len(raw), e.compression, key))
+            if first is not None and first[0][0][0] == "@":  # the second of its shape: the first is hashed now
+                _name_first(out, first, recompress)
+        lazy = bool(place) and first is None
+        whole, tag = (data or b"", "member") if raw is None else (raw, e.compression)
+        name = f"@{e._payload}" if lazy else _digest(whole, tag)
     except (ValueError, MemoryError) as exc:  # a payload that cannot be read or decompressed: counted, not hashed
         _unreadable(out, e, key, record, exc)
         return
-    digest.update(e.compression.encode() if raw is not None else b"member")
-    name = digest.hexdigest()[:32]
-    if e.kind != "elf" and recompress is None:
-        out.payloads.append([name, key, record, record])
-        return
-    memo = (name, e.size, e.kind, e._exact, recompress)
-    figures = _SEEN.get(memo)
-    if figures is None:
-        figures = _figures(e, raw, data, recompress)
-        if len(_SEEN) >= _SEEN_MAX or _SEEN_ROWS[0] >= _SEEN_ROWS_MAX:
-            _SEEN.clear()
-            _SEEN_ROWS[0] = 0
-        _SEEN[memo] = figures
-        _SEEN_ROWS[0] += len(figures[2])
-    error, categories, kernels, unparsed, again = figures
-    if error is not None:
-        _unreadable(out, e, key, record, error)
-        return
-    out.payloads.append([name, key, record, record if again is None else record - stored + again])
+    figures = None
+    if e.kind == "elf" or recompress is not None:
+        memo = (name, e.size, e.kind, e._exact, recompress)
+        figures = None if lazy else _SEEN.get(memo)
+        if figures is None:
+            figures = _figures(e, raw, data, recompress)
+            if not lazy:
+                _remember(memo, figures)
+        if figures[0] is not None:
+            _unreadable(out, e, key, record, figures[0])
+            return
+    again = figures and figures[4]
+    out.payloads.append([name, key, record, record if again is None else record - stored + again, *place])
+    start = len(out.copies)
+    if figures is not None:
+        _add_figures(out, key, name, figures, loaded)
+    if lazy and shapes is not None:  # the first of its shape: kept to be hashed if a second comes
+        shapes[place[0][0], e.compression, key] = [out.payloads[-1], e, figures, start, len(out.copies)]
+
+
+def _add_figures(out: BinarySize, key: str, name: str, figures: _Figures, loaded: bool) -> None:
+    _error, categories, kernels, unparsed, _again = figures
     cats = out.categories
     for category, n in categories:
         cats[category] = cats.get(category, 0) + n
@@ -202,6 +249,18 @@ def _entry(
         if loaded:  # a relocatable fatbin's images are input to a device link, not code that is loaded
             out.copies.append((key, kernel, crc, name, own))
     out.unparsed += unparsed
+
+
+def _name_first(out: BinarySize, first: list[Any], recompress: str | None) -> None:
+    """Hash the first payload of a shape once a second has come: its row and its kernels' copies get its digest,
+    and its figures are remembered under it (the second's may be the same)."""
+    row, e, figures, start, end = first
+    placeholder, row[0] = row[0], _digest(e._stored(), e.compression)
+    if figures is not None:
+        _remember((row[0], e.size, e.kind, e._exact, recompress), figures)
+    for i in range(start, end):
+        key, kernel, crc, image, own = out.copies[i]
+        out.copies[i] = (key, kernel, crc, row[0] if image == placeholder else image, own)
 
 
 def _unreadable(out: BinarySize, e: FatbinEntry, key: str, record: int, why: BaseException | str) -> None:
@@ -235,10 +294,12 @@ def _figures(e: FatbinEntry, raw: Buffer | None, data: bytes | None, recompress:
 
 
 def _size_job(
-    item: _Item, embedded: bool, recompress: str | None = None, cut: _Cut = ((), ()), workers: int = 1
+    item: _Item, embedded: bool, recompress: str | None = None, cut: _Cut = ((), ()), workers: int = 1,
+    alone: bool = False,
 ) -> tuple[list[BinarySize], int]:
     """The figures of one item (a package or an image gives many), and how many binaries were read; a large file
-    with ``workers`` > 1 (the only item) is measured by that many processes (:mod:`._size_split`)."""
+    with ``workers`` > 1 (the only item) is measured by that many processes (:mod:`._size_split`). ``alone``: the
+    item is the only one of the report (its payloads are hashed only where another has their shape)."""  # fmt: skip
     from ._containers import read_member
 
     member = item.member.name if item.member else None
@@ -251,7 +312,9 @@ def _size_job(
         if item.member:
             data = read_member(item.path, item.member, follow=item.follow)
             out.file_bytes = len(data)
-            _measure(out, list(iter_fatbins(data, embedded=embedded, relocatable=True)), recompress, cut)
+            _measure(out, list(iter_fatbins(data, embedded=embedded, relocatable=True)), recompress, cut,
+                     {} if alone else None)  # fmt: skip
+            settle(out, data)
         else:
             with _opened(item.path, item.identity, item.follow) as source:
                 out.file_bytes = item.size
@@ -261,7 +324,8 @@ def _size_job(
                     if not (embedded and measure_parts(out, source, recompress, cut, helpers)):
                         measure_split(out, found, source, recompress, cut, helpers)
                 else:
-                    _measure(out, list(found), recompress, cut)
+                    _measure(out, list(found), recompress, cut, {} if alone else None)
+                    settle(out, source)
     except (OSError, ValueError, MemoryError, RecursionError) as exc:
         failed = BinarySize(out.path, archive=out.archive, member=member)
         failed.error = re.sub(r"/proc/self/fd/\d+", lambda _m: item.path, _error(exc))
@@ -380,7 +444,7 @@ class SizeReport:
         groups: dict[tuple[str, str], list[tuple[str, int]]] = collections.defaultdict(list)
         for b in self.binaries:
             for digest, key, record, _again in b.payloads:
-                if not digest.startswith("unreadable"):
+                if digest is not None and not digest.startswith("unreadable"):
                     groups[digest, key].append((b.path, record))
         out = []
         for (digest, key), copies in groups.items():
@@ -578,7 +642,8 @@ def size(
             progress(finished[0], len(items), item.path if item.package else item.shown)
 
     cut = (tuple(drop), tuple(keep_ptx_for))
-    fan_out(items, _size_job, (embedded, recompress, cut, workers if len(items) == 1 else 1), done, workers, _died)
+    alone = len(items) == 1
+    fan_out(items, _size_job, (embedded, recompress, cut, workers if alone else 1, alone), done, workers, _died)
     rows = [r for r in rows if r.entries or r.error]
     _attribute(roots, rows)
     return SizeReport(rows, finished[1], dict(listing.skipped), drop, recompress, keep_ptx_for)

@@ -34,15 +34,16 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
     from typing import Any
 
+    from ._elf import Buffer
     from ._reader import Fatbin
-    from ._size import BinarySize, _Cut
+    from ._size import BinarySize, _Cut, _Shapes
 
     #: per fatbin measured: (its index, where its payload rows begin, where its kernel copies begin)
     _Marks = list[tuple[int, int, int]]
     #: what a process measured: its marks, figures and, per part of the search, where that part began and ended
     _Work = tuple[_Marks, BinarySize, dict[int, Any]]
 
-__all__ = ["helpers_for", "measure_parts", "measure_split"]
+__all__ = ["helpers_for", "measure_parts", "measure_split", "settle"]
 
 #: A fatbin's place: index, offset, size, flags (1: stored as data, 2: relocatable); under ``PIPE_BUF`` bytes,
 #: so a write is whole or not at all, and every read of whole records gets whole records
@@ -80,6 +81,7 @@ def measure_split(
     from ._size_whatif import _removal
 
     removed = _removal(*cut)
+    shapes: _Shapes = {}
     jobs_r, jobs_w = os.pipe()
     children: list[tuple[int, int]] = []  # (pid, read end of its figures)
     try:
@@ -91,7 +93,7 @@ def measure_split(
 
         def measure(index: int) -> None:
             marks.append((index, len(out.payloads), len(out.copies)))
-            _measure_one(out, found[index], recompress, removed)
+            _measure_one(out, found[index], recompress, removed, shapes)
 
         _feed(fatbins, jobs_w, found, measure)
         os.close(jobs_w)
@@ -110,6 +112,7 @@ def measure_split(
             if index not in done:
                 measure(index)
         _merge(out, parts)
+        settle(out, path)
     finally:
         for fd in (jobs_r, jobs_w):
             if fd >= 0:
@@ -171,6 +174,12 @@ def measure_parts(out: BinarySize, path: str, recompress: str | None, cut: _Cut,
         return False
     whole = BinarySize(out.path)
     _merge(whole, [([], whole), *got])
+    try:
+        settle(whole, path)  # before the file's stamp is checked: it reads the file again
+        if _stamp(path) != stamp:
+            return False
+    except (OSError, ValueError):
+        return False
     for name in _SUMS:
         setattr(out, name, getattr(whole, name))
     return True
@@ -184,6 +193,7 @@ def _units(units_r: int, path: str, recompress: str | None, removed: Callable[[s
     from ._size import BinarySize, _measure_one
 
     out = BinarySize(path)
+    shapes: _Shapes = {}
     marks: _Marks = []
     infos: dict[int, Any] = {}
     while data := os.read(units_r, _UNIT.size):
@@ -194,7 +204,7 @@ def _units(units_r: int, path: str, recompress: str | None, removed: Callable[[s
             found = iter_part(path, part) if part is not None else iter_fatbins(path, relocatable=True)
             for seq, fb in enumerate(found):
                 marks.append(((unit << 32) + seq, len(out.payloads), len(out.copies)))
-                _measure_one(out, fb, recompress, removed)
+                _measure_one(out, fb, recompress, removed, shapes)
         except (OSError, ValueError, MemoryError, RecursionError) as exc:
             error = f"{type(exc).__name__}: {exc}"
         infos[unit] = error if part is None else (part.first, part.resume, part.spent, part.budget, error)
@@ -300,6 +310,7 @@ def _taken(jobs_r: int, path: str, recompress: str | None, removed: Callable[[st
 
     src = _open(path)
     out = BinarySize(path)
+    shapes: _Shapes = {}
     marks: _Marks = []
     while data := os.read(jobs_r, _BATCH * _RECORD.size):
         for index, offset, size, flags in _RECORD.iter_unpack(data):
@@ -309,7 +320,7 @@ def _taken(jobs_r: int, path: str, recompress: str | None, removed: Callable[[st
             if flags & 1:
                 fb.__dict__.update(embedded=True)
             marks.append((index, len(out.payloads), len(out.copies)))
-            _measure_one(out, fb, recompress, removed)
+            _measure_one(out, fb, recompress, removed, shapes)
     return marks, out, {}
 
 
@@ -376,3 +387,40 @@ def _merge(out: BinarySize, parts: list[tuple[_Marks, BinarySize]]) -> None:
             k[1] += images
     out.payloads = [row for _i, rows, _c in segments for row in rows]
     out.copies = [copy for _i, _r, copies in segments for copy in copies]
+
+
+def settle(out: BinarySize, source: str | Buffer) -> None:
+    """Name the payloads of ``out`` (one binary) that ``_size._entry`` left named by their place: each whose shape
+    (stored bytes, compression, kind+arch) another payload has, met by another process, is hashed from ``source``
+    (the file's path, or its bytes); the others can be no duplicate, and their digest is ``None`` (their kernels'
+    copies keep the place as the name of their image). The rows lose their shape and place.
+
+    Raises
+    ------
+    OSError, ValueError
+        The file cannot be opened, or no longer holds a payload (it changed since it was measured).
+    """
+    from collections import Counter
+
+    from ._size import _digest
+    from ._source import _open
+
+    placed = [row for row in out.payloads if len(row) > 4]
+    shapes = Counter((row[4][0], row[4][1], row[1]) for row in placed)
+    named: dict[str, str] = {}
+    src = None
+    for row in placed:
+        length, compression, offset = row.pop()
+        if row[0][0] != "@":
+            continue
+        if shapes[length, compression, row[1]] < 2:
+            row[0] = None
+            continue
+        src = src or _open(source)
+        if offset + length > len(src):
+            raise ValueError(f"the payload at {offset:#x} ends past the file's {len(src)} bytes (changed since read)")
+        src.check(offset + length, offset)
+        named[row[0]] = _digest(src.view[offset : offset + length], compression)
+        row[0] = named[row[0]]
+    if named:
+        out.copies = [(key, kernel, crc, named.get(image, image), own) for key, kernel, crc, image, own in out.copies]
