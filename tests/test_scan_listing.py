@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from cuda_fatbin import Arch, _forked, _inputs, _scan, _walk, build_fatbin, scan
+from cuda_fatbin import Arch, _forked, _inputs, _owners, _scan, _walk, build_fatbin, scan
 from cuda_fatbin._archive import NESTED
 
 from fatbin_testing import run_tool
@@ -347,7 +347,7 @@ def test_only_dist_info_folders_of_the_tree_own_files(fatbin, tmp_path):
 def test_no_record_is_read_when_there_is_no_binary_to_own(tmp_path, monkeypatch):
     install(tmp_path, "a-1.0.dist-info", b"Name: a\nVersion: 1.0\n", b"a/x,,\n", {"a/x": b"text"})
     read: list[str] = []
-    monkeypatch.setattr(_scan, "_installed", lambda folder: read.append(folder) or iter(()))
+    monkeypatch.setattr(_owners, "_installed", lambda folder: read.append(folder) or iter(()))
     assert scan([tmp_path], gpus="80", max_workers=1).binaries == [] and read == []
 
 
@@ -356,10 +356,10 @@ def test_default_paths_are_purelib_platlib_then_sites_existing_ones_once(tmp_pat
     for p in (a, b, c):
         p.mkdir()
     monkeypatch.setattr(sysconfig, "get_paths", lambda: {"purelib": str(a), "platlib": str(b), "data": str(c)})
-    monkeypatch.setattr(_scan.site, "getsitepackages", lambda: [str(c), str(a), str(tmp_path / "gone")])
-    assert _scan.default_paths() == [str(a), str(b), str(c)]
-    monkeypatch.delattr(_scan.site, "getsitepackages")  # old virtualenv's site.py has none
-    assert _scan.default_paths() == [str(a), str(b)]
+    monkeypatch.setattr(_inputs.site, "getsitepackages", lambda: [str(c), str(a), str(tmp_path / "gone")])
+    assert _inputs.default_paths() == [str(a), str(b), str(c)]
+    monkeypatch.delattr(_inputs.site, "getsitepackages")  # old virtualenv's site.py has none
+    assert _inputs.default_paths() == [str(a), str(b)]
 
 
 # --- the processes -----------------------------------------------------------------------------------------------

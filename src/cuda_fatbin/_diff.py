@@ -3,7 +3,7 @@
 """What a build lost against the last one: ``cuda-fatbin diff OLD NEW``.
 
 :func:`diff` reads both sides as :func:`~cuda_fatbin.scan` reads its inputs (files, folders, wheels, conda
-packages, images, environments: ``_scan._inputs_of``, the reader and ``_jobs.fan_out``, both sides in one
+packages, images, environments: ``_inputs._inputs_of``, the reader and ``_jobs.fan_out``, both sides in one
 fan-out), pairs the binaries of OLD with those of NEW by their name within their distribution, and says per
 pair what changed: SASS and PTX archs, per-GPU statuses, kernels, device bytes. Coverage is lost when a GPU
 covered before (under the policy: ``_policy``) is not covered after, when a binary that had device code is
@@ -21,10 +21,12 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ._arch import Arch
+from ._inputs import _inputs_of
 from ._kernels import demangle_all, entry_kernels
 from ._nvidia import gpu_list, gpu_names
+from ._owners import _attribute, normalize
 from ._policy import Policy
-from ._scan import BinaryReport, _attribute, _died, _inputs_of, _scan_job, normalize
+from ._scan import BinaryReport, _died, _scan_job
 from ._select import parse_driver
 
 TYPE_CHECKING = False

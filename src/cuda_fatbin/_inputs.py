@@ -17,6 +17,7 @@ import contextlib
 import errno
 import mmap
 import os
+import site
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -244,3 +245,42 @@ def _opened(path: str, listed_as: tuple[int, int], follow: bool) -> Iterator[str
             yield mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
     finally:
         os.close(fd)
+
+
+def _stamp(source: str | bytes | mmap.mmap) -> tuple[int, ...]:
+    """What tells the bytes of an open file (``_opened``'s source) from those it held before: its size and its
+    modification and change times (a file rewritten in place keeps its inode, not its times)."""
+    if isinstance(source, str):
+        st = os.stat(source)
+        return st.st_size, st.st_mtime_ns, st.st_ctime_ns
+    return (len(source),)
+
+
+def default_paths() -> list[str]:
+    """This Python environment's site-packages directories (``sysconfig`` and ``site``), existing ones once."""
+    import sysconfig  # (site is imported by the interpreter's start; this is not): only where no path is given
+
+    found = [sysconfig.get_paths().get(k) for k in ("purelib", "platlib")]
+    found += site.getsitepackages() if hasattr(site, "getsitepackages") else []
+    out, seen = [], set()
+    for p in found:
+        if p and os.path.isdir(p) and os.path.realpath(p) not in seen:
+            seen.add(os.path.realpath(p))
+            out.append(p)
+    return out
+
+
+def _inputs_of(
+    paths: Iterable[str | os.PathLike[str]] | None, max_workers: int | None, caller: str
+) -> tuple[list[str], _Listing, list[_Item], int]:
+    """The roots, listing, items (largest first: a pool's tail holds small files) and worker count of a
+    ``scan`` or ``size`` call, its misuse refused alike."""
+    if max_workers is not None and (not isinstance(max_workers, int) or isinstance(max_workers, bool)
+                                    or max_workers < 1):  # fmt: skip
+        raise ValueError(f"max_workers must be a positive int; got {max_workers!r}")
+    if isinstance(paths, (str, bytes, os.PathLike)):  # iterated, a path would be its characters: "/" first
+        raise TypeError(f"paths must be a list of paths; got one path: {caller}([{os.fspath(paths)!r}], ...)")
+    roots = [os.fspath(p) for p in paths] if paths is not None else default_paths()
+    listing = _list_inputs(roots)
+    items = sorted(listing.items, key=lambda c: -c.size)
+    return roots, listing, items, max_workers or os.cpu_count() or 1

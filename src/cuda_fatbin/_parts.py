@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import collections
 import errno
-import os
 from dataclasses import dataclass, field
 
 from ._arch import Arch
 from ._gate import _named, _registered
-from ._inputs import _error, _Item, _opened
+from ._inputs import _error, _Item, _opened, _stamp
 from ._nvidia import support_gap
 from ._policy import Policy
 from ._reader import SearchPart, iter_fatbins, iter_part, search_sizes
@@ -30,7 +29,6 @@ from ._select import _classes, _signature, driver_needs, judge_classes, judge_ow
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import mmap
     from collections.abc import Callable
     from typing import Any
 
@@ -246,15 +244,6 @@ def run_part(job: PartItem, gpus: list[Arch], driver: DriverSpec) -> PartResult:
     except (OSError, ValueError, MemoryError, RecursionError) as exc:
         out.error = _error(exc)
     return out
-
-
-def _stamp(source: str | bytes | mmap.mmap) -> tuple[int, ...]:
-    """What tells the bytes of an open file (``_opened``'s source) from those it held before: its size and its
-    modification and change times (a file rewritten in place keeps its inode, not its times)."""
-    if isinstance(source, str):
-        st = os.stat(source)
-        return st.st_size, st.st_mtime_ns, st.st_ctime_ns
-    return (len(source),)
 
 
 def agree(results: list[PartResult]) -> bool:

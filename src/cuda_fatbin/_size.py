@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 
 from ._archive import SEPARATOR
 from ._container import _trim_elf
-from ._inputs import _HEAD, _error, _is_binary, _Item, _opened
+from ._inputs import _HEAD, _error, _inputs_of, _is_binary, _Item, _opened
 from ._jobs import fan_out
+from ._owners import _attribute
 from ._packages import read_package
 from ._reader import iter_fatbins
-from ._scan import _attribute, _inputs_of
 from ._size_sass import CATEGORIES, _sass, _tables
 from ._size_split import helpers_for, measure_parts, measure_split, settle
 from ._size_whatif import (

@@ -126,9 +126,9 @@ def measure_parts(out: BinarySize, path: str, recompress: str | None, cut: _Cut,
     as data cut in parts (``_reader.SearchPart``: the file's sections, then ``_PARTS`` parts per process), each
     searched and measured by whichever process takes it first, this one or ``helpers`` forked ones. False, with
     ``out`` untouched, when the parts do not give what one search gives (``_parts.agree``), or one failed, or the
-    file changed while they were read (its size and times: ``_parts._stamp``): the caller then reads the file
+    file changed while they were read (its size and times: ``_inputs._stamp``): the caller then reads the file
     whole, which gives the same report (and its error)."""
-    from ._parts import PartResult, _stamp, agree
+    from ._inputs import _stamp
     from ._size import BinarySize
     from ._size_whatif import _removal
 
@@ -148,6 +148,8 @@ def measure_parts(out: BinarySize, path: str, recompress: str | None, cut: _Cut,
         os.close(units_w)
         units_w = -1
         _start(children, helpers, (), lambda: _units(units_r, path, recompress, removed, parts))
+        from ._parts import PartResult, agree  # (with scan's judging: imported while the helpers work)
+
         marks, mine, infos = _units(units_r, path, recompress, removed, parts)
         got = [(marks, mine)]
         while children:
