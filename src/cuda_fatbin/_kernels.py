@@ -236,12 +236,13 @@ def entry_kernels(entry: FatbinEntry) -> list[str]:
 
 #: The child process that demangles: its address space and time are capped (see :func:`demangle_all`)
 _CHILD = """
-import sys
+import os, sys
 try:
     import resource
     resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[1]), int(sys.argv[1])))
 except (ImportError, ValueError, OSError):
     pass
+sys.path[:0] = sys.argv[3:]
 import cpp_demangle
 out = []
 for name in sys.stdin.buffer.read().split(b"\\0"):
@@ -251,6 +252,8 @@ for name in sys.stdin.buffer.read().split(b"\\0"):
         text = ""
     out.append(text.encode("utf-8", "backslashreplace") if len(text) <= int(sys.argv[2]) else b"")
 sys.stdout.buffer.write(b"\\0".join(out))
+sys.stdout.buffer.flush()
+os._exit(0)
 """
 #: Limits of one demangling child: address space, seconds; and of one :func:`demangle_all` call
 CHILD_MEMORY = 128 << 20
@@ -261,9 +264,21 @@ MAX_DEMANGLED = 65536
 
 
 def _available() -> bool:
-    import importlib.util
+    return _where() is not None
 
-    return importlib.util.find_spec("cpp_demangle") is not None
+
+def _where() -> list[str] | None:
+    """Where ``cpp_demangle`` is imported from (the folder to put on the child's path), ``[]`` where that cannot
+    be told (the child then starts with the site's paths), None where it is not installed."""
+    import importlib.util
+    import os
+
+    spec = importlib.util.find_spec("cpp_demangle")
+    if spec is None:
+        return None
+    if spec.submodule_search_locations or not spec.origin or not os.path.isabs(spec.origin):
+        return []  # a package or an unusual loader: found as this process finds it
+    return [os.path.dirname(spec.origin)]
 
 
 def demangle_all(names: Iterable[str]) -> dict[str, str]:
@@ -330,9 +345,14 @@ def stop_demangler() -> None:
 
 
 def _child() -> subprocess.Popen[bytes]:
+    """The demangling child: where ``cpp_demangle``'s folder is known, an isolated interpreter (``-I``: no
+    environment variable or user folder shapes what it imports) without the site's start-up (``-S``) given that
+    folder; it exits as soon as it has written its answer (``os._exit``: nothing left to tear down)."""
     import subprocess
 
-    cmd = [sys.executable, "-c", _CHILD, str(CHILD_MEMORY), str(MAX_DEMANGLED)]
+    where = _where() or []
+    flags = ["-I", "-S"] if where else []
+    cmd = [sys.executable, *flags, "-c", _CHILD, str(CHILD_MEMORY), str(MAX_DEMANGLED), *where]
     return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
 
 
