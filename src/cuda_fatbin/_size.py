@@ -513,6 +513,9 @@ class SizeReport:
 
     def totals(self) -> dict[str, Any]:
         """Sums over every binary: file, device, host, container overhead, sections, SASS categories, projected."""
+        return self._totals(self.duplicates(), self.kernel_duplicates())
+
+    def _totals(self, duplicates: list[dict[str, Any]], kernel_duplicates: list[dict[str, Any]]) -> dict[str, Any]:
         ok = self._with_code()
         cats = dict.fromkeys(CATEGORIES, 0)
         sections = dict.fromkeys(_SECTIONS, 0)
@@ -527,8 +530,8 @@ class SizeReport:
                 "host_bytes": file_bytes - device, "overhead_bytes": sum(b.overhead for b in ok),
                 "sections": sections, "sass_categories": cats,
                 "unparsed_images": sum(b.unparsed for b in ok),
-                "duplicate_bytes": sum(d["wasted_bytes"] for d in self.duplicates()),
-                "kernel_duplicate_bytes": sum(d["wasted_bytes"] for d in self.kernel_duplicates()),
+                "duplicate_bytes": sum(d["wasted_bytes"] for d in duplicates),
+                "kernel_duplicate_bytes": sum(d["wasted_bytes"] for d in kernel_duplicates),
                 "projected_bytes": sum(self.projected(b) for b in ok),
                 "left_without_ptx": len(self.left_without_ptx())}  # fmt: skip
 
@@ -542,12 +545,13 @@ class SizeReport:
                      "entries": {k: {"entries": n, "stored_bytes": s, "bytes": r}
                                  for k, (n, s, r) in sorted(b.entries.items())}}
                     for b in self.binaries]  # fmt: skip
-        kernels, copies = self.kernels()[:top], self.kernel_duplicates()[:top]
+        dups, all_copies = self.duplicates(), self.kernel_duplicates()  # each once: the totals sum them too
+        kernels, copies = self.kernels()[:top], all_copies[:top]
         demangled(kernels, copies)
         return {"files_read": self.files_read, "unreadable": sum(bool(b.error) for b in self.binaries),
                 "skipped": self.skipped, "drop": self.drop, "keep_ptx_for": self.keep_ptx_for,
-                "recompress": self.recompress, "totals": self.totals(),
-                "by_kind": self.by_kind(), "kernels": kernels, "duplicates": self.duplicates()[:top],
+                "recompress": self.recompress, "totals": self._totals(dups, all_copies),
+                "by_kind": self.by_kind(), "kernels": kernels, "duplicates": dups[:top],
                 "kernel_duplicates": copies, "distributions": self.distributions(), "binaries": binaries}  # fmt: skip
 
 
