@@ -53,7 +53,7 @@ _BATCH = 4  # records a helper takes at a time: small, so that all end together
 #: fatbin that a pending record stands for before they are written anyway (so that large ones go at once)
 _RECORDS_AT_ONCE, _FLUSH = 16, 256 << 10
 #: Parts of the search per process (more than one: the parts that hold many fatbins take longer)
-_PARTS = 4
+_PARTS = 8
 _UNIT = struct.Struct("<I")  # a unit of work of measure_parts (read one at a time: whole, under PIPE_BUF)
 #: What a helper sends of its ``BinarySize`` (with ``marshal``: plain values, no code)
 _SUMS = ("device_bytes", "sections", "overhead", "entries", "categories", "kernels", "copies", "payloads", "unparsed")
