@@ -91,23 +91,34 @@ def _sass(
     held, whole = 0, len(data)
     ranges = set()  # the (offset, size) of the sections counted
     budget = 8 * len(table) + (1 << 20)  # the work long names cost: linear in the image, however they overlap
+    named = known.get
     for name_off, typ, offset, size in rows:
-        if typ == SHT_NOBITS or size == 0 or (offset, size) in ranges:
-            continue  # a second name for bytes counted (.nv.merc.nv.global.init is .nv.global.init): counted once
-        ranges.add((offset, size))
+        if typ == SHT_NOBITS or not size:
+            continue
+        place = (offset, size)
+        if place in ranges:  # a second name for bytes counted (.nv.merc.nv.global.init is .nv.global.init): once
+            continue
+        ranges.add(place)
         held += size
         if held > whole:  # sections that overlap otherwise (real ones do not): each would be counted and read
             return (("other", len(data)),), (), 1
-        category, kernel, suffixes, cost = known.get(name_off) or _name_info(table, name_off, known)
-        budget -= cost
-        if budget < 0:  # names that overlap far beyond their table (real ones are stored once each): forged
-            return (("other", len(data)),), (), 1
-        cats[category] = cats.get(category, 0) + size
+        category, kernel, suffixes, cost = named(name_off) or _name_info(table, name_off, known)
+        if cost:
+            budget -= cost
+            if budget < 0:  # names that overlap far beyond their table (real ones are stored once each): forged
+                return (("other", len(data)),), (), 1
+        if category in cats:
+            cats[category] += size
+        else:
+            cats[category] = size
         if kernel is not None:
-            row = kernels.setdefault(kernel, [0, 0, 0])
-            row[0] += size
-            row[1] += size
-            row[2] = zlib.crc32(data[offset : offset + size], row[2])
+            row = kernels.get(kernel)
+            if row is None:
+                kernels[kernel] = [size, size, zlib.crc32(data[offset : offset + size])]
+            else:
+                row[0] += size
+                row[1] += size
+                row[2] = zlib.crc32(data[offset : offset + size], row[2])
         elif suffixes:
             owned.append((suffixes, size))
     cats["headers"] = cats.get("headers", 0) + max(0, len(data) - held)
