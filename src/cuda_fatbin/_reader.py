@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator, Sequence
 from ._container import _ENTRY_SIZE, MAX_EXPANSION, Fatbin, FatbinEntry, _extent, _parse, _standalone
 from ._detect import FATBIN_MAGIC
 from ._elf import ELF_MAGIC, EM_CUDA, SHT_NOBITS, ElfFormatError, read_header, section_headers, section_namer
-from ._source import _WINDOW, MAX_STREAM, FatbinFormatError, _Data, _open
+from ._source import _RELEASE, MAX_STREAM, FatbinFormatError, _Data, _open
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time: benchmarks/bench_cli.py)
 if TYPE_CHECKING:
@@ -424,7 +424,7 @@ def _scan(
             if view[pos : pos + 4] != FATBIN_MAGIC or pos + 4 > limit:
                 near = bytes(view[pos : min(pos + _NEAR, limit)]).find(FATBIN_MAGIC)
                 pos = pos + near if near >= 0 else src.find(FATBIN_MAGIC, pos, limit)
-                if pos - window > _WINDOW or pos < 0:  # searched bytes are not kept: memory stays bounded
+                if pos - window > _RELEASE or pos < 0:  # searched bytes are not kept: memory stays bounded
                     src.release(window, pos if pos >= 0 else limit)
                     window = pos
                 if pos < 0:
