@@ -542,12 +542,26 @@ def _parse(
         entry, stride = _parse_entry(src, pos, end, strict, texts)
         entries.append(entry)
         pos += stride
+    return _assembled(src, entries, texts, start, end, version, section, relocatable)
+
+
+def _assembled(src: _Data, entries: list[FatbinEntry], texts: list[tuple[FatbinEntry, str, int, int]], start: int,
+               end: int, version: int, section: str | None, relocatable: bool = False) -> Fatbin:  # fmt: skip
+    """The :class:`Fatbin` of checked ``entries``, their strings (``texts``) read now that all is valid."""
+    buf = src.view
     for entry, field, begin, length in texts:  # strings lie in their headers, headers tile the fatbin: linear
         entry.__dict__[field] = bytes(buf[begin : begin + length]).decode("utf-8", "replace")  # as _text
     fatbin = Fatbin.__new__(Fatbin)  # as Fatbin(...) makes it, without the keyword call
     fatbin.__dict__.update(entries=tuple(entries), offset=start, size=end - start, version=version, section=section,
                            standalone=False, relocatable=relocatable, embedded=False)  # fmt: skip
     return fatbin
+
+
+#: An entry header as :func:`_entry_header` checked it: its offset, kind, SM, version (major, minor), flags, header
+#: and payload sizes, compressed and decompressed sizes, compression, identifier (file offset or 0, length), options
+#: (offset and length in the header, or None) and the raw options field (a concatenated entry's member table).
+if TYPE_CHECKING:
+    _Row = tuple[int, int, int, int, int, int, int, int, int, int, str, int, int, tuple[int, int] | None, int]
 
 
 def _string(entry_start: int, off: int, length: int, limit: int, what: str) -> int:
@@ -593,6 +607,17 @@ def _parse_entry(
     src: _Data, pos: int, end: int, strict: bool, texts: list[tuple[FatbinEntry, str, int, int]]
 ) -> tuple[FatbinEntry, int]:
     """One entry header at ``pos``; its strings are checked and appended to ``texts``, not read."""
+    row = _entry_header(src, pos, end, strict)
+    entry = _entry_of(src, row, texts)
+    if row[1] == 0x100:
+        header_end = pos + row[6]
+        entry.__dict__["members"] = _parse_members(src, pos, row[14], header_end, entry, texts)
+    return entry, row[6] + row[7]
+
+
+def _entry_header(src: _Data, pos: int, end: int, strict: bool) -> _Row:
+    """The entry header at ``pos``, unpacked and checked (its strings lie in it, its payload in the fatbin, its sizes
+    agree with its compression): the one home of these checks, for :func:`_parse` and ``_reader._rows``."""
     buf = src.view
     src.headers += 1
     if pos + _ENTRY_SIZE > end:  # as _u says it; unpacked here directly: a library has tens of thousands of entries
@@ -625,18 +650,24 @@ def _parse_entry(
     else:
         size = usize if compression == "obfuscated" and usize else psize
         csize = 0
+    return (pos, kind, sm, vmajor, vminor, flags, hsize, psize, csize, size, compression, identifier, id_len,
+            options, opt_off)  # fmt: skip
+
+
+def _entry_of(src: _Data, row: _Row, texts: list[tuple[FatbinEntry, str, int, int]]) -> FatbinEntry:
+    """The :class:`FatbinEntry` of a checked header (:func:`_entry_header`; a concatenated entry's members are
+    added by :func:`_parse_entry`); its strings are appended to ``texts``, not read."""
+    pos, kind, sm, vmajor, vminor, flags, hsize, psize, csize, size, compression, identifier, id_len, options, _ = row
     entry = FatbinEntry.__new__(FatbinEntry)  # the fields are known to be right: no check of their names
     state = _entry_base(kind, sm, vmajor, vminor, flags).copy()
-    state.update(compression=compression, stored_size=psize, size=size, offset=pos, _src=src, _payload=header_end,
+    state.update(compression=compression, stored_size=psize, size=size, offset=pos, _src=src, _payload=pos + hsize,
                  _compressed=csize, _stream=[])  # fmt: skip
     _set_state(entry, "__dict__", state)
-    if id_off:
+    if identifier:  # its offset in the file (0: none)
         texts.append((entry, "identifier", identifier, id_len))
     if options is not None:
         texts.append((entry, "options", pos + options[0], options[1]))
-    if kind == 0x100:
-        state["members"] = _parse_members(src, pos, opt_off, header_end, entry, texts)
-    return entry, hsize + psize
+    return entry
 
 
 def _parse_members(

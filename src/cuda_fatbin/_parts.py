@@ -20,19 +20,31 @@ import errno
 from dataclasses import dataclass, field
 
 from ._arch import Arch
+from ._container import _entry_base
 from ._gate import _named, _registered
 from ._inputs import _error, _Item, _opened, _stamp
 from ._nvidia import support_gap
+from ._payload import UNDECIDED, row_mismatch
 from ._policy import Policy
-from ._reader import SearchPart, iter_fatbins, iter_part, search_sizes
-from ._select import _classes, _signature, driver_needs, judge_classes, judge_own, parse_driver, with_stored
+from ._reader import SearchPart, iter_fatbins, iter_part, iter_part_rows, search_sizes, stored_fatbin
+from ._select import (
+    _classes,
+    _mismatches,
+    _signature,
+    driver_needs,
+    judge_classes,
+    judge_own,
+    parse_driver,
+    with_stored,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from ._reader import Fatbin
+    from ._container import _Row
+    from ._reader import Fatbin, Stored
     from ._scan import BinaryReport
     from ._select import DriverSpec, _Own
 
@@ -62,18 +74,23 @@ class _Tally:
         self.fatbins.update(other.fatbins)
 
 
-def _tally(fatbins: list[Fatbin], signatures: list[tuple[object, ...]] | None = None) -> _Tally:
+def _tally(
+    fatbins: list[Any],
+    signatures: list[tuple[object, ...]] | None = None,
+    made: Callable[[Any], Fatbin] | None = None,
+) -> _Tally:
     """The tally of ``fatbins``, counted by signature first (``_select._signature``, or given in ``signatures``:
     fatbins of one signature have the same entries, compressions and kind) and weighed by one fatbin of each: a
     library holds 24,454 fatbins of a few dozen signatures (``driver_needs`` reads only kind, version, compression
-    and concatenation: all in the key)."""
+    and concatenation: all in the key). Items that are not :class:`Fatbin` (a part's fatbins as found:
+    ``_reader.Stored``) are ``made`` into one, one per signature."""
     if signatures is None:
         signatures = [_signature(fb) for fb in fatbins]
     out = _Tally()
     one_of = dict(zip(signatures, fatbins, strict=True))
     examples: dict[tuple[Any, ...], Any] = {}
     for signature, n in collections.Counter(signatures).items():
-        fb = one_of[signature]
+        fb = one_of[signature] if made is None else made(one_of[signature])
         for e in fb.iter_entries():
             key = (e.kind, e.arch, e.sm, e.version, e.compression, e.concatenated)
             out.fields[key] += n
@@ -197,14 +214,16 @@ def _part_count(sizes: tuple[int, int], workers: int) -> int:
 
 
 def _search(path: str, identity: tuple[int, int], follow: bool, out: PartResult, parts: int,
-            relocatable: bool | None = True) -> list[Fatbin]:  # fmt: skip
-    """The fatbins part ``out.part`` of ``parts`` of the search of a file finds; ``out`` gets where it began and
-    ended and the file's stamp. Raises as the reader does, and OSError for a file that changed meanwhile."""
+            relocatable: bool | None = True, lean: bool = False) -> list[Any]:  # fmt: skip
+    """The fatbins part ``out.part`` of ``parts`` of the search of a file finds (with ``lean``, as found:
+    ``_reader.iter_part_rows``); ``out`` gets where it began and ended and the file's stamp. Raises as the reader
+    does, and OSError for a file that changed meanwhile."""
     part = SearchPart(out.part, parts)
     try:
         with _opened(path, identity, follow) as source:
             out.stamp = _stamp(source)
-            fatbins = list(iter_part(source, part, relocatable=relocatable))
+            search = iter_part_rows if lean else iter_part
+            fatbins = list(search(source, part, relocatable=relocatable))
             if _stamp(source) != out.stamp:
                 raise OSError(errno.EIO, "the file changed while it was read", path)
     finally:
@@ -232,15 +251,58 @@ def _others(
     return others
 
 
+#: :func:`_row_signature`'s part of each distinct entry header (kind, SM, version, flags): bounded, emptied at 4096
+_ROW_KEYS: dict[tuple[int, ...], tuple[object, ...]] = {}
+
+
+def _row_signature(rows: list[_Row]) -> tuple[object, ...]:
+    """``_select._signature`` of the fatbin stored as data whose entry headers (none concatenated) are ``rows``
+    (``_reader._rows``), read from them: the fields its entries would get come from the same function
+    (``_container._entry_base``)."""
+    keys = []
+    for row in rows:
+        raw = row[1:6]  # kind, SM, version (major, minor), flags: what the entry's fields are made of
+        key = _ROW_KEYS.get(raw)
+        if key is None:
+            if len(_ROW_KEYS) >= 4096:
+                _ROW_KEYS.clear()
+            base = _entry_base(*raw)
+            a: Arch | None = base["arch"]  # type: ignore[assignment]
+            key = _ROW_KEYS[raw] = (base["kind"], row[2], base["version"], row[10], a and (a.major, a.minor, a.suffix))
+        keys.append(key)
+    if len(keys) == 1:
+        return (False, True, *keys[0])
+    return (False, True, tuple(row[10] for row in rows), *((*key, False) for key in keys))
+
+
+def _stored_mismatches(found: Stored, read: tuple[int, ...]) -> tuple[object, ...]:
+    """``_select._mismatches`` of a fatbin as a part's search found it (``_reader.Stored``), read from its entry
+    headers (``_payload.row_mismatch``) where their first bytes tell, else from the :class:`Fatbin` made of it."""
+    if not read:
+        return ()
+    src, rows = found[0], found[4]
+    if not isinstance(rows, list):
+        return _mismatches(rows, read)
+    said = []
+    for i in read:
+        verdict = row_mismatch(src, rows[i])
+        if verdict is UNDECIDED:
+            return _mismatches(stored_fatbin(found), read)
+        said.append(verdict)
+    return tuple(said)
+
+
 def run_part(job: PartItem, gpus: list[Arch], driver: DriverSpec) -> PartResult:
     """Search and judge one part (in a worker); never raises for what it reads (``error`` says what failed)."""
     out = PartResult(job.part)
     try:
-        fatbins = _search(job.item.path, job.item.identity, job.item.follow, out, job.parts)
+        found = _search(job.item.path, job.item.identity, job.item.follow, out, job.parts, lean=True)
         cuda = parse_driver(driver)
-        signatures = [_signature(fb) for fb in fatbins]  # once for both
-        out.classes = _classes(fatbins, [gpu for gpu in gpus if support_gap(gpu, cuda) is None], driver, signatures)
-        out.tally = _tally(fatbins, signatures)
+        # once for both; a fatbin's objects are made only where it is judged or counted for its signature
+        signatures = [_row_signature(f[4]) if type(f[4]) is list else _signature(f[4]) for f in found]
+        runs = [gpu for gpu in gpus if support_gap(gpu, cuda) is None]
+        out.classes = _classes(found, runs, driver, signatures, _stored_mismatches, stored_fatbin)
+        out.tally = _tally(found, signatures, stored_fatbin)
     except (OSError, ValueError, MemoryError, RecursionError) as exc:
         out.error = _error(exc)
     return out

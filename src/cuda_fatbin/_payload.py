@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 from ._arch import Arch
-from ._container import FatbinEntry, _arch_of
+from ._container import FatbinEntry, _arch_of, _entry_base
 from ._detect import flags_sm, ptx_target
 from ._elf import ELF_MAGIC, EM_CUDA, ElfFormatError, read_header
 from ._source import FatbinFormatError
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any
 
+    from ._container import _Row
     from ._source import _Data
 
 __all__ = ["lz4_prefix", "mismatch", "prefixes", "ptx_target_of"]
@@ -218,15 +219,20 @@ def _lz4_head(entry: FatbinEntry, src: _Data, want: int) -> bytes | None:
     FatbinFormatError
         The whole payload was read and does not decode.
     """
-    start = entry._payload
-    raw_end = start + entry._compressed
+    return _lz4_head_at(src, entry._payload, entry._compressed, entry.kind, entry.offset, want)
+
+
+def _lz4_head_at(src: _Data, start: int, compressed: int, kind: str, offset: int, want: int) -> bytes | None:
+    """:func:`_lz4_head` of the ``compressed`` bytes at ``start`` of an entry of ``kind`` whose header is at
+    ``offset``."""
+    raw_end = start + compressed
     stop = min(raw_end, start + 2 * want + 64)  # ample input for ``want`` bytes out
     try:
         raw = src.read(start, stop)
-        head = _lz4_first(raw) if want == _FIRST and entry.kind == "ptx" else lz4_prefix(raw, want)
+        head = _lz4_first(raw) if want == _FIRST and kind == "ptx" else lz4_prefix(raw, want)
     except ValueError as e:
         if stop == raw_end:
-            raise FatbinFormatError(f"lz4 payload does not decompress: {e}", entry.offset) from None
+            raise FatbinFormatError(f"lz4 payload does not decompress: {e}", offset) from None
         return None
     return head if len(head) == want else None
 
@@ -310,7 +316,12 @@ def _ptx(head: bytes, whole: bool) -> object:
 
 def _verdict(entry: FatbinEntry, arch: Arch, head: bytes, whole: bool) -> object:
     """The mismatch that ``head`` shows (a string or ``None``), or ``_UNDECIDED``."""
-    if entry.kind == "ptx":
+    return _verdict_of(entry.kind, arch, head, whole)
+
+
+def _verdict_of(kind: str, arch: Arch, head: bytes, whole: bool) -> object:
+    """:func:`_verdict` of an entry of ``kind``."""
+    if kind == "ptx":
         if head[:4] == ELF_MAGIC:
             return f"a PTX header ({arch.compute}) around an ELF image"
         target = _ptx(head, whole)
@@ -386,6 +397,34 @@ def mismatch(entry: FatbinEntry) -> str | None:
     except (FatbinFormatError, ImportError):  # unreadable, or lz4/zstandard not installed
         return None
     return None
+
+
+def row_mismatch(src: _Data, row: _Row) -> object:
+    """:func:`mismatch` of the entry ``_container._entry_of`` makes of ``row`` (a header that ``_reader._rows``
+    checked, not a concatenated one), from its first bytes, without making it, where
+    they tell it as they tell :func:`mismatch`: an LZ4 payload's first 64 bytes, the ELF header of one stored
+    uncompressed in a mapped file. Else :data:`UNDECIDED`: make the entry and ask it (a part's thousands of fatbins
+    stored as data are judged by their headers, their objects made for a few)."""
+    pos, kind, sm, vmajor, vminor, flags, hsize, psize, csize, size, compression = row[:11]
+    base = _entry_base(kind, sm, vmajor, vminor, flags)
+    name, arch = base["kind"], base["arch"]
+    if (name != "elf" and name != "ptx") or arch is None:
+        return None
+    try:
+        if compression == "lz4" and size > _FIRST:
+            head = _lz4_head_at(src, pos + hsize, csize, name, pos, _FIRST)
+            return _UNDECIDED if head is None else _verdict_of(name, arch, head, False)  # type: ignore[arg-type]
+        if compression == "none" and src.fd is not None and name == "elf":
+            head = src.read(pos + hsize, pos + hsize + min(psize, 64))
+            if head[:4] == ELF_MAGIC:  # as _mismatch_in_place reads it
+                return _verdict_of(name, arch, head, psize <= 64)  # type: ignore[arg-type]
+    except FatbinFormatError:  # as mismatch() says it: unreadable, no verdict
+        return None
+    return _UNDECIDED
+
+
+#: What :func:`row_mismatch` gives where an entry's first bytes do not tell.
+UNDECIDED = _UNDECIDED
 
 
 def _in_file(entry: FatbinEntry) -> bool:

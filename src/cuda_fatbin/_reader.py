@@ -29,18 +29,34 @@ from __future__ import annotations
 
 import bisect
 import collections
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 
-from ._container import _ENTRY_SIZE, MAX_EXPANSION, Fatbin, FatbinEntry, _extent, _parse, _standalone
+from ._container import (
+    _ENTRY_SIZE,
+    MAX_EXPANSION,
+    Fatbin,
+    FatbinEntry,
+    _assembled,
+    _entry_header,
+    _entry_of,
+    _extent,
+    _parse,
+    _standalone,
+)
 from ._detect import FATBIN_MAGIC
 from ._elf import ELF_MAGIC, EM_CUDA, SHT_NOBITS, ElfFormatError, read_header, section_headers, section_namer
 from ._source import _RELEASE, MAX_STREAM, FatbinFormatError, _Data, _open
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time: benchmarks/bench_cli.py)
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, TypeAlias
 
+    from ._container import _Row
     from ._source import Source as Source
+
+    #: A fatbin stored as data as :func:`iter_part_rows` finds it: the data, its start, end, section, and its entry
+    #: headers (:func:`_rows`; a :class:`Fatbin` for one with a concatenated entry, made whole).
+    Stored: TypeAlias = "tuple[_Data, int, int, str | None, list[_Row] | Fatbin]"
 
 __all__ = ["MAX_EXPANSION", "MAX_STREAM", "Fatbin", "FatbinEntry", "FatbinFormatError", "iter_fatbins", "read_fatbin"]
 for _public in (Fatbin, FatbinEntry, FatbinFormatError):  # defined in the layers below; tracebacks and pickles name
@@ -166,9 +182,10 @@ def iter_fatbins(source: Source, *, embedded: bool = False, relocatable: bool | 
 
 
 def _elf_fatbins(
-    src: _Data, embedded: bool, relocatable: bool | None, part: SearchPart | None = None
-) -> Iterator[Fatbin]:
-    """:func:`iter_fatbins` of an ELF file; with ``part``, only the fatbins stored as data that part's search yields."""
+    src: _Data, embedded: bool, relocatable: bool | None, part: SearchPart | None = None, lean: bool = False
+) -> Iterator[Any]:
+    """:func:`iter_fatbins` of an ELF file; with ``part``, only the fatbins stored as data that part's search yields
+    (with ``lean``, as :func:`iter_part_rows` gives them)."""
     try:
         header = read_header(src.view)
         if header.machine == EM_CUDA:
@@ -202,7 +219,41 @@ def _elf_fatbins(
     if embedded or part is not None:
         ranges = [(offset, offset + size, name_off) for offset, size, typ, name_off in sections
                   if typ != SHT_NOBITS and size]  # fmt: skip
-        yield from _scan(src, ranges, seen, names, part)
+        yield from _scan(src, ranges, seen, names, part, lean)
+
+
+def _rows(src: _Data, start: int, limit: int) -> tuple[int, list[_Row]] | Fatbin:
+    """A fatbin stored as data at ``start``, checked as ``_parse(..., strict=True)`` checks it (the same functions,
+    which raise the same errors and count the same headers) without making its objects: where it ends and its entry
+    headers (:func:`_fatbin_of_rows` makes the :class:`Fatbin` ``_parse`` gives). One with a concatenated entry is
+    made by ``_parse`` itself (its members are checked as they are made)."""
+    _version, header_size, end = _extent(src.view, start, limit, True)
+    headers = src.headers
+    rows = []
+    pos = start + header_size
+    while pos < end:
+        row = _entry_header(src, pos, end, True)
+        if row[1] == 0x100:
+            src.headers = headers  # counted once, by _parse
+            return _parse(src, start, limit, None, strict=True)
+        rows.append(row)
+        pos += row[6] + row[7]
+    return end, rows
+
+
+def _fatbin_of_rows(src: _Data, start: int, end: int, rows: list[_Row], section: str | None) -> Fatbin:
+    """The :class:`Fatbin` that ``_parse(src, start, ..., section, strict=True)`` makes of the fatbin :func:`_rows`
+    gave ``rows`` of (with no concatenated entry).
+
+    Raises
+    ------
+    FatbinFormatError
+        The file shrank since (its strings are read now).
+    """
+    src.check(end, start)
+    texts: list[tuple[FatbinEntry, str, int, int]] = []
+    entries = [_entry_of(src, row, texts) for row in rows]
+    return _assembled(src, entries, texts, start, end, 1, section)
 
 
 class SearchPart:
@@ -271,6 +322,37 @@ def iter_part(source: Source, part: SearchPart, *, relocatable: bool | None = Tr
     if bytes(src.view[:4]) != ELF_MAGIC:
         raise FatbinFormatError("only an ELF file is searched in parts", 0)
     yield from _elf_fatbins(src, True, relocatable, part)
+
+
+def iter_part_rows(source: Source, part: SearchPart, *, relocatable: bool | None = True) -> Iterator[Stored]:
+    """:func:`iter_part`'s fatbins, as found (:data:`Stored`): checked as strictly, no objects made. A part judges
+    thousands of fatbins by their headers and makes the :class:`Fatbin` of a few (:func:`stored_fatbin`).
+
+    Raises
+    ------
+    FatbinFormatError
+        As :func:`iter_part`.
+    """
+    src = _open(source)
+    if bytes(src.view[:4]) != ELF_MAGIC:
+        raise FatbinFormatError("only an ELF file is searched in parts", 0)
+    yield from _elf_fatbins(src, True, relocatable, part, lean=True)
+
+
+def stored_fatbin(found: Stored) -> Fatbin:
+    """The :class:`Fatbin` of a fatbin :func:`iter_part_rows` found: the one :func:`iter_part` yields for it.
+
+    Raises
+    ------
+    FatbinFormatError
+        The file shrank since it was searched.
+    """
+    src, start, end, section, rows = found
+    if isinstance(rows, Fatbin):
+        return rows
+    fatbin = _fatbin_of_rows(src, start, end, rows, section)
+    fatbin.__dict__["embedded"] = True
+    return fatbin
 
 
 def _coff_object(src: _Data) -> bool:
@@ -380,94 +462,145 @@ def _scan(
     seen: _Seen,
     names: Callable[[int], str] | None = None,
     part: SearchPart | None = None,
-) -> Iterator[Fatbin]:
+    lean: bool = False,
+) -> Iterator[Any]:
     """Fatbins stored as data in ``ranges`` (start, end, section name offset for ``names``): each searched once
-    (with ``part``, that part of the search: :class:`SearchPart`).
+    (with ``part``, that part of the search: :class:`SearchPart`; with ``lean``, each as :data:`Stored`, its
+    headers checked by :func:`_rows`, no objects made).
 
     A candidate counts only if it parses completely and strictly (see :func:`iter_fatbins`). The entry
     headers read for candidates that fail are bounded by the data size; past that the file is refused.
     """
     budget = len(src) + 4096 * _ENTRY_SIZE  # bytes of headers read for candidates that fail (64 at least each)
-    merged: list[list[Any]] = []  # [start, end, the sections in it]: overlapping sections are searched once
+    merged = _merged(ranges)
+    begin, stop = _slice(merged, part) if part is not None else (0, None)
+    if part is not None:
+        part.budget = budget
+    named: dict[int, str] = {}
+    state = (budget, 0, begin)  # the budget left, the next registered fatbin, where the last fatbin found ends
+    for start, end, sections in merged:
+        if end <= begin:
+            continue
+        if stop is not None and start >= stop:
+            break
+        name_of = _unnamed if names is None else _names_of(sections, names, named)
+        state = yield from _search_run(src, max(start, begin), end, stop, seen, part, lean, name_of, state)
+    if part is not None and stop is not None:
+        part.resume = max(stop, state[2])
+
+
+def _unnamed(start: int, end: int) -> None:
+    return None
+
+
+def _names_of(
+    sections: list[tuple[int, int, int | None]], names: Callable[[int], str], named: dict[int, str]
+) -> Callable[[int, int], str | None]:
+    """The name of the section of each fatbin found in a run of ``sections`` (:func:`_namer`; one section names
+    them all), read once per section (``named``): a section holds thousands of fatbins."""
+    label_of = _namer(sections) if len(sections) > 1 else None
+    only = sections[0][2]
+
+    def name_of(start: int, end: int) -> str | None:
+        label = only if label_of is None else label_of(start, end)
+        if label is None:
+            return None
+        name = named.get(label)
+        if name is None:
+            name = named[label] = names(label)
+        return name
+
+    return name_of
+
+
+def _search_run(
+    src: _Data,
+    pos: int,
+    end: int,
+    stop: int | None,
+    seen: _Seen,
+    part: SearchPart | None,
+    lean: bool,
+    name_of: Callable[[int, int], Any],
+    state: tuple[int, int, int],
+) -> Generator[Any, None, tuple[int, int, int]]:
+    """:func:`_scan`'s search of one run of sections [pos, end), each fatbin found named by ``name_of``: what it
+    finds, and the ``state`` it leaves (the budget left, the next registered fatbin, the end of the last found)."""
+    budget, r, last_end = state
+    view = src.view
+    window = pos
+    # the search moves forward only: the registered fatbins (all claimed before it) are passed in order, and a
+    # fatbin found starts after those found before it (seen.claim's checks, in constant time)
+    reg_starts, reg_ends = seen.runs[0]
+    registered = len(reg_starts)
+    add_start, add_end = seen.runs[1][0].append, seen.runs[1][1].append
+    by_start = seen.by_start
+    mapped = src._mapped
+    size_of = mapped.size if mapped is not None else None
+    # where a magic may be found: in a part, candidates start before the next part's slice
+    limit = end if stop is None else min(end, stop + len(FATBIN_MAGIC) - 1)
+    while True:
+        if size_of is not None and size_of() < end:  # as in _walk: between two yields the file may have been cut
+            src.check(end, pos)  # short (it raises)
+        # fatbins stored back to back: the next one starts where the last ended, or after a few bytes of
+        # alignment. Look there first, in the bytes its header will be parsed from, before the search
+        # reads on (its windows would also read every payload skipped here)
+        if view[pos : pos + 4] != FATBIN_MAGIC or pos + 4 > limit:
+            near = bytes(view[pos : min(pos + _NEAR, limit)]).find(FATBIN_MAGIC)
+            pos = pos + near if near >= 0 else src.find(FATBIN_MAGIC, pos, limit)
+            if pos - window > _RELEASE or pos < 0:  # searched bytes are not kept: memory stays bounded
+                src.release(window, pos if pos >= 0 else limit)
+                window = pos
+            if pos < 0:
+                return budget, r, last_end
+        if r < registered:
+            while r < registered and reg_ends[r] <= pos:
+                r += 1
+            if r < registered and reg_starts[r] <= pos:  # inside a registered fatbin: on after it
+                pos = reg_ends[r]
+                continue
+        read = src.headers
+        try:
+            found = _rows(src, pos, end) if lean else _parse(src, pos, end, None, strict=True)
+        except FatbinFormatError:
+            # what the candidate read: its headers (strings are read only once a fatbin is all valid)
+            budget -= _ENTRY_SIZE * max(1, src.headers - read)
+            if part is not None:
+                part.spent = part.budget - budget
+            if budget < 0:
+                raise FatbinFormatError(
+                    "too many fatbin-like headers that do not parse; the file is refused", pos
+                ) from None
+            pos += 4
+            continue
+        if part is not None and part.first is None:
+            part.first = pos
+        headers_only = type(found) is tuple  # (_rows: where it ends, its entry headers)
+        fatbin_end = found[0] if headers_only else pos + found.size  # type: ignore[index, union-attr]
+        if r < registered and reg_starts[r] < fatbin_end:
+            raise FatbinFormatError(f"the fatbin at {pos:#x} overlaps the one at {reg_starts[r]:#x}", pos)
+        add_start(pos)
+        add_end(fatbin_end)
+        by_start[pos] = fatbin_end
+        name = name_of(pos, fatbin_end)
+        if headers_only:
+            yield src, pos, fatbin_end, name, found[1]  # type: ignore[index]
+        else:
+            found.__dict__.update(section=name, embedded=True)  # made just now, seen by no one else yet
+            yield (src, pos, fatbin_end, name, found) if lean else found
+        pos = last_end = fatbin_end
+
+
+def _merged(ranges: Sequence[tuple[int, int, int | None]]) -> list[list[Any]]:
+    """``ranges`` in runs [start, end, the sections in it]: overlapping sections are searched once."""
+    merged: list[list[Any]] = []
     for sec in sorted(ranges):
         if merged and sec[0] < merged[-1][1]:
             merged[-1][1] = max(merged[-1][1], sec[1])
             merged[-1][2].append(sec)
         else:
             merged.append([sec[0], sec[1], [sec]])
-    begin, stop = _slice(merged, part) if part is not None else (0, None)
-    if part is not None:
-        part.budget = budget
-    named: dict[int, str] = {}
-    view = src.view
-    last_end = begin
-    # the search moves forward only: the registered fatbins (all claimed before it) are passed in order, and a
-    # fatbin found starts after those found before it (seen.claim's checks, in constant time)
-    reg_starts, reg_ends = seen.runs[0]
-    stored_starts, stored_ends = seen.runs[1]
-    r = 0
-    for start, end, parts in merged:
-        if end <= begin:
-            continue
-        if stop is not None and start >= stop:
-            break
-        name_of = _namer(parts)
-        pos = max(start, begin)
-        window = pos
-        # where a magic may be found: in a part, candidates start before the next part's slice
-        limit = end if stop is None else min(end, stop + len(FATBIN_MAGIC) - 1)
-        while True:
-            src.check(end, pos)  # as in _walk: between two yields the file may have been cut short
-            # fatbins stored back to back: the next one starts where the last ended, or after a few bytes of
-            # alignment. Look there first, in the bytes its header will be parsed from, before the search
-            # reads on (its windows would also read every payload skipped here)
-            if view[pos : pos + 4] != FATBIN_MAGIC or pos + 4 > limit:
-                near = bytes(view[pos : min(pos + _NEAR, limit)]).find(FATBIN_MAGIC)
-                pos = pos + near if near >= 0 else src.find(FATBIN_MAGIC, pos, limit)
-                if pos - window > _RELEASE or pos < 0:  # searched bytes are not kept: memory stays bounded
-                    src.release(window, pos if pos >= 0 else limit)
-                    window = pos
-                if pos < 0:
-                    break
-            while r < len(reg_starts) and reg_ends[r] <= pos:
-                r += 1
-            if r < len(reg_starts) and reg_starts[r] <= pos:  # inside a registered fatbin: on after it
-                pos = reg_ends[r]
-                continue
-            read = src.headers
-            try:
-                fatbin = _parse(src, pos, end, None, strict=True)
-            except FatbinFormatError:
-                # what the candidate read: its headers (strings are read only once a fatbin is all valid)
-                budget -= _ENTRY_SIZE * max(1, src.headers - read)
-                if part is not None:
-                    part.spent = part.budget - budget
-                if budget < 0:
-                    raise FatbinFormatError(
-                        "too many fatbin-like headers that do not parse; the file is refused", pos
-                    ) from None
-                pos += 4
-                continue
-            if part is not None and part.first is None:
-                part.first = pos
-            fatbin_end = pos + fatbin.size
-            if r < len(reg_starts) and reg_starts[r] < fatbin_end:
-                raise FatbinFormatError(f"the fatbin at {pos:#x} overlaps the one at {reg_starts[r]:#x}", pos)
-            stored_starts.append(pos)
-            stored_ends.append(fatbin_end)
-            seen.by_start[pos] = fatbin_end
-            label = name_of(pos, fatbin_end)
-            name = None
-            if names is not None and label is not None:
-                name = named.get(label)
-                if name is None:  # a section holds thousands of fatbins: its name is read once
-                    name = named[label] = names(label)
-            fatbin.__dict__.update(section=name, embedded=True)  # made just now, seen by no one else yet
-            yield fatbin
-            pos += fatbin.size
-            last_end = pos
-    if part is not None and stop is not None:
-        part.resume = max(stop, last_end)
+    return merged
 
 
 def _slice(merged: list[list[Any]], part: SearchPart) -> tuple[int, int | None]:

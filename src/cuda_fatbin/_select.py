@@ -10,7 +10,7 @@ data with their sources. This module does not import the compile side.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ._arch import Arch
@@ -589,11 +589,9 @@ def _payloads_read(fb: Fatbin) -> tuple[tuple[int, ...], tuple[object, ...]]:
 
 def _mismatches(fb: Fatbin, read: tuple[int, ...]) -> tuple[object, ...]:
     """What the payloads of ``fb``'s entries at the indices ``read`` say (as :func:`_payloads_read` tells)."""
-    if not read:
-        return ()
     if read == (0,) and fb.entries[0].kind != "concat":  # a stored fatbin of one entry
         return (fb.entries[0].payload_mismatch,)
-    entries = tuple(fb.iter_entries())
+    entries = tuple(fb.iter_entries()) if read else ()
     return tuple(entries[i].payload_mismatch for i in read)
 
 
@@ -625,27 +623,29 @@ def fatbin_status(fb: Fatbin, gpu: Arch, driver: DriverSpec, cache: dict[object,
 _ANSWERS_PER_SIGNATURE = 8  # classes kept per signature (payloads that disagree differently): the work stays linear
 
 
-def _classes(
-    fatbins: list[Fatbin], gpus: list[Arch], driver: DriverSpec, signatures: list[tuple[object, ...]] | None = None
-) -> list[_Class]:
+def _classes(fatbins: list[Any], gpus: list[Arch], driver: DriverSpec, signatures: list[tuple[Any, ...]] | None = None,
+             said: Callable[[Any, tuple[int, ...]], tuple[object, ...]] = _mismatches,
+             made: Callable[[Any], Fatbin] | None = None) -> list[_Class]:  # fmt: skip
     """``fatbins`` (stored as data: thousands in a library, sharing a few signatures) in classes of one answer.
 
     A fatbin joins the class of an earlier one with its signature (:func:`_signature`, or given in ``signatures``)
     whose payloads read for its answers (:attr:`~cuda_fatbin.FatbinEntry.payload_mismatch`) say what its own
     say, as :func:`fatbin_status` shares an answer; otherwise it is judged on every GPU and starts a class. The
     judgement then costs one answer per class and GPU, and each fatbin's payloads are read once (a look-up).
+    Items that are not :class:`Fatbin` (a part's, as found: ``_parts``) say ``said`` and are ``made`` to be judged.
     """
     classes: list[_Class] = []
     # signature -> [(indices of the entries read, what they said -> class)], at most _ANSWERS_PER_SIGNATURE classes
     known: dict[tuple[object, ...], list[tuple[tuple[int, ...], dict[tuple[object, ...], _Class]]]] = {}
-    for fb, signature in zip(fatbins, signatures or [_signature(fb) for fb in fatbins], strict=True):
+    for item, signature in zip(fatbins, signatures or [_signature(fb) for fb in fatbins], strict=True):
         same = known.setdefault(signature, [])
         found = None
         for read, by_payloads in same:
-            found = by_payloads.get(_mismatches(fb, read))
+            found = by_payloads.get(said(item, read))
             if found is not None:
                 break
         if found is None:
+            fb = item if made is None else made(item)
             found = [{gpu: fatbin_status(fb, gpu, driver) for gpu in gpus}, 0]
             classes.append(found)
             if sum(len(by_payloads) for _, by_payloads in same) < _ANSWERS_PER_SIGNATURE:

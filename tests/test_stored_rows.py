@@ -1,0 +1,270 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 The cuda-fatbin developers
+# SPDX-License-Identifier: Apache-2.0
+"""A part of ``scan`` judges fatbins stored as data by their checked entry headers, making objects for a few.
+
+``_reader._rows`` checks a candidate with the functions ``_parse`` uses: the oracle is ``_parse`` itself, on
+the same bytes (valid fatbins of every kind and compression, then edited at random): the same verdict, the same
+words and offset, the same headers charged, and, made of the headers, the same :class:`Fatbin`. What a part tells
+of a fatbin from its headers (its signature, what its payloads say, its class and counts) is what the objects tell.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import lz4.block
+import pytest
+import zstandard
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cuda_fatbin import _container, _parts, _payload, _reader, _select, _source
+from cuda_fatbin._arch import Arch
+from cuda_fatbin._inputs import _Item
+from cuda_fatbin._reader import FatbinFormatError, SearchPart
+
+from elf_testing import make_elf
+
+_ENTRY = struct.Struct("<HHIQIIHHIIIQQQ")
+GPUS = [Arch.parse(g) for g in ("7.5", "8.0", "8.6", "9.0", "10.0", "12.0")]
+_FLAGS = {"none": 0, "lz4": 0x2000, "zstd": 0x8000}
+
+
+def _ptx_text(sm: int, lines: int = 0) -> bytes:
+    body = "".join(f"// line {i}\n" for i in range(lines))
+    return f".version 8.0\n.target sm_{sm}\n.address_size 64\n{body}.visible .entry k()\n{{\nret;\n}}\n".encode()
+
+
+def _cubin(sm: int) -> bytes:
+    return make_elf([(".text.k", 1, bytes(64))], machine=190, flags=sm, e_type=2, abi_version=7, osabi=0x33)
+
+
+def _entry(kind: int, sm: int, payload: bytes, compression: str, strings: tuple[bytes, bytes] = (b"", b"")) -> bytes:
+    """An entry header (its identifier and options after the 64 fixed bytes) and its payload, stored so."""
+    raw = {"lz4": lambda p: lz4.block.compress(p, store_size=False), "zstd": zstandard.ZstdCompressor().compress,
+           "none": bytes}[compression](payload)  # fmt: skip
+    stored = raw + bytes(-len(raw) % 8)
+    ident, opts = strings
+    extra = b""
+    id_off = opt_off = 0
+    if ident:
+        id_off, extra = 64, ident + b"\0"
+    if opts:
+        extra += bytes(-len(extra) % 8)
+        opt_off = 64 + len(extra)
+        extra += struct.pack("<II", opt_off + 8, len(opts)) + opts + b"\0"
+    extra += bytes(-len(extra) % 8)
+    version = (8, 0) if kind == 1 else (1, 8)
+    header = _ENTRY.pack(kind, 0x0101, 64 + len(extra), len(stored), len(raw) if compression != "none" else 0,
+                         opt_off, version[1], version[0], sm, id_off, len(ident), 0x11 | _FLAGS[compression], 0,
+                         len(payload))  # fmt: skip
+    return header + extra + stored
+
+
+def _concat(members: list[tuple[int, int, bytes]]) -> bytes:
+    """A zstd-compressed concatenated entry holding ``(kind, sm, payload)`` members."""
+    stream = b"".join(p for _k, _sm, p in members)
+    table = struct.pack("<II", len(members), 8 + 64 * len(members))
+    at = 0
+    for kind, sm, payload in members:
+        table += _ENTRY.pack(kind, 0x0101, at, len(payload), 0, 0, 0 if kind == 1 else 8, 8 if kind == 1 else 1, sm,
+                             0, 0, 0x11, 0, 0)  # fmt: skip
+        at += len(payload)
+    packed = zstandard.ZstdCompressor().compress(stream)
+    padded = packed + bytes(-len(packed) % 8)
+    header = _ENTRY.pack(0x100, 0x0101, 64 + len(table), len(padded), len(packed), 64, 0, 0, 0, 0, 0, 0x8011, 0,
+                         len(stream))  # fmt: skip
+    return header + table + padded
+
+
+def _fatbin(*entries: bytes) -> bytes:
+    body = b"".join(entries)
+    return struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(body)) + body
+
+
+#: Fatbins stored as data of every kind a part meets: PTX and SASS in each compression, a payload whose header
+#: names another SM (a verdict), long PTX heads, strings, several entries, a concatenated entry, LTO-IR
+SEEDS = {
+    "ptx lz4": lambda n: _fatbin(_entry(1, (75, 80, 90)[n % 3], _ptx_text((75, 80, 90)[n % 3], n % 40), "lz4")),
+    "ptx lz4 other sm": lambda n: _fatbin(_entry(1, 80, _ptx_text(90 + n % 2 * 10, n % 3), "lz4")),
+    "ptx zstd": lambda n: _fatbin(_entry(1, 86, _ptx_text(86), "zstd", (b"a/b.cu", b"-O3"))),
+    "ptx none": lambda n: _fatbin(_entry(1, 90, _ptx_text(90 - n % 2 * 10), "none")),
+    "sass lz4": lambda n: _fatbin(_entry(2, (80, 86, 90)[n % 3], _cubin((80, 86, 90, 75)[n % 4]), "lz4")),
+    "sass none": lambda n: _fatbin(_entry(2, 80, _cubin(80 + n % 2 * 10), "none", (b"k.cu", b""))),
+    "sass zstd": lambda n: _fatbin(_entry(2, 100, _cubin(100), "zstd")),
+    "sass as ptx": lambda n: _fatbin(_entry(2, 90, _ptx_text(90), "lz4")),
+    "ltoir": lambda n: _fatbin(_entry(8, 90, b"\x7fNVVM" + bytes(n % 64 + 3), "none")),
+    "two": lambda n: _fatbin(_entry(2, 80, _cubin(80), "lz4"), _entry(1, 90, _ptx_text(90), "lz4", (b"x", b"-g"))),
+    "concat": lambda n: _fatbin(_concat([(2, 80, _cubin(80)), (1, 90, _ptx_text(90))])),
+    "empty identifier": lambda n: _patched(_fatbin(_entry(1, 80, _ptx_text(80), "lz4", (b"id", b"-O1"))), 16 + 0x24, 0),
+    "filler": lambda n: b"\x01" * (n % 97),
+}
+
+
+def _patched(blob: bytes, at: int, value: int) -> bytes:
+    out = bytearray(blob)
+    struct.pack_into("<I", out, at, value)
+    return bytes(out)
+
+
+def _plain(fb: _reader.Fatbin) -> tuple:
+    """Everything a :class:`Fatbin` holds, its entries' fields and members included."""
+
+    def entry(e: _reader.FatbinEntry) -> tuple:
+        return (*e.as_dict().items(), e.flags, e._payload, e._compressed, e._member_offset, e._exact,
+                tuple(entry(m) for m in e.members))  # fmt: skip
+
+    return (fb.offset, fb.size, fb.version, fb.section, fb.standalone, fb.relocatable, fb.embedded,
+            tuple(entry(e) for e in fb.entries))  # fmt: skip
+
+
+def _edited(data, blob: bytes) -> bytes:
+    out = bytearray(blob)
+    for _ in range(data.draw(st.integers(0, 6))):
+        at = data.draw(st.integers(0, len(out) - 1))
+        if data.draw(st.booleans()):  # a header field: a size, an offset, a kind, a count
+            at = data.draw(st.sampled_from([i for i in range(0, min(len(out), 400), 4)]))
+            value = data.draw(st.sampled_from([0, 1, 8, 63, 64, 72, 0x100, 1 << 20, 2**32 - 1]))
+            struct.pack_into("<I", out, at, value)
+        else:
+            out[at] = data.draw(st.integers(0, 255))
+    return bytes(out[: data.draw(st.integers(16, len(out)))]) if data.draw(st.booleans()) else bytes(out)
+
+
+def _outcome(blob: bytes, start: int, read) -> tuple:
+    src = _source._open(blob)
+    try:
+        got = read(src)
+    except FatbinFormatError as e:
+        return ("refused", e.offset, e.message, src.headers), None
+    return ("accepted", src.headers), (src, got)
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.data(), lead=st.sampled_from([0, 8, 40]))
+def test_rows_accept_and_refuse_what_parse_does_and_make_the_same_fatbin(data, lead):
+    seed = data.draw(st.sampled_from(sorted(set(SEEDS) - {"filler"})))
+    blob = b"\x01" * lead + _edited(data, SEEDS[seed](data.draw(st.integers(0, 50))))
+    whole, parsed = _outcome(blob, lead, lambda src: _container._parse(src, lead, len(src), None, strict=True))
+    lean, rows = _outcome(blob, lead, lambda src: _reader._rows(src, lead, len(src)))
+    assert lean == whole
+    if parsed is None:
+        return
+    src, found = rows
+    if isinstance(found, _reader.Fatbin):  # a concatenated entry: made by _parse itself
+        assert any(e.kind == "concat" for e in found.entries)
+        made = found
+    else:
+        end, headers = found
+        assert not any(row[1] == 0x100 for row in headers)
+        made = _reader._fatbin_of_rows(src, lead, end, headers, None)
+    assert _plain(made) == _plain(parsed[1])
+
+
+@pytest.mark.parametrize("seed", sorted(set(SEEDS) - {"filler"}))
+def test_rows_of_each_kind_of_fatbin_make_the_fatbin_parse_makes(seed):
+    blob = SEEDS[seed](3)
+    whole, parsed = _outcome(blob, 0, lambda src: _container._parse(src, 0, len(src), None, strict=True))
+    lean, rows = _outcome(blob, 0, lambda src: _reader._rows(src, 0, len(src)))
+    assert lean == whole and whole[0] == "accepted"
+    src, found = rows
+    made = found if isinstance(found, _reader.Fatbin) else _reader._fatbin_of_rows(src, 0, *found, None)
+    assert _plain(made) == _plain(parsed[1])
+
+
+def _stored(blob: bytes, tmp_path, mapped: bool) -> list:
+    """The fatbins a part's search finds in an ELF file whose .rodata holds ``blob`` (mapped: over 1 MiB)."""
+    sections = [(".rodata", 1, blob)]
+    if mapped:
+        sections.append((".pad", 1, b"\x02" * (1 << 20)))
+    path = tmp_path / "lib.so"
+    path.write_bytes(make_elf(sections, e_type=3))
+    return list(_reader.iter_part_rows(str(path) if mapped else path.read_bytes(), SearchPart(0, 1)))
+
+
+_BLOCKS = st.lists(st.tuples(st.sampled_from(sorted(SEEDS)), st.integers(0, 400)), min_size=1, max_size=16)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(blocks=_BLOCKS, mapped=st.booleans())
+def test_what_a_part_reads_of_the_headers_is_what_the_objects_say(tmp_path, blocks, mapped):
+    """The signature, and each verdict the headers tell (``row_mismatch``), are those of the fatbin's objects;
+    the fatbins found and made are those ``iter_part`` yields."""
+    blob = b"".join(SEEDS[kind](n) for kind, n in blocks)
+    found = _stored(blob, tmp_path, mapped)
+    source = str(tmp_path / "lib.so") if mapped else (tmp_path / "lib.so").read_bytes()
+    objects = list(_reader.iter_part(source, SearchPart(0, 1)))
+    assert [_plain(_reader.stored_fatbin(f)) for f in found] == [_plain(fb) for fb in objects]
+    for f, fb in zip(found, objects, strict=True):
+        if isinstance(f[4], _reader.Fatbin):
+            continue
+        assert _parts._row_signature(f[4]) == _select._signature(fb)
+        for row, entry in zip(f[4], fb.entries, strict=True):
+            verdict = _payload.row_mismatch(f[0], row)
+            assert verdict is _payload.UNDECIDED or verdict == entry.payload_mismatch, entry
+
+
+def _part_by_objects(path: str, part: int, parts: int, driver) -> tuple:
+    """What a part found, judged and counted as before: a :class:`Fatbin` made of each fatbin."""
+    fatbins = list(_reader.iter_part(path, SearchPart(part, parts)))
+    cuda = _select.parse_driver(driver)
+    runs = [gpu for gpu in GPUS if _select.support_gap(gpu, cuda) is None]
+    return _select._classes(fatbins, runs, driver), _parts._tally(fatbins)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(blocks=_BLOCKS, parts=st.integers(1, 4), driver=st.sampled_from([None, "12.0", "13.0"]))
+def test_a_part_judges_and_counts_as_the_objects_of_its_fatbins_do(tmp_path, blocks, parts, driver):
+    blob = b"".join(SEEDS[kind](n) for kind, n in blocks)
+    path = tmp_path / "lib.so"
+    path.write_bytes(make_elf([(".rodata", 1, blob * 3), (".pad", 1, b"\x02" * (1 << 20))], e_type=3))
+    item = _Item(str(path), size=path.stat().st_size, follow=True)
+    for k in range(parts):
+        got = _parts.run_part(_parts.PartItem(item, k, parts), GPUS, driver)
+        assert got.error is None
+        classes, tally = _part_by_objects(str(path), k, parts, driver)
+        assert (got.classes, got.tally) == (classes, tally)
+
+
+def test_a_part_makes_objects_for_the_fatbins_it_judges_only(tmp_path, monkeypatch):
+    """A part of libcufft holds ~6,000 fatbins of a few dozen signatures: an object per fatbin cost half its time.
+    Here 300 fatbins of 3 signatures, their payloads read from their headers: the objects of a few are made."""
+    blob = b"".join(SEEDS[kind](0) for kind in ("ptx lz4", "sass lz4", "sass none") * 100)
+    path = tmp_path / "lib.so"
+    path.write_bytes(make_elf([(".rodata", 1, blob), (".pad", 1, b"\x02" * (1 << 20))], e_type=3))
+    made = []
+    real = _container._entry_of
+    for module in (_container, _reader):  # _parse's, and those made of the headers
+        monkeypatch.setattr(module, "_entry_of", lambda *a: made.append(a) or real(*a))
+    item = _Item(str(path), size=path.stat().st_size, follow=True)
+    got = _parts.run_part(_parts.PartItem(item, 0, 1), GPUS, None)
+    assert got.error is None and sum(n for _answers, n in got.classes) == 300
+    assert len(made) <= 6, len(made)  # one judged per class, one counted per signature
+
+
+@pytest.mark.parametrize("sub", [b"\x50\xed\x55\xba", b".target", b"a.b"])
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_a_find_in_memory_is_bytes_find(sub, data):
+    """The search of data in memory (``re``'s literal search) finds what ``bytes.find`` finds, in any bounds."""
+    chunks = data.draw(st.lists(st.sampled_from([sub, sub[:-1], b"\x00", b"x" * 13, b".", b"\x50"]), max_size=40))
+    blob = b"".join(chunks)
+    start = data.draw(st.integers(0, len(blob)))
+    end = data.draw(st.integers(start, len(blob)))
+    for source in (blob, bytearray(blob), memoryview(blob)):
+        assert _source._open(source).find(sub, start, end) == blob.find(sub, start, end)
+
+
+def test_a_long_search_reads_windows_of_one_mib_at_most(tmp_path, monkeypatch):
+    """Windows grow from 64 KiB to 1 MiB, not to 32 MiB: a fresh 32 MiB buffer cost libcurand's search more
+    in page faults and cache misses (15 ms of ~50) than the reads it saved."""
+    import os
+
+    path = tmp_path / "f.bin"
+    path.write_bytes(b"\x01" * (5 << 20))
+    src = _source._open(str(path))
+    sizes = []
+    real = os.preadv
+    monkeypatch.setattr(os, "preadv", lambda fd, bufs, at: sizes.append(len(bufs[0])) or real(fd, bufs, at))
+    assert src.find(b"\x50\xed\x55\xba", 0, 5 << 20) == -1
+    assert sizes[:3] == [64 << 10, 1 << 20, 1 << 20] and max(sizes) == 1 << 20
