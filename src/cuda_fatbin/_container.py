@@ -510,6 +510,7 @@ def _u(fmt: str, buf: Buffer, offset: int, limit: int, what: str) -> tuple[Any, 
 
 
 _HEADER = struct.Struct("<IHHQ")  # a fatbin header: magic, version, header size, size of the entries
+_RECORD = struct.Struct("<II")  # an options record: the string's offset in the header, its length
 
 
 def _extent(buf: Buffer, start: int, limit: int, strict: bool = False) -> tuple[int, int, int]:
@@ -579,7 +580,10 @@ def _text(buf: Buffer, begin: int, length: int) -> str:
 
 def _options_record(buf: Buffer, pos: int, opt_off: int, limit: int, what: str) -> tuple[int, int]:
     """``(string offset, length)`` of the options record at ``pos + opt_off``, both checked to lie below ``limit``."""
-    s_off, s_len = _u("<II", buf, pos + opt_off, limit, f"{what} options record")
+    at = pos + opt_off
+    if at < 0 or at + 8 > limit:  # as _u says it (unpacked here: a library has tens of thousands of entries)
+        raise FatbinFormatError(f"truncated {what} options record: need 8 bytes, {max(0, limit - at)} left", at)
+    s_off, s_len = _RECORD.unpack_from(buf, at)
     if s_len and (s_off < _ENTRY_SIZE or pos + s_off + s_len > limit):  # {0, 0}: no options (seen in cuFFT)
         raise FatbinFormatError(f"{what} options ({s_len} bytes at +{s_off:#x}) lie outside the header", pos)
     return s_off, s_len

@@ -251,8 +251,9 @@ def _others(
     return others
 
 
-#: :func:`_row_signature`'s part of each distinct entry header (kind, SM, version, flags): bounded, emptied at 4096
-_ROW_KEYS: dict[tuple[int, ...], tuple[object, ...]] = {}
+#: :func:`_row_signature`'s part of each distinct entry header (kind, SM, version, flags), and the signature of a
+#: fatbin of that one entry: bounded, emptied at 4096
+_ROW_KEYS: dict[tuple[int, ...], tuple[tuple[object, ...], tuple[object, ...]]] = {}
 
 
 def _row_signature(rows: list[_Row]) -> tuple[object, ...]:
@@ -262,16 +263,17 @@ def _row_signature(rows: list[_Row]) -> tuple[object, ...]:
     keys = []
     for row in rows:
         raw = row[1:6]  # kind, SM, version (major, minor), flags: what the entry's fields are made of
-        key = _ROW_KEYS.get(raw)
-        if key is None:
+        known = _ROW_KEYS.get(raw)
+        if known is None:
             if len(_ROW_KEYS) >= 4096:
                 _ROW_KEYS.clear()
             base = _entry_base(*raw)
             a: Arch | None = base["arch"]  # type: ignore[assignment]
-            key = _ROW_KEYS[raw] = (base["kind"], row[2], base["version"], row[10], a and (a.major, a.minor, a.suffix))
-        keys.append(key)
-    if len(keys) == 1:
-        return (False, True, *keys[0])
+            key = (base["kind"], row[2], base["version"], row[10], a and (a.major, a.minor, a.suffix))
+            known = _ROW_KEYS[raw] = (key, (False, True, *key))
+        if len(rows) == 1:
+            return known[1]
+        keys.append(known[0])
     return (False, True, tuple(row[10] for row in rows), *((*key, False) for key in keys))
 
 

@@ -641,7 +641,7 @@ def _classes(fatbins: list[Any], gpus: list[Arch], driver: DriverSpec, signature
         same = known.setdefault(signature, [])
         found = None
         for read, by_payloads in same:
-            found = by_payloads.get(said(item, read))
+            found = by_payloads.get(said(item, read) if read else ())  # (nothing read: nothing to say)
             if found is not None:
                 break
         if found is None:
