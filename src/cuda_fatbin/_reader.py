@@ -527,7 +527,8 @@ def _search_run(
     """:func:`_scan`'s search of one run of sections [pos, end), each fatbin found named by ``name_of``: what it
     finds, and the ``state`` it leaves (the budget left, the next registered fatbin, the end of the last found)."""
     budget, r, last_end = state
-    view = src.view
+    raw = src._raw  # the map, or the bytes: a find there makes no slice (a memoryview has no find)
+    find_near = raw.find if not isinstance(raw, memoryview) else lambda sub, a, b: _find_in(src.view, sub, a, b)
     window = pos
     # the search moves forward only: the registered fatbins (all claimed before it) are passed in order, and a
     # fatbin found starts after those found before it (seen.claim's checks, in constant time)
@@ -545,9 +546,9 @@ def _search_run(
         # fatbins stored back to back: the next one starts where the last ended, or after a few bytes of
         # alignment. Look there first, in the bytes its header will be parsed from, before the search
         # reads on (its windows would also read every payload skipped here)
-        if view[pos : pos + 4] != FATBIN_MAGIC or pos + 4 > limit:
-            near = bytes(view[pos : min(pos + _NEAR, limit)]).find(FATBIN_MAGIC)
-            pos = pos + near if near >= 0 else src.find(FATBIN_MAGIC, pos, limit)
+        near = find_near(FATBIN_MAGIC, pos, min(pos + _NEAR, limit))
+        if near != pos:
+            pos = near if near >= 0 else src.find(FATBIN_MAGIC, pos, limit)
             if pos - window > _RELEASE or pos < 0:  # searched bytes are not kept: memory stays bounded
                 src.release(window, pos if pos >= 0 else limit)
                 window = pos
@@ -589,6 +590,12 @@ def _search_run(
             found.__dict__.update(section=name, embedded=True)  # made just now, seen by no one else yet
             yield (src, pos, fatbin_end, name, found) if lean else found
         pos = last_end = fatbin_end
+
+
+def _find_in(view: memoryview, sub: bytes, start: int, end: int) -> int:
+    """``bytes.find`` in ``view[start:end]``, as an offset of ``view``."""
+    at = bytes(view[start:end]).find(sub)
+    return at if at < 0 else start + at
 
 
 def _merged(ranges: Sequence[tuple[int, int, int | None]]) -> list[list[Any]]:
