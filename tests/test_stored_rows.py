@@ -268,3 +268,22 @@ def test_a_long_search_reads_windows_of_one_mib_at_most(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "preadv", lambda fd, bufs, at: sizes.append(len(bufs[0])) or real(fd, bufs, at))
     assert src.find(b"\x50\xed\x55\xba", 0, 5 << 20) == -1
     assert sizes[:3] == [64 << 10, 1 << 20, 1 << 20] and max(sizes) == 1 << 20
+
+
+_LINES = st.sampled_from([b".version 8.0\n", b".target sm_90\n", b".target sm_80a\n", b".target sm_999\n", b"//\n",
+                          b"\x7fELF", b".address_size 64\n", b".target compute_90\n", b"x"])  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(lines=st.lists(_LINES, max_size=8), cut=st.integers(0, 64))
+def test_a_ptx_verdict_kept_for_its_first_bytes_is_the_one_they_give(lines, cut):
+    """The verdicts on the first 64 bytes of PTX payloads are kept by arch and bytes (libcufft's 8,183 begin alike):
+    asked again, by any arch, the same as read from the bytes; the kept ones stay bounded."""
+    head = b"".join(lines)[:cut]
+    _payload._PTX_VERDICTS.clear()
+    for _ in range(2):  # then kept
+        for arch in ("80", "90", "90a", "100f", "100"):
+            header = Arch.parse(arch)
+            assert _payload._verdict_of("ptx", header, head, False) == _payload._ptx_verdict(header, head, False)
+            assert _payload._verdict_of("ptx", header, head, True) == _payload._ptx_verdict(header, head, True)
+    assert 0 < len(_payload._PTX_VERDICTS) <= 1024

@@ -319,17 +319,24 @@ def _verdict(entry: FatbinEntry, arch: Arch, head: bytes, whole: bool) -> object
     return _verdict_of(entry.kind, arch, head, whole)
 
 
+#: :func:`_verdict_of`'s answers for the first :data:`_FIRST` bytes of PTX payloads, by the header's arch and those
+#: bytes: a library's thousands of PTX payloads begin alike (libcufft: 8,183, 9 distinct first 48 bytes). Bounded:
+#: emptied at 1024.
+_PTX_VERDICTS: dict[tuple[object, ...], object] = {}
+
+
 def _verdict_of(kind: str, arch: Arch, head: bytes, whole: bool) -> object:
     """:func:`_verdict` of an entry of ``kind``."""
+    if kind == "ptx" and not whole and len(head) <= _FIRST:
+        key = (arch.sm, arch.suffix, head)
+        verdict = _PTX_VERDICTS.get(key, _PTX_VERDICTS)
+        if verdict is _PTX_VERDICTS:
+            if len(_PTX_VERDICTS) >= 1024:
+                _PTX_VERDICTS.clear()
+            verdict = _PTX_VERDICTS[key] = _ptx_verdict(arch, head, whole)
+        return verdict
     if kind == "ptx":
-        if head[:4] == ELF_MAGIC:
-            return f"a PTX header ({arch.compute}) around an ELF image"
-        target = _ptx(head, whole)
-        if target is _UNDECIDED or isinstance(target, ValueError):
-            return target if target is _UNDECIDED else None
-        if target is not None and target.sm != arch.sm:  # type: ignore[attr-defined]
-            return f"the header says {arch.compute}, the PTX .target is {target}"
-        return None
+        return _ptx_verdict(arch, head, whole)
     if head[:4] != ELF_MAGIC:
         target = _ptx(head, whole)
         if target is _UNDECIDED or isinstance(target, ValueError):
@@ -352,6 +359,18 @@ def _verdict_of(kind: str, arch: Arch, head: bytes, whole: bool) -> object:
         return None
     if image.sm != arch.sm:
         return f"the header says {arch}, the ELF image is for {image}"
+    return None
+
+
+def _ptx_verdict(arch: Arch, head: bytes, whole: bool) -> object:
+    """:func:`_verdict_of` of a PTX entry (a string, ``None`` or ``_UNDECIDED``: kept, never an exception)."""
+    if head[:4] == ELF_MAGIC:
+        return f"a PTX header ({arch.compute}) around an ELF image"
+    target = _ptx(head, whole)
+    if target is _UNDECIDED or isinstance(target, ValueError):
+        return target if target is _UNDECIDED else None
+    if target is not None and target.sm != arch.sm:  # type: ignore[attr-defined]
+        return f"the header says {arch.compute}, the PTX .target is {target}"
     return None
 
 
