@@ -148,6 +148,10 @@ def test_rows_accept_and_refuse_what_parse_does_and_make_the_same_fatbin(data, l
     whole, parsed = _outcome(blob, lead, lambda src: _container._parse(src, lead, len(src), None, strict=True))
     lean, rows = _outcome(blob, lead, lambda src: _reader._rows(src, lead, len(src)))
     assert lean == whole
+    # read from the bytes a search read there (as many as it reads, or too few: then from the whole data)
+    base = data.draw(st.integers(0, lead))
+    chunk = blob[base : base + data.draw(st.sampled_from([_reader._CHUNK, 8, 30, 90, 200, len(blob)]))]
+    assert _outcome(blob, lead, lambda src: _reader._rows(src, lead, len(src), chunk, base))[0] == whole
     if parsed is None:
         return
     src, found = rows
@@ -287,3 +291,51 @@ def test_a_ptx_verdict_kept_for_its_first_bytes_is_the_one_they_give(lines, cut)
             assert _payload._verdict_of("ptx", header, head, False) == _payload._ptx_verdict(header, head, False)
             assert _payload._verdict_of("ptx", header, head, True) == _payload._ptx_verdict(header, head, True)
     assert 0 < len(_payload._PTX_VERDICTS) <= 1024
+
+
+def test_a_part_of_a_mapped_file_finds_each_fatbin_once_on_any_cut(tmp_path, monkeypatch):
+    """A part of a mapped file reads where a fatbin may start (``pread``): a fatbin that starts on the cut between
+    two parts, or just before or after it, back to back with the one before, is found by one part only."""
+    blocks = [SEEDS["ptx lz4"](n) + b"\x00" * (8 * (n % 4)) for n in range(12)]  # gaps of 0, 8, 16 and 24 bytes
+    path = tmp_path / "lib.so"
+    path.write_bytes(make_elf([(".rodata", 1, b"".join(blocks)), (".pad", 1, b"\x02" * (1 << 20))], e_type=3))
+    whole = [fb.offset for fb in _reader.iter_fatbins(str(path), embedded=True)]
+    assert len(whole) == 12
+    for at in sorted({s + d for s in whole for d in (-5, -4, -3, -1, 0, 1, 4)}):
+        cut = lambda merged, part, at=at: (0, at) if part.part == 0 else (at, None)  # noqa: E731
+        monkeypatch.setattr(_reader, "_slice", cut)
+        found = [f[1] for k in range(2) for f in _reader.iter_part_rows(str(path), SearchPart(k, 2))]
+        assert found == whole, at
+
+
+_CUT_CHILD = r"""
+import os, sys
+from cuda_fatbin._reader import FatbinFormatError, SearchPart, iter_part_rows, stored_fatbin
+path = sys.argv[1]
+found = iter_part_rows(path, SearchPart(0, 1))
+first, second = next(found), next(found)
+os.truncate(path, (second[1] + 128 + 4095) // 4096 * 4096)  # at a page's end inside the second: the search reads
+# on past it (a map's page wholly past the end faults), both are made
+outcome = []
+for step in (lambda: list(found), lambda: stored_fatbin(first), lambda: stored_fatbin(second)):
+    try:
+        step()
+        outcome.append("read")
+    except FatbinFormatError as e:
+        outcome.append("shrank" if "shrank" in e.message else e.message)
+print(*outcome)
+"""
+
+
+def test_a_file_cut_short_during_a_parts_search_is_an_error_not_sigbus(tmp_path):
+    """A part of a mapped file reads where fatbins may start with ``pread`` and makes a fatbin's objects from the
+    map only once it is checked to hold them: a file cut short meanwhile is an error, never SIGBUS."""
+    import subprocess
+    import sys
+
+    blob = _fatbin(_entry(2, 80, _cubin(80) + bytes(3 << 12), "none", (b"k.cu", b""))) * 200  # 2.5 MB, back to back
+    path = tmp_path / "lib.so"
+    path.write_bytes(make_elf([(".rodata", 1, blob)], e_type=3))
+    out = subprocess.run([sys.executable, "-c", _CUT_CHILD, str(path)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, (out.returncode, out.stderr[-2000:])  # -7: SIGBUS
+    assert out.stdout.split() == ["shrank", "read", "shrank"]

@@ -513,12 +513,12 @@ _HEADER = struct.Struct("<IHHQ")  # a fatbin header: magic, version, header size
 _RECORD = struct.Struct("<II")  # an options record: the string's offset in the header, its length
 
 
-def _extent(buf: Buffer, start: int, limit: int, strict: bool = False) -> tuple[int, int, int]:
-    """A fatbin header's version, header size and where the fatbin ends, checked to lie below ``limit`` (every
-    caller found the magic at ``start``: read_fatbin, the section walk, the search)."""
+def _extent(buf: Buffer, start: int, limit: int, strict: bool = False, base: int = 0) -> tuple[int, int, int]:
+    """A fatbin header's version, header size and where the fatbin ends, checked to lie below ``limit`` (every caller
+    found the magic at ``start``). ``buf`` holds the bytes from offset ``base`` on (too short: ``struct.error``)."""
     if start + 16 > limit:
         raise FatbinFormatError(f"truncated fatbin header: need 16 bytes, {max(0, limit - start)} left", start)
-    _magic, version, header_size, body = _HEADER.unpack_from(buf, start)
+    _magic, version, header_size, body = _HEADER.unpack_from(buf, start - base)
     if header_size < 16:
         raise FatbinFormatError(f"fatbin header size {header_size} is below 16", start + 6)
     if strict and (version != 1 or header_size != 16 or body == 0):
@@ -578,12 +578,12 @@ def _text(buf: Buffer, begin: int, length: int) -> str:
     return bytes(buf[begin : begin + length]).decode("utf-8", "replace")
 
 
-def _options_record(buf: Buffer, pos: int, opt_off: int, limit: int, what: str) -> tuple[int, int]:
+def _options_record(buf: Buffer, pos: int, opt_off: int, limit: int, what: str, base: int = 0) -> tuple[int, int]:
     """``(string offset, length)`` of the options record at ``pos + opt_off``, both checked to lie below ``limit``."""
     at = pos + opt_off
     if at < 0 or at + 8 > limit:  # as _u says it (unpacked here: a library has tens of thousands of entries)
         raise FatbinFormatError(f"truncated {what} options record: need 8 bytes, {max(0, limit - at)} left", at)
-    s_off, s_len = _RECORD.unpack_from(buf, at)
+    s_off, s_len = _RECORD.unpack_from(buf, at - base)
     if s_len and (s_off < _ENTRY_SIZE or pos + s_off + s_len > limit):  # {0, 0}: no options (seen in cuFFT)
         raise FatbinFormatError(f"{what} options ({s_len} bytes at +{s_off:#x}) lie outside the header", pos)
     return s_off, s_len
@@ -619,15 +619,16 @@ def _parse_entry(
     return entry, row[6] + row[7]
 
 
-def _entry_header(src: _Data, pos: int, end: int, strict: bool) -> _Row:
+def _entry_header(src: _Data, pos: int, end: int, strict: bool, buf: Buffer | None = None, base: int = 0) -> _Row:
     """The entry header at ``pos``, unpacked and checked (its strings lie in it, its payload in the fatbin, its sizes
-    agree with its compression): the one home of these checks, for :func:`_parse` and ``_reader._rows``."""
-    buf = src.view
+    agree with its compression): the one home of these checks, for :func:`_parse` and ``_reader._rows``. Read from
+    ``src``, or from ``buf`` holding its bytes from offset ``base`` on (too short: ``struct.error``)."""
+    buf = src.view if buf is None else buf
     src.headers += 1
     if pos + _ENTRY_SIZE > end:  # as _u says it; unpacked here directly: a library has tens of thousands of entries
         raise FatbinFormatError(f"truncated entry header: need {_ENTRY_SIZE} bytes, {max(0, end - pos)} left", pos)
     (kind, hver, hsize, psize, csize, opt_off, vminor, vmajor, sm, id_off, id_len, flags, _key, usize) = (
-        _ENTRY.unpack_from(buf, pos)
+        _ENTRY.unpack_from(buf, pos - base)
     )
     if hsize < _ENTRY_SIZE or pos + hsize > end:
         raise FatbinFormatError(f"entry header size {hsize} is outside 64..{end - pos}", pos + 4)
@@ -641,7 +642,7 @@ def _entry_header(src: _Data, pos: int, end: int, strict: bool) -> _Row:
     identifier = _string(pos, id_off, id_len, header_end, "identifier") if id_off else 0
     options = None
     if opt_off and kind != 0x02 and kind != 0x100:  # ELF entries point there to .nv.compat attributes, not text
-        options = _options_record(buf, pos, opt_off, header_end, "entry")  # checked to lie in the header
+        options = _options_record(buf, pos, opt_off, header_end, "entry", base)  # checked to lie in the header
     compression = _COMPRESSION[flags & _COMPRESSION_BITS]
     if compression == "zstd" or compression == "lz4":
         if csize == 0 or csize > psize:

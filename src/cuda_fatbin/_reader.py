@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import bisect
 import collections
+import struct
 from collections.abc import Callable, Generator, Iterator, Sequence
 
 from ._container import (
@@ -64,6 +65,9 @@ for _public in (Fatbin, FatbinEntry, FatbinFormatError):  # defined in the layer
 _SECTIONS = (".nv_fatbin", "__nv_relfatbin")
 _RELOCATABLE_SECTION = "__nv_relfatbin"
 _NEAR = 64  # bytes after a fatbin stored as data in which the next one is looked for before searching on
+#: bytes a part's search reads (``pread``) where a fatbin may start: the _NEAR bytes where its magic is looked for, and
+#: its headers (one entry's, strings included: libcufft's take 80-144 bytes)
+_CHUNK = 256
 
 
 def read_fatbin(source: Source) -> Fatbin:
@@ -222,19 +226,34 @@ def _elf_fatbins(
         yield from _scan(src, ranges, seen, names, part, lean)
 
 
-def _rows(src: _Data, start: int, limit: int) -> tuple[int, list[_Row]] | Fatbin:
+def _rows(
+    src: _Data, start: int, limit: int, chunk: bytes | None = None, base: int = 0
+) -> tuple[int, list[_Row]] | Fatbin:
     """A fatbin stored as data at ``start``, checked as ``_parse(..., strict=True)`` checks it (the same functions,
     which raise the same errors and count the same headers) without making its objects: where it ends and its entry
     headers (:func:`_fatbin_of_rows` makes the :class:`Fatbin` ``_parse`` gives). One with a concatenated entry is
-    made by ``_parse`` itself (its members are checked as they are made)."""
-    _version, header_size, end = _extent(src.view, start, limit, True)
+    made by ``_parse`` itself (its members are checked as they are made). Read from ``chunk``, the file's bytes from
+    ``base`` on, where they hold the headers; else from the map, checked to hold them still."""
     headers = src.headers
+    if chunk is not None:
+        try:
+            return _rows_in(src, start, limit, chunk, base)
+        except struct.error:  # the headers run past the bytes read: read them from the map
+            src.headers = headers
+    src.check(limit, start)
+    return _rows_in(src, start, limit, src.view, 0)
+
+
+def _rows_in(src: _Data, start: int, limit: int, buf: Any, base: int) -> tuple[int, list[_Row]] | Fatbin:
+    headers = src.headers
+    _version, header_size, end = _extent(buf, start, limit, True, base)
     rows = []
     pos = start + header_size
     while pos < end:
-        row = _entry_header(src, pos, end, True)
+        row = _entry_header(src, pos, end, True, buf, base)
         if row[1] == 0x100:
             src.headers = headers  # counted once, by _parse
+            src.check(limit, start)
             return _parse(src, start, limit, None, strict=True)
         rows.append(row)
         pos += row[6] + row[7]
@@ -529,6 +548,12 @@ def _search_run(
     budget, r, last_end = state
     raw = src._raw  # the map, or the bytes: a find there makes no slice (a memoryview has no find)
     find_near = raw.find if not isinstance(raw, memoryview) else lambda sub, a, b: _find_in(src.view, sub, a, b)
+    # a part's search of a mapped file reads each place where a fatbin may start (pread: a file cut short is an
+    # error), not the map: each step would check the file's size and fault its pages in
+    reading = lean and src.fd is not None
+    if reading:  # a run past the file's end is refused at once, as the map's check does; then short reads are
+        src.check(end, pos)  # errors, and the part's stamp tells a file changed meanwhile (_parts)
+    chunk, base = None, 0
     window = pos
     # the search moves forward only: the registered fatbins (all claimed before it) are passed in order, and a
     # fatbin found starts after those found before it (seen.claim's checks, in constant time)
@@ -541,12 +566,17 @@ def _search_run(
     # where a magic may be found: in a part, candidates start before the next part's slice
     limit = end if stop is None else min(end, stop + len(FATBIN_MAGIC) - 1)
     while True:
-        if size_of is not None and size_of() < end:  # as in _walk: between two yields the file may have been cut
-            src.check(end, pos)  # short (it raises)
         # fatbins stored back to back: the next one starts where the last ended, or after a few bytes of
         # alignment. Look there first, in the bytes its header will be parsed from, before the search
         # reads on (its windows would also read every payload skipped here)
-        near = find_near(FATBIN_MAGIC, pos, min(pos + _NEAR, limit))
+        if reading:
+            chunk, base = src.read(pos, min(pos + _CHUNK, end)), pos
+            near = chunk.find(FATBIN_MAGIC, 0, max(0, min(_NEAR, limit - pos)))
+            near = pos + near if near >= 0 else -1
+        else:
+            if size_of is not None and size_of() < end:  # as in _walk: between two yields the file may have been
+                src.check(end, pos)  # cut short (it raises)
+            near = find_near(FATBIN_MAGIC, pos, min(pos + _NEAR, limit))
         if near != pos:
             pos = near if near >= 0 else src.find(FATBIN_MAGIC, pos, limit)
             if pos - window > _RELEASE or pos < 0:  # searched bytes are not kept: memory stays bounded
@@ -554,6 +584,8 @@ def _search_run(
                 window = pos
             if pos < 0:
                 return budget, r, last_end
+            if reading and near < 0:  # found further on: its bytes
+                chunk, base = src.read(pos, min(pos + _CHUNK, end)), pos
         if r < registered:
             while r < registered and reg_ends[r] <= pos:
                 r += 1
@@ -562,7 +594,7 @@ def _search_run(
                 continue
         read = src.headers
         try:
-            found = _rows(src, pos, end) if lean else _parse(src, pos, end, None, strict=True)
+            found = _rows(src, pos, end, chunk, base) if lean else _parse(src, pos, end, None, strict=True)
         except FatbinFormatError:
             # what the candidate read: its headers (strings are read only once a fatbin is all valid)
             budget -= _ENTRY_SIZE * max(1, src.headers - read)
