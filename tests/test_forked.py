@@ -161,3 +161,95 @@ def test_a_scan_on_two_workers_imports_neither_concurrent_futures_nor_multiproce
     assert "3 binaries read, 3 with device code" in res.stdout
     loaded = set(res.stderr.split())
     assert not {"concurrent.futures", "multiprocessing", "logging", "tempfile"} & loaded
+
+
+def _slow_square(item: int, offset: int) -> tuple[int, int]:
+    import time
+
+    time.sleep(0.01)  # every worker started takes some
+    return _square(item, offset)
+
+
+def test_as_many_workers_as_this_process_may_start_run_every_job():
+    """-j beyond what the process may open (RLIMIT_NOFILE: a pipe per worker): the workers it could start run every
+    job, as one process would, and nothing is left open."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    got: dict[int, tuple[int, int]] = {}
+    before = _fds()
+    resource.setrlimit(resource.RLIMIT_NOFILE, (len(before) + 12, hard))  # room for a few workers' pipes, not 40
+    try:
+        fan_out(list(range(60)), _slow_square, (7,), got.__setitem__, 40, lambda item: (-1, 0))
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert {k: v for k, (v, _) in got.items()} == {k: k * k + 7 for k in range(60)}
+    assert 1 < len({pid for _, pid in got.values()}) < 40
+    assert _children() == set() and _fds() == before
+
+
+def _worker_state(item: int) -> tuple[object, object, int]:
+    import ctypes
+
+    value = ctypes.c_int()
+    ctypes.CDLL(None).prctl(2, ctypes.byref(value), 0, 0, 0)  # PR_GET_PDEATHSIG
+    return signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM), value.value
+
+
+def test_a_forked_worker_ignores_ctrl_c_takes_sigterms_default_and_dies_with_this_process():
+    from cuda_fatbin._jobs import signal_handlers
+
+    got: dict[int, tuple[object, object, int]] = {}
+    with signal_handlers("scan"):  # the command's handlers, which a fork inherits
+        fan_out([1, 2], _worker_state, (), got.__setitem__, 2, lambda item: (None, None, 0))
+    assert got == {k: (signal.SIG_IGN, signal.SIG_DFL, signal.SIGKILL) for k in (1, 2)}
+
+
+def _terminated_once(item: int, marker: str) -> int:
+    if item == 1 and not os.path.exists(marker):
+        Path(marker).touch()
+        os.kill(os.getpid(), signal.SIGTERM)  # to this worker only (as `kill PID` of it)
+        import time
+
+        time.sleep(5)
+    return item * 10
+
+
+def test_a_worker_terminated_alone_has_its_job_run_again_not_the_command_stopped(tmp_path):
+    from cuda_fatbin._jobs import signal_handlers
+
+    got: dict[int, int] = {}
+    with signal_handlers("scan"):
+        fan_out([0, 1, 2], _terminated_once, (str(tmp_path / "once"),), got.__setitem__, 2, lambda item: -1)
+    assert got == {0: 0, 1: 10, 2: 20} and _children() == set()
+
+
+def test_what_this_process_buffered_before_the_workers_were_forked_is_written_once():
+    code = ("import sys\nfrom cuda_fatbin import _forked\nfrom cuda_fatbin._jobs import fan_out\n"
+            "_forked.usable = lambda: True\n"
+            "def job(item):\n    print(f'[{item}]', end='', flush=True)\n    return item\n"
+            "sys.stdout.write('before')\n"  # buffered: stdout is a pipe
+            "fan_out([1, 2, 3], job, (), lambda item, result: None, 2, lambda item: None)\n")  # fmt: skip
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert res.stdout.count("before") == 1, res.stdout
+
+
+def test_a_worker_that_fails_before_its_first_job_never_runs_the_callers_code():
+    """Whatever a worker raises before it runs a job (here: a module it imports cannot be), it exits there and its jobs
+    run again: the program that called fan_out goes on in this process only (once, not once per worker)."""
+    code = ("import os, sys\nfrom cuda_fatbin import _forked\nfrom cuda_fatbin._jobs import fan_out\n"
+            "_forked.usable = lambda: True\nparent = os.getpid()\n"
+            "class NoPickleInAWorker:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name == 'pickle' and os.getpid() != parent:\n"
+            "            raise ImportError('not in a worker')\n"
+            "sys.meta_path.insert(0, NoPickleInAWorker())\nsys.modules.pop('pickle', None)\n"
+            "got = {}\n"
+            "try:\n    fan_out([1, 2, 3], divmod, (7,), got.__setitem__, 2, lambda item: 'died')\n"
+            "except BaseException as exc:\n    print('raised', type(exc).__name__, flush=True)\n"
+            "print('went on', os.getpid(), sorted(got.items()), flush=True)\n")  # fmt: skip
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = proc.communicate(timeout=120)
+    # (this process imports pickle once a worker's pipe ends: the jobs run again alone in workers that have it)
+    assert out == f"went on {proc.pid} [(1, (0, 1)), (2, (0, 2)), (3, (0, 3))]\n", (out, err)
+    assert proc.returncode == 0

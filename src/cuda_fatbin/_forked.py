@@ -24,6 +24,7 @@ Used where forking is what ``multiprocessing`` would do anyway (:func:`usable`):
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 import struct
@@ -42,6 +43,8 @@ _HEAD = struct.Struct("<BIQ")
 _RESULT, _RAISED = 1, 2
 #: Indices written to the shared pipe at a time: 4,096 bytes, PIPE_BUF on Linux (each write is whole or not made).
 _BATCH = 1024
+#: Why a pipe or a fork may fail for want of descriptors, processes or memory: fewer workers then.
+_NO_MORE = (errno.EMFILE, errno.ENFILE, errno.EAGAIN, errno.ENOMEM)
 
 
 def usable() -> bool:
@@ -69,7 +72,12 @@ def run_forked(
     fed = 0
     try:
         for _ in range(min(workers, len(items))):
-            _fork(items, job, args, tasks_r, tasks_w, pool)
+            try:
+                _fork(items, job, args, tasks_r, tasks_w, pool)
+            except OSError as exc:  # no pipe or process more (RLIMIT_NOFILE, RLIMIT_NPROC): those started do the jobs
+                if not pool or exc.errno not in _NO_MORE:
+                    raise
+                break
         for fd in pool:
             selector.register(fd, selectors.EVENT_READ)
         selector.register(tasks_w, selectors.EVENT_WRITE)
@@ -123,8 +131,11 @@ def _fork(
     try:
         with _deferred_signals():  # a signal's exception raised in os.fork's handlers would be lost
             pid = os.fork()
-            if pid == 0:  # the worker: never returns
-                _work(items, job, args, parent, tasks_r, results_w, [tasks_w, results_r, *pool])
+            if pid == 0:  # the worker: never returns, whatever it raises (the caller's code is not run twice)
+                try:
+                    _work(items, job, args, parent, tasks_r, results_w, [tasks_w, results_r, *pool])
+                finally:
+                    os._exit(1)
             pool[results_r] = pid
     except BaseException:
         if results_r not in pool:
@@ -177,13 +188,13 @@ def _work(
     others: list[int],
 ) -> None:  # fmt: skip
     """A worker's life: the jobs whose indices it reads from ``tasks``, their results written to ``results``."""
-    import pickle
-
     code = 1
     try:
         for fd in others:  # this process's copies of the other ends: the pipes must end when their owner does
-            if fd >= 0:
+            if fd >= 0:  # (closed first: descriptors to spare for the imports below)
                 os.close(fd)
+        import pickle
+
         from ._jobs import _worker_init
 
         _worker_init(parent, True)
