@@ -397,6 +397,14 @@ def test_only_the_command_lines_own_run_freezes_what_is_alive_at_its_end(compile
     assert gc.get_freeze_count() == before == 0
 
 
+def test_a_program_that_calls_main_without_arguments_keeps_its_collector(compiled):
+    code = ("import gc, sys\nfrom cuda_fatbin._cli import main\n"
+            "sys.argv = ['tool', 'inspect', sys.argv[1]]\nmain()\n"
+            "print('frozen', gc.get_freeze_count(), file=sys.stderr)")  # fmt: skip
+    res = subprocess.run([sys.executable, "-c", code, str(compiled)], capture_output=True, text=True)
+    assert res.returncode == 0 and res.stderr.split("frozen ")[1].strip() == "0", res.stderr
+
+
 SCALED = r"""
 template <typename T> __global__ void scale(T* x, T a) { x[0] *= a; }
 static_assert(SCALE == 2, "SCALE must be 2");

@@ -19,7 +19,7 @@ from importlib import import_module
 
 from ._common import Failure, UsageError, _shown
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "console", "main"]
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time: see benchmarks/bench_cli.py)
 if TYPE_CHECKING:
@@ -162,8 +162,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     finally:
         gc.set_threshold(*saved)  # main called from a program: its setting back
-        if argv is None:  # the command line's own run (cuda-fatbin, python -m cuda_fatbin): the interpreter exits next
-            gc.freeze()  # and its last collection walks none of the objects alive now (modules: 4-5 ms of every run)
+
+
+def console() -> int:
+    """The command line's own run (the ``cuda-fatbin`` script, ``python -m cuda_fatbin``): :func:`main`, then the
+    objects alive are frozen, since the interpreter exits next and its last collection then walks none of them
+    (modules: 4-5 ms of every run). A program that calls :func:`main` keeps its collector as it was."""
+    import gc
+
+    try:
+        return main()
+    finally:
+        gc.freeze()
 
 
 def _main(argv: Sequence[str] | None) -> int:
