@@ -91,6 +91,23 @@ def test_a_result_that_cannot_be_sent_is_an_error_that_says_so():
     assert _children() == set()
 
 
+class _TwoArguments(Exception):
+    def __init__(self, what: str, where: str) -> None:  # pickled with one argument: not to be unpickled
+        super().__init__(what)
+        self.where = where
+
+
+def _raises_what_cannot_be_unpickled(item: int) -> int:
+    raise _TwoArguments("two", "here")
+
+
+def test_an_error_that_cannot_be_unpickled_here_is_an_error_that_says_so():
+    before = _fds()
+    with pytest.raises(RuntimeError, match="error could not be received: TypeError"):
+        fan_out([1, 2], _raises_what_cannot_be_unpickled, (), lambda item, result: None, 2, lambda item: None)
+    assert _children() == set() and _fds() == before
+
+
 def _dies_on(item: int, marker: str) -> int:
     if item in (2, 5) and (item == 5 or not os.path.exists(marker)):  # 2 dies once, 5 every time
         Path(marker).touch()

@@ -168,7 +168,11 @@ def _message(fd: int) -> tuple[int, int, Any] | None:
     body = _read(fd, size)
     if len(body) < size:
         return None
-    return kind, index, pickle.loads(body)
+    try:
+        return kind, index, pickle.loads(body)
+    except Exception as exc:  # pickled, but not to be unpickled (an exception whose __init__ takes other arguments)
+        what = "result" if kind == _RESULT else "error"
+        return _RAISED, index, RuntimeError(f"a worker's {what} could not be received: {type(exc).__name__}: {exc}")
 
 
 def _wait(pid: int | None) -> None:
