@@ -270,3 +270,23 @@ def test_a_worker_that_fails_before_its_first_job_never_runs_the_callers_code():
     # (this process imports pickle once a worker's pipe ends: the jobs run again alone in workers that have it)
     assert out == f"went on {proc.pid} [(1, (0, 1)), (2, (0, 2)), (3, (0, 3))]\n", (out, err)
     assert proc.returncode == 0
+
+
+def test_a_worker_takes_no_signal_before_its_handlers_are_its_own(monkeypatch, tmp_path):
+    """Ctrl-C reaches every process of the group, a worker just forked too: until the worker ignores SIGINT and
+    takes SIGTERM's default, both stay held back in it (the command's handler would raise there, in the caller's
+    code, before the worker's own)."""
+    real = _forked._work
+    seen = tmp_path / "mask"
+
+    def work(*args, **kwargs):
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+        seen.write_text(" ".join(str(int(s)) for s in sorted(held)))
+        real(*args, **kwargs)
+
+    monkeypatch.setattr(_forked, "_work", work)
+    got: dict[int, tuple[object, object, int]] = {}
+    fan_out([1, 2], _worker_state, (), got.__setitem__, 2, lambda item: (None, None, 0))
+    held = {int(s) for s in seen.read_text().split()}
+    assert {int(signal.SIGINT), int(signal.SIGTERM)} <= held
+    assert got == {k: (signal.SIG_IGN, signal.SIG_DFL, signal.SIGKILL) for k in (1, 2)}  # unblocked once its own

@@ -121,7 +121,7 @@ def _fork(
 ) -> None:  # fmt: skip
     """Start a worker: ``pool`` gets this process's end of its result pipe and its process id (before a signal
     held back meanwhile comes: a worker started is always one to kill and wait for)."""
-    from ._jobs import _deferred_signals
+    from ._jobs import _STOPPING
 
     for stream in (sys.stdout, sys.stderr):  # what they hold is written once, by this process
         with contextlib.suppress(AttributeError, OSError, ValueError):  # closed, or gone (its reader went away)
@@ -129,7 +129,11 @@ def _fork(
     parent = os.getpid()
     results_r, results_w = os.pipe()
     try:
-        with _deferred_signals():  # a signal's exception raised in os.fork's handlers would be lost
+        # SIGINT and SIGTERM held back: here, a signal's exception raised in os.fork's handlers would be lost; in the
+        # worker, the command's handler would raise in the caller's code: they stay held until _worker_init has set
+        # its own (not _jobs._deferred_signals, whose fork handler releases them in the child at once)
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
+        try:
             pid = os.fork()
             if pid == 0:  # the worker: never returns, whatever it raises (the caller's code is not run twice)
                 try:
@@ -137,6 +141,8 @@ def _fork(
                 finally:
                     os._exit(1)
             pool[results_r] = pid
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
     except BaseException:
         if results_r not in pool:
             os.close(results_r)
