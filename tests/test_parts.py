@@ -456,3 +456,39 @@ def test_inspect_with_workers_lists_what_one_process_lists(tmp_path, monkeypatch
     assert (many.stdout, many.stderr) == (one.stdout, one.stderr)
     assert agreed == [6]  # listed in parts, two per worker
     assert options or one.stdout.count("warning: entry") == 3
+
+
+@pytest.mark.parametrize("policy", [Policy(), Policy(sass_only=True), Policy(require_ptx=True)])
+def test_relocatable_fatbins_without_a_registered_one_give_what_one_search_gives(tmp_path, policy):
+    # no registered fatbin: the kernels and PTX that count are those of the fatbins stored as data (loadable),
+    # not those of the -rdc ones the rest's worker read
+    sections = [("__nv_relfatbin", 1, _fatbin(_sass(90)) * 3), (".rodata", 1, _fatbin(_sass(80)) * 30)]
+    path = tmp_path / "lib.so"
+    path.write_bytes(make_elf(sections, e_type=3))
+    item = _Item(str(path), size=path.stat().st_size, follow=True)
+    for parts in (2, 3):
+        whole, split, _results = _both(item, parts, policy=policy)
+        assert whole.fatbins == {"registered": 0, "relocatable": 3, "embedded": 30}
+        if split is not None:
+            _same(split, whole)
+
+
+def test_a_file_rewritten_while_its_rest_is_read_is_read_whole(tmp_path, monkeypatch):
+    # the parts read the file; its rest's worker opens it, then it is rewritten in place (the same size, a second
+    # later) while that worker reads it: what it read is of neither file, and the file is read whole
+    item = _layout(tmp_path / "lib.so", [("ptx", 0)] * 40, registered=True, second=False)
+    results = [_parts.run_part(_parts.PartItem(item, k, 3), GPUS, None) for k in range(3)]
+    data = (tmp_path / "lib.so").read_bytes()
+    listed = os.stat(item.path)
+    real = _parts.iter_fatbins
+
+    def rewritten_meanwhile(source, **kwargs):
+        with open(item.path, "r+b") as f:
+            f.write(data.replace(_fatbin(_sass(80)), _fatbin(_sass(90))))
+        os.utime(item.path, ns=(listed.st_atime_ns, listed.st_mtime_ns + 10**9))
+        return real(source, **kwargs)
+
+    monkeypatch.setattr(_parts, "iter_fatbins", rewritten_meanwhile)
+    rest = _rest(item, 3)
+    assert rest.error is not None and "changed while it was read" in rest.error
+    assert _parts.finish(item, results, rest, GPUS, None, Policy()) is None
