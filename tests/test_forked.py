@@ -290,3 +290,48 @@ def test_a_worker_takes_no_signal_before_its_handlers_are_its_own(monkeypatch, t
     held = {int(s) for s in seen.read_text().split()}
     assert {int(signal.SIGINT), int(signal.SIGTERM)} <= held
     assert got == {k: (signal.SIG_IGN, signal.SIG_DFL, signal.SIGKILL) for k in (1, 2)}  # unblocked once its own
+
+
+_LOST = """
+import os, signal, sys, time, weakref
+from cuda_fatbin import _forked, _jobs
+
+def held(item):
+    time.sleep(120)  # both workers hold their job
+    return item
+
+class Resource:
+    pass
+
+def take_the_signal_in_a_finalizer():
+    thing = Resource()
+
+    def closed():
+        os.kill(os.getpid(), signal.SIGTERM)  # the handler runs here: its exception is printed and dropped
+        sum(range(100))
+
+    weakref.finalize(thing, closed)
+    del thing
+
+feed = _forked._feed
+
+def feeding(*args):  # in the loop that waits for the workers, once they run
+    fed = feed(*args)
+    take_the_signal_in_a_finalizer()
+    return fed
+
+_forked._feed = feeding
+try:
+    with _jobs.signal_handlers("scan"):
+        _jobs.fan_out([0, 1], held, (), lambda item, result: None, 2, lambda item: None)
+except _jobs.Terminated:
+    sys.exit(143)
+"""
+
+
+def test_a_signal_whose_exception_a_finalizer_dropped_still_stops_the_command_and_its_workers():
+    """SIGTERM taken while a finalizer runs: Python prints its exception and drops it. The loop waiting for the
+    workers raises it again (``_jobs.check_interrupt``) rather than waiting for their work to end."""
+    proc = subprocess.run([sys.executable, "-c", _LOST], capture_output=True, text=True, timeout=60)
+    assert "Exception ignored" in proc.stderr  # the exception was lost where the test says
+    assert proc.returncode == 143, proc.stderr

@@ -361,6 +361,42 @@ def test_an_interrupt_while_size_waits_for_its_helpers_ends_them(host_file, opti
         proc.wait()
 
 
+_LOST = _INTERRUPTED.replace(
+    "_size_split._units, _size_split._taken = held(units), held(taken)",
+    """_size_split._units, _size_split._taken = held(units), held(taken)
+import signal, weakref
+collect = _size_split._collect
+
+class Resource:
+    pass
+
+def collecting(*args):  # this process has done its own share: a finalizer takes SIGTERM, then it waits
+    thing = Resource()
+
+    def closed():
+        os.kill(os.getpid(), signal.SIGTERM)  # the handler runs here: its exception is printed and dropped
+        sum(range(100))
+
+    weakref.finalize(thing, closed)
+    del thing
+    return collect(*args)
+
+_size_split._collect = collecting""",
+)
+
+
+@pytest.mark.parametrize("options", [[], ["--no-embedded"]])
+def test_a_sigterm_whose_exception_a_finalizer_dropped_still_ends_size_and_its_helpers(host_file, options):
+    """SIGTERM taken while a finalizer runs (Python prints its exception and drops it), then this process waits for
+    a helper's figures: the wait raises it again (``_jobs.check_interrupt``), the helpers are ended, exit 143."""
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-c", _LOST, str(host_file), *options], capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+    assert "Exception ignored" in proc.stderr  # the exception was lost where the test says
+    assert proc.returncode == 143, proc.stderr
+
+
 def _hostile_library(registered: bytes, stored: bytes) -> bytes:
     from test_parts import BLOCKS
 

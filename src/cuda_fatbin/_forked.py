@@ -64,6 +64,8 @@ def run_forked(
     ends. Returns the items left without a result by workers that died, in order."""
     import selectors
 
+    from ._jobs import WAIT_STEP, check_interrupt
+
     tasks_r, tasks_w = os.pipe()
     os.set_blocking(tasks_w, False)
     pool: dict[int, int | None] = {}  # a worker's result pipe -> its process id, until it is waited for
@@ -82,7 +84,9 @@ def run_forked(
             selector.register(fd, selectors.EVENT_READ)
         selector.register(tasks_w, selectors.EVENT_WRITE)
         while pool:
-            for key, _mask in selector.select():
+            ready = selector.select(WAIT_STEP)
+            check_interrupt()  # one its finalizer lost (_jobs.check_interrupt)
+            for key, _mask in ready:
                 if key.fd == tasks_w:
                     fed = _feed(tasks_w, fed, len(items))
                     if fed == len(items):  # every index is in the pipe: the workers end where it ends

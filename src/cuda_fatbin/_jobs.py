@@ -54,6 +54,40 @@ class Terminated(KeyboardInterrupt):
 awaiting: Callable[[int], None] | None = None
 
 
+# The signal the command's handler (signal_handlers) took, while it is set; 0: none. See check_interrupt.
+_taken = 0
+#: Seconds a loop that waits for workers waits at most before it looks for an interrupt lost (:func:`check_interrupt`)
+WAIT_STEP = 0.2
+
+
+def check_interrupt() -> None:
+    """Raise again the exception of a signal the command's handler took (:func:`signal_handlers`), where it was lost.
+
+    Python runs a signal's handler between two steps of whatever code runs then; when that is a finalizer
+    (``weakref.finalize``'s callback, a ``__del__``, a generator closed by the collector), the exception it raises is
+    printed as "Exception ignored" and dropped, and the command went on to wait for its workers for as long as they
+    worked. The loops that wait for workers (:func:`run_jobs`, :mod:`cuda_fatbin._forked`, ``_size_split``) call this
+    at least every :data:`WAIT_STEP` seconds, in their normal course only: an exception that went up as it should
+    ended them. Nothing outside a command's run (a program calling ``scan``).
+
+    Examples
+    --------
+    >>> from cuda_fatbin._jobs import check_interrupt
+    >>> check_interrupt()  # no signal taken: nothing
+    """
+    if _taken:
+        raise Terminated if _taken == signal.SIGTERM else KeyboardInterrupt
+
+
+def wait_readable(fd: int) -> None:
+    """Wait until ``fd`` has bytes to read or its end (a worker's pipe), looking for a lost interrupt meanwhile
+    (:func:`check_interrupt`)."""
+    import select
+
+    while not select.select([fd], [], [], WAIT_STEP)[0]:
+        check_interrupt()
+
+
 # How long kill_workers waits for a pool's manager thread to end (it takes milliseconds).
 _MANAGER_WAIT = 1.0
 
@@ -156,9 +190,14 @@ def run_jobs(
         if cancel_on_error:  # after every submit: a job that failed already cancels the others at once
             for f in list(futures):
                 f.add_done_callback(cancel_rest)
-        for f in cf.as_completed(futures):
-            if done is not None:
-                done(f, futures[f])
+        order = {f: i for i, f in enumerate(futures)}
+        pending = set(futures)
+        while pending:  # as cf.as_completed, looking for a lost interrupt between waits (check_interrupt)
+            finished, pending = cf.wait(pending, WAIT_STEP, cf.FIRST_COMPLETED)
+            check_interrupt()
+            for f in sorted(finished, key=order.__getitem__):
+                if done is not None:
+                    done(f, futures[f])
     except BaseException as e:
         if stop is None:
             stop_jobs(pool, futures, e)
@@ -281,7 +320,7 @@ def signal_handlers(command: str) -> Iterator[None]:
     ignored, so that it ends its clean-up. A signal ignored on entry (``nohup``, a background job of a
     non-interactive shell) stays ignored. Outside the main thread this does nothing.
     """
-    global awaiting
+    global awaiting, _taken
     if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
         yield
         return
@@ -295,11 +334,12 @@ def signal_handlers(command: str) -> Iterator[None]:
             os._exit(143 if signum == signal.SIGTERM else 130)
 
     def handler(signum: int, frame: object) -> None:
+        global _taken
         if state["waiting"]:
             quit_now(signum)
         if state["signal"]:
             return  # already stopping: let the clean-up end
-        state["signal"] = signum
+        state["signal"] = _taken = signum  # (for check_interrupt, should this exception be lost)
         raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
 
     def waiting(running: int) -> None:
@@ -317,12 +357,13 @@ def signal_handlers(command: str) -> Iterator[None]:
     kept = [s for s in (signal.SIGINT, signal.SIGTERM) if signal.getsignal(s) is not signal.SIG_IGN]
     previous = {s: signal.signal(s, handler) for s in kept}
     previous_hook, awaiting = awaiting, waiting
+    previous_taken = _taken
     try:
         yield
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
-        awaiting = previous_hook
+        awaiting, _taken = previous_hook, previous_taken
 
 
 def fan_out(

@@ -331,11 +331,16 @@ def _collect(children: list[tuple[int, int]]) -> tuple[_Marks, BinarySize, dict[
     an interrupt while it works leaves it there (the caller ends it)."""
     import marshal
 
+    from ._jobs import wait_readable
     from ._size import BinarySize
 
     pid, figures_r = children[0]
     chunks = []
-    while chunk := os.read(figures_r, 1 << 20):
+    while True:
+        wait_readable(figures_r)  # an interrupt lost meanwhile is raised again (_jobs.check_interrupt)
+        chunk = os.read(figures_r, 1 << 20)
+        if not chunk:
+            break
         chunks.append(chunk)
     with _signals_held():  # its end of the pipe closed, waited for and out of the list, or none of these
         os.close(figures_r)
