@@ -53,7 +53,10 @@ def host_file(artifacts, tmp_path_factory):
 
 def _report(path, workers: int, **kw) -> str:
     """The JSON document, and every row of each binary in order (payload rows: which copy comes first)."""
-    report = size([path], max_workers=workers, **kw)
+    return _report_of(size([path], max_workers=workers, **kw))
+
+
+def _report_of(report) -> str:
     rows = [(b.payloads, b.copies, sorted(b.entries.items()), sorted(b.kernels.items())) for b in report.binaries]
     return json.dumps([report.to_dict(), rows], sort_keys=True)
 
@@ -488,3 +491,43 @@ def test_payloads_of_one_shape_met_by_several_processes_are_hashed_once_merged(h
     data = host_file.read_bytes()
     with pytest.raises(ValueError, match="changed since"):  # the file cut short since: no digest of other bytes
         _size_split.settle(out, data[: len(data) // 2])
+
+
+@pytest.fixture
+def twins_far_apart(artifacts, tmp_path):
+    """A host ELF file whose one SASS payload is stored twice, in its first fatbin and its last, 40 others between."""
+    registered = _fatbin(artifacts, ["sm_80"])
+    data = b"".join(b"host %03d".ljust(16) % i + _fatbin(artifacts, [], ["sm_90"], tag=str(i)) for i in range(40))
+    elf = make_elf([(".nv_fatbin", 1, registered), (".rodata", 1, data + _fatbin(artifacts, ["sm_80"], tag="z"))])
+    path = tmp_path / "libtwins.so"
+    path.write_bytes(elf)
+    return path
+
+
+def test_a_file_rewritten_between_the_helpers_and_the_hashing_gives_no_mixed_report(twins_far_apart, split, mode,
+                                                                                    monkeypatch):
+    """The file rewritten in place (same size, other bytes) once the helpers have measured it, before ``settle``
+    hashes from it the payloads whose shape another process met: an error row or the report of one reading of the
+    file (read again whole), never digests of other bytes beside figures of the first ones."""
+    path = twins_far_apart
+    data = path.read_bytes()
+    one = _report(path, 1)
+    settle, hashed = _size_split.settle, []
+
+    def rewritten(out, source):
+        if isinstance(source, str):
+            lazy = collections.Counter((row[4][0], row[4][1], row[1]) for row in out.payloads if len(row) > 4)
+            hashed.append(sum(row[0][0] == "@" and lazy[row[4][0], row[4][1], row[1]] > 1
+                              for row in out.payloads if len(row) > 4))  # fmt: skip
+            with open(path, "r+b") as f:  # the same file (inode), other bytes
+                f.write(os.urandom(len(data)))  # (the twins then differ)
+        return settle(out, source)
+
+    monkeypatch.setattr(_size_split, "settle", rewritten)
+    for workers in (2, 3, 4):
+        path.write_bytes(data)
+        report = size([path], max_workers=workers)
+        errors = [b.error for b in report.binaries]
+        assert errors == [] or errors[0] or _report_of(report) == one, (workers, errors)
+    assert mode == "parts" or any(hashed)  # (a payload whose twin another process met was hashed from the file)
+    _no_child_left()

@@ -76,12 +76,21 @@ def measure_split(
 ) -> None:
     """Add the figures of ``fatbins`` (an iterator: the search) to ``out`` as ``_size._measure`` does, with
     ``helpers`` forked processes measuring beside this one. ``path`` names the file the fatbins are read from,
-    opened again by each helper."""
+    opened again by each helper.
+
+    Raises
+    ------
+    OSError, ValueError
+        The file cannot be opened again, or changed while it was read (its size and times: ``_inputs._stamp``), by
+        the helpers or by :func:`settle`: figures of other bytes are not reported beside those of the first.
+    """
+    from ._inputs import _stamp
     from ._size import _measure_one
     from ._size_whatif import _removal
 
     removed = _removal(*cut)
     shapes: _Shapes = {}
+    stamp = _stamp(path)
     jobs_r, jobs_w = os.pipe()
     children: list[tuple[int, int]] = []  # (pid, read end of its figures)
     try:
@@ -113,6 +122,8 @@ def measure_split(
                 measure(index)
         _merge(out, parts)
         settle(out, path)
+        if _stamp(path) != stamp:
+            raise ValueError("the file changed while it was read")
     finally:
         for fd in (jobs_r, jobs_w):
             if fd >= 0:
