@@ -531,3 +531,15 @@ def test_a_file_rewritten_between_the_helpers_and_the_hashing_gives_no_mixed_rep
         assert errors == [] or errors[0] or _report_of(report) == one, (workers, errors)
     assert mode == "parts" or any(hashed)  # (a payload whose twin another process met was hashed from the file)
     _no_child_left()
+
+
+def test_settle_refuses_a_payload_cut_short_by_one_byte(host_file):
+    """The bytes given to ``settle`` end one byte before the end of the last payload it must hash: an error, not the
+    digest of the bytes left."""
+    _every, fatbins = _every_payload_hashed(host_file)
+    out = _one_process_per_fatbin(host_file, fatbins)
+    shapes = collections.Counter((row[4][0], row[4][1], row[1]) for row in out.payloads if len(row) > 4)
+    ends = [row[4][2] + row[4][0] for row in out.payloads if len(row) > 4 and shapes[row[4][0], row[4][1], row[1]] > 1]
+    data = host_file.read_bytes()
+    with pytest.raises(ValueError, match="changed since"):
+        _size_split.settle(out, data[: max(ends) - 1])
