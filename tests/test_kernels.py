@@ -133,6 +133,19 @@ def test_without_the_demangler_names_stay_mangled(monkeypatch):
     assert demangle("_Z1ki") == "_Z1ki"
 
 
+
+def test_the_demangling_child_starts_isolated_without_the_site(tmp_path, monkeypatch):
+    """The child runs ``python -I -S`` given ``cpp_demangle``'s folder (docs/security.md): no environment variable
+    nor the site's start-up shapes what it runs (a ``sitecustomize`` on ``PYTHONPATH`` is not imported), and it
+    still demangles."""
+    marker = tmp_path / "ran"
+    (tmp_path / "sitecustomize.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    _kernels.stop_demangler()  # (one started ahead would predate the environment)
+    assert demangle_all(["_Z1ki", "plain"]) == {"_Z1ki": "k(int)", "plain": "plain"}
+    assert not marker.exists()
+
+
 def test_a_demangler_started_ahead_is_used_once_or_ended(tmp_path, monkeypatch):
     """``start_demangler`` starts the next batch's child early: the batch takes it (the names demangled as without
     it); one no batch takes is ended by ``stop_demangler``, and ``cuda-fatbin size`` leaves none behind."""

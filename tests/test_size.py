@@ -749,6 +749,20 @@ def test_sass_section_categories_are_the_documented_ones(tmp_path):
     assert got.pop("headers") >= 64 and got == expected and sum(b.categories.values()) == len(image)
 
 
+
+def test_a_kernel_of_two_code_sections_owns_both(tmp_path):
+    """Two ``.text.k`` sections (a forged image: real ones name each section once): the kernel's code and own
+    sections are both, with its ``.nv.info.k``."""
+    from elf_testing import make_elf
+
+    sections = [(".text.k", 1, b"\x01" * 16), (".nv.info.k", 1, b"\x02" * 8), (".text.k", 1, b"\x03" * 32)]
+    image = make_elf(sections, machine=190, e_type=2, osabi=0x41, abi_version=8, flags=90 << 8)
+    (tmp_path / "k.cubin").write_bytes(image)
+    [b] = size([tmp_path / "k.cubin"], max_workers=1).binaries
+    assert b.kernels == {"k": [48, 1]}
+    assert [(kernel, own) for _key, kernel, _crc, _image, own in b.copies] == [("k", 56)]
+
+
 def test_json_top_cuts_payload_duplicates_too(artifacts, tmp_path):
     """``--json --top N`` cuts ``kernels``, ``duplicates`` and ``kernel_duplicates`` alike (docs/scan.md)."""
     data = _build(artifacts, SPECS)
