@@ -543,3 +543,22 @@ def test_settle_refuses_a_payload_cut_short_by_one_byte(host_file):
     data = host_file.read_bytes()
     with pytest.raises(ValueError, match="changed since"):
         _size_split.settle(out, data[: max(ends) - 1])
+
+
+@pytest.mark.parametrize("modes", [("none", "size"), ("balance", "size")])
+def test_one_image_stored_in_two_ways_is_no_payload_duplicate(artifacts, tmp_path, modes):
+    """One SASS image stored compressed in two ways (other stored bytes, the same once decompressed), and once more
+    as PTX: no payload duplicate, as when every payload is hashed; its kernel is in two images."""
+    fatbins = [_fatbin(artifacts, ["sm_80"], ["sm_80"], mode, tag) for mode, tag in zip(modes, "ab", strict=True)]
+    path = tmp_path / "libtwo.so"
+    path.write_bytes(make_elf([(".nv_fatbin", 1, b"".join(fatbins))]))
+    (tmp_path / "empty.bin").write_bytes(b"")
+    alone = size([path], max_workers=1)
+    every = size([path, tmp_path / "empty.bin"], max_workers=1)  # several inputs: every payload hashed
+    [b] = alone.binaries
+    [theirs] = [b for b in every.binaries if b.path == str(path)]
+    assert len({d for d, key, *_ in theirs.payloads if key == "elf sm_80"}) == 2  # stored in two ways
+    assert [d for d, key, *_ in b.payloads if key == "elf sm_80"] == [None, None]
+    assert alone.duplicates() == every.duplicates() == []
+    assert alone.kernel_duplicates() == every.kernel_duplicates() and alone.kernel_duplicates()[0]["copies"] == 2
+    assert alone.to_dict()["totals"] == every.to_dict()["totals"]
