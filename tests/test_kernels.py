@@ -133,7 +133,6 @@ def test_without_the_demangler_names_stay_mangled(monkeypatch):
     assert demangle("_Z1ki") == "_Z1ki"
 
 
-
 def test_the_demangling_child_starts_isolated_without_the_site(tmp_path, monkeypatch):
     """The child runs ``python -I -S`` given ``cpp_demangle``'s folder (docs/security.md): no environment variable
     nor the site's start-up shapes what it runs (a ``sitecustomize`` on ``PYTHONPATH`` is not imported), and it

@@ -749,7 +749,6 @@ def test_sass_section_categories_are_the_documented_ones(tmp_path):
     assert got.pop("headers") >= 64 and got == expected and sum(b.categories.values()) == len(image)
 
 
-
 def test_a_kernel_of_two_code_sections_owns_both(tmp_path):
     """Two ``.text.k`` sections (a forged image: real ones name each section once): the kernel's code and own
     sections are both, with its ``.nv.info.k``."""

@@ -504,8 +504,9 @@ def twins_far_apart(artifacts, tmp_path):
     return path
 
 
-def test_a_file_rewritten_between_the_helpers_and_the_hashing_gives_no_mixed_report(twins_far_apart, split, mode,
-                                                                                    monkeypatch):
+def test_a_file_rewritten_between_the_helpers_and_the_hashing_gives_no_mixed_report(
+    twins_far_apart, split, mode, monkeypatch
+):
     """The file rewritten in place (same size, other bytes) once the helpers have measured it, before ``settle``
     hashes from it the payloads whose shape another process met: an error row or the report of one reading of the
     file (read again whole), never digests of other bytes beside figures of the first ones."""
