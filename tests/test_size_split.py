@@ -563,3 +563,39 @@ def test_one_image_stored_in_two_ways_is_no_payload_duplicate(artifacts, tmp_pat
     assert alone.duplicates() == every.duplicates() == []
     assert alone.kernel_duplicates() == every.kernel_duplicates() and alone.kernel_duplicates()[0]["copies"] == 2
     assert alone.to_dict()["totals"] == every.to_dict()["totals"]
+
+
+_MANY_HELPERS = """
+import json
+import sys
+from cuda_fatbin import _size_split
+from cuda_fatbin._size import BinarySize
+
+started, units = [], []
+_size_split._start = lambda children, helpers, inherited, work: started.append(helpers)  # none forked
+
+
+def mine(units_r, path, recompress, removed, parts):
+    import os
+    while data := os.read(units_r, _size_split._UNIT.size):
+        units.append(data)
+    return [], BinarySize(path), {}
+
+
+_size_split._units = mine
+done = _size_split.measure_parts(BinarySize(sys.argv[1]), sys.argv[1], None, ((), ()), int(sys.argv[2]))
+print(json.dumps([done, started, len(units)]))
+"""
+
+
+@pytest.mark.parametrize("helpers", [1, 2100, 20000])
+def test_parts_of_one_file_fit_in_their_pipe_however_many_helpers(host_file, helpers):
+    """``-j`` in the thousands on a large file (a sparse one is as large as asked): every unit of the search is
+    written before a process reads one, so they must fit in the pipe (a write of more waits for ever)."""
+    import subprocess
+
+    run = subprocess.run([sys.executable, "-c", _MANY_HELPERS, str(host_file), str(helpers)], capture_output=True,
+                         text=True, timeout=60)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    _done, started, units = json.loads(run.stdout)
+    assert started == [helpers] and 1 < units <= _size_split._MAX_UNITS

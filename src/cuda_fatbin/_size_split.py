@@ -55,6 +55,9 @@ _RECORDS_AT_ONCE, _FLUSH = 16, 256 << 10
 #: Parts of the search per process (more than one: the parts that hold many fatbins take longer)
 _PARTS = 8
 _UNIT = struct.Struct("<I")  # a unit of work of measure_parts (read one at a time: whole, under PIPE_BUF)
+#: The most units of measure_parts: all are written before any is read, so they must fit in a pipe however small
+#: (one page, 4 KiB: what Linux gives a user over its pipe quota); with more helpers each part is larger
+_MAX_UNITS = 4096 // _UNIT.size
 #: What a helper sends of its ``BinarySize`` (with ``marshal``: plain values, no code)
 _SUMS = ("device_bytes", "sections", "overhead", "entries", "categories", "kernels", "copies", "payloads", "unparsed")
 #: Bytes of file per helper (a smaller file is measured in one process: a fork costs a few milliseconds)
@@ -135,10 +138,10 @@ def measure_split(
 def measure_parts(out: BinarySize, path: str, recompress: str | None, cut: _Cut, helpers: int) -> bool:
     """Add the figures of the ELF file ``path`` to ``out`` as ``_size._measure`` does, its search for fatbins stored
     as data cut in parts (``_reader.SearchPart``: the file's sections, then ``_PARTS`` parts per process), each
-    searched and measured by whichever process takes it first, this one or ``helpers`` forked ones. False, with
-    ``out`` untouched, when the parts do not give what one search gives (``_parts.agree``), or one failed, or the
-    file changed while they were read (its size and times: ``_inputs._stamp``): the caller then reads the file
-    whole, which gives the same report (and its error)."""
+    searched and measured by whichever process takes it first, this one or ``helpers`` forked ones (``_MAX_UNITS``
+    units at most, however many helpers). False, with ``out`` untouched, when the parts do not give what one search
+    gives (``_parts.agree``), or one failed, or the file changed while they were read (its size and times:
+    ``_inputs._stamp``): the caller then reads the file whole, which gives the same report (and its error)."""
     from ._inputs import _stamp
     from ._size import BinarySize
     from ._size_whatif import _removal
@@ -151,7 +154,7 @@ def measure_parts(out: BinarySize, path: str, recompress: str | None, cut: _Cut,
     except OSError:
         return False
     removed = _removal(*cut)
-    parts = _PARTS * (helpers + 1)
+    parts = min(_PARTS * (helpers + 1), _MAX_UNITS - 1)  # (and unit 0: the sections)
     units_r, units_w = os.pipe()
     children: list[tuple[int, int]] = []
     try:
