@@ -599,3 +599,28 @@ def test_parts_of_one_file_fit_in_their_pipe_however_many_helpers(host_file, hel
     assert run.returncode == 0, run.stderr
     _done, started, units = json.loads(run.stdout)
     assert started == [helpers] and 1 < units <= _size_split._MAX_UNITS
+
+
+@pytest.mark.parametrize("fails", ["fork", "pipe"])
+def test_helpers_that_cannot_be_started_leave_the_work_to_those_that_were(host_file, split, mode, monkeypatch, fails):
+    """``-j`` beyond what the system gives (processes: EAGAIN; descriptors: EMFILE): the helpers started share the
+    work (this process alone, if none), and the report is the one process's, not an error row."""
+    import errno
+
+    one = _report(host_file, 1)
+    calls = [0]
+    real = getattr(os, fails)
+
+    def limited():
+        calls[0] += 1
+        if calls[0] > (1 if fails == "fork" else 2):  # (a pipe: the work's, then one helper's)
+            raise OSError(errno.EAGAIN if fails == "fork" else errno.EMFILE, "no more")
+        return real()
+
+    for workers in (2, 4):
+        calls[0] = 0
+        monkeypatch.setattr(os, fails, limited)
+        got = _report(host_file, workers)
+        monkeypatch.setattr(os, fails, real)
+        assert got == one
+    _no_child_left()

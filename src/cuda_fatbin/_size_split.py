@@ -273,11 +273,20 @@ def _start(
 ) -> None:
     """Fork ``helpers`` processes that each run ``work`` and send what it gives, each added to ``children`` (its id
     and figure pipe) as it is forked: an interrupt at any moment leaves every helper in ``children``, which the
-    caller ends."""
+    caller ends. Fewer where the system gives no more processes or descriptors (the work is shared by those
+    started, or left to the caller)."""
     for _ in range(helpers):
-        figures_r, figures_w = os.pipe()
+        try:
+            figures_r, figures_w = os.pipe()
+        except OSError:
+            return
         with _signals_held() as mask:  # forked and listed, or neither
-            pid = os.fork()
+            try:
+                pid = os.fork()
+            except OSError:
+                os.close(figures_r)
+                os.close(figures_w)
+                return
             if pid == 0:  # pragma: no cover (a child: coverage of forks is not collected)
                 try:
                     signal.pthread_sigmask(signal.SIG_SETMASK, mask)
