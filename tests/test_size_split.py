@@ -568,11 +568,12 @@ def test_one_image_stored_in_two_ways_is_no_payload_duplicate(artifacts, tmp_pat
 _MANY_HELPERS = """
 import json
 import sys
-from cuda_fatbin import _size_split
+from cuda_fatbin import _reader, _size_split
 from cuda_fatbin._size import BinarySize
 
 started, units = [], []
 _size_split._start = lambda children, helpers, inherited, work: started.append(helpers)  # none forked
+_reader.search_sizes = lambda path: (1 << 40, 0)  # a file whose search is all its work: cut in parts
 
 
 def mine(units_r, path, recompress, removed, parts):
@@ -599,6 +600,27 @@ def test_parts_of_one_file_fit_in_their_pipe_however_many_helpers(host_file, hel
     assert run.returncode == 0, run.stderr
     _done, started, units = json.loads(run.stdout)
     assert started == [helpers] and 1 < units <= _size_split._MAX_UNITS
+
+
+def test_parts_are_used_only_while_the_registered_fatbins_hold_up_no_process(host_file, monkeypatch):
+    """The registered fatbins are measured by one process (unit 0): a file is cut in parts only while their bytes
+    times the helpers are at most the bytes searched outside them; else its fatbins are handed to the helpers one by
+    one (``measure_split``), with the same report."""
+    from cuda_fatbin import _reader
+    from cuda_fatbin._size import BinarySize
+
+    searched, registered = _reader.search_sizes(str(host_file))
+    assert 0 < registered < searched
+    fits = searched // registered  # helpers the parts pay for
+    for helpers, cut in ((fits, True), (fits + 1, False)):
+        out = BinarySize(str(host_file))
+        assert _size_split.measure_parts(out, str(host_file), None, ((), ()), helpers) is cut
+        if not cut:
+            assert out.payloads == [] and out.device_bytes == 0  # untouched: the caller measures it otherwise
+    monkeypatch.setattr(_size_split, "_PER_HELPER", 1)  # every file is measured by helpers
+    assert size([host_file], max_workers=fits + 2).to_dict(top=10**6) == size([host_file], max_workers=1).to_dict(
+        top=10**6
+    )
 
 
 @pytest.mark.parametrize("fails", ["fork", "pipe"])
