@@ -339,3 +339,70 @@ def test_a_file_cut_short_during_a_parts_search_is_an_error_not_sigbus(tmp_path)
     out = subprocess.run([sys.executable, "-c", _CUT_CHILD, str(path)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, (out.returncode, out.stderr[-2000:])  # -7: SIGBUS
     assert out.stdout.split() == ["shrank", "read", "shrank"]
+
+
+def _judged_as_objects(tmp_path, blob: bytes, parts: int = 1, driver=None) -> None:
+    """Each part of an ELF file whose .rodata holds ``blob`` (mapped) judges and counts as its fatbins' objects."""
+    path = tmp_path / "lib.so"
+    path.write_bytes(make_elf([(".rodata", 1, blob), (".pad", 1, b"\x02" * (1 << 20))], e_type=3))
+    item = _Item(str(path), size=path.stat().st_size, follow=True)
+    for k in range(parts):
+        got = _parts.run_part(_parts.PartItem(item, k, parts), GPUS, driver)
+        assert got.error is None
+        assert (got.classes, got.tally) == _part_by_objects(str(path), k, parts, driver)
+
+
+def test_an_lz4_payload_whose_first_bytes_lie_past_the_first_read_is_judged_as_its_objects_are(tmp_path):
+    """An LZ4 payload whose first 64 bytes the first compressed bytes read do not give (a literal run longer than
+    them) is told by its headers as undecided, never as agreeing: its fatbin's objects say what its payload says,
+    and fatbins of one signature whose payloads say so share the class of the objects."""
+    import random
+
+    image = _cubin(90)
+    payload = image[:64] + random.Random(1).randbytes(400) + image[64:]  # incompressible after the ELF header
+    blob = _fatbin(_entry(2, 80, payload, "lz4"))
+    src = _source._open(blob)
+    end, rows = _reader._rows(src, 0, len(blob))
+    said = _reader.stored_fatbin((src, 0, end, None, rows)).entries[0].payload_mismatch
+    assert said == "the header says sm_80, the ELF image is for sm_90"
+    assert _payload.row_mismatch(src, rows[0]) is _payload.UNDECIDED
+    _judged_as_objects(tmp_path, blob * 3 + SEEDS["sass lz4"](0) * 2)
+
+
+#: Fatbins of several entries whose payloads the headers do not tell (zstd), three and four entries among them
+_SEVERAL = [
+    _fatbin(_entry(2, 80, _cubin(80), "zstd"), _entry(1, 90, _ptx_text(90), "zstd")),
+    _fatbin(
+        _entry(2, 80, _cubin(80), "lz4"), _entry(2, 90, _cubin(90), "zstd"), _entry(1, 100, _ptx_text(100), "zstd")
+    ),
+    _fatbin(
+        _entry(2, 75, _cubin(75), "none"),
+        _entry(2, 86, _cubin(86), "lz4"),
+        _entry(1, 90, _ptx_text(90), "lz4"),
+        _entry(1, 120, _ptx_text(120), "zstd"),
+    ),
+]
+
+
+@pytest.mark.parametrize("driver", [None, "12.0"])
+def test_fatbins_of_several_entries_are_signed_and_judged_from_their_headers_as_their_objects(tmp_path, driver):
+    """A fatbin of two, three or four entries has the signature of its objects, and a part judges fatbins whose
+    several payloads were read for their answers, some told by their headers and some not, as the objects do."""
+    blob = b"".join(fb * 3 for fb in _SEVERAL)
+    for f, fb in zip(_stored(blob, tmp_path, True), _reader.iter_part(str(tmp_path / "lib.so"), SearchPart(0, 1)),
+                     strict=True):  # fmt: skip
+        assert _parts._row_signature(f[4]) == _select._signature(fb)
+    _judged_as_objects(tmp_path, blob, driver=driver)
+
+
+def test_what_the_part_keeps_of_headers_and_ptx_heads_stays_bounded():
+    """The signatures kept by entry header (``_parts._ROW_KEYS``) and the verdicts kept by PTX head
+    (``_payload._PTX_VERDICTS``) stay bounded however many distinct headers and heads a file holds."""
+    for sm in range(10, 10 + 5000):
+        row = (0, 1, sm, 8, 0, 0x11, 64, 64, 0, 64, "none", 0, 0, None, 0)
+        _parts._row_signature([row])  # type: ignore[list-item]
+    assert 0 < len(_parts._ROW_KEYS) <= 4096
+    arch = Arch.parse("9.0")
+    for n in range(1500):
+        _payload._verdict_of("ptx", arch, f"// {n}\n.version 8.0\n".encode(), False)
+    assert 0 < len(_payload._PTX_VERDICTS) <= 1024
