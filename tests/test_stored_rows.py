@@ -406,3 +406,24 @@ def test_what_the_part_keeps_of_headers_and_ptx_heads_stays_bounded():
     for n in range(1500):
         _payload._verdict_of("ptx", arch, f"// {n}\n.version 8.0\n".encode(), False)
     assert 0 < len(_payload._PTX_VERDICTS) <= 1024
+
+
+def test_an_empty_identifier_and_an_options_record_at_the_headers_end_are_read_by_both():
+    """Edge strings both readers accept alike: an identifier whose offset is set and length zero is ``""`` (not
+    ``None``), and an options record whose 8 bytes end where the header ends (its text before it) is read."""
+    blob = SEEDS["empty identifier"](0)
+    for read in (_container._parse, _reader._rows):
+        src = _source._open(blob)
+        found = read(src, 0, len(src), None, strict=True) if read is _container._parse else read(src, 0, len(src))
+        fb = found if isinstance(found, _reader.Fatbin) else _reader._fatbin_of_rows(src, 0, *found, None)
+        assert (fb.entries[0].identifier, fb.entries[0].options) == ("", "-O1")
+    payload = lz4.block.compress(_ptx_text(80), store_size=False)
+    stored = payload + bytes(-len(payload) % 8)
+    header = _ENTRY.pack(1, 0x0101, 64 + 16, len(stored), len(payload), 64 + 8, 0, 8, 80, 0, 0, 0x2011, 0,
+                         len(_ptx_text(80)))  # fmt: skip
+    blob = _fatbin(header + b"-O3\0\0\0\0\0" + struct.pack("<II", 64, 3) + stored)
+    for read in (_container._parse, _reader._rows):
+        src = _source._open(blob)
+        found = read(src, 0, len(src), None, strict=True) if read is _container._parse else read(src, 0, len(src))
+        fb = found if isinstance(found, _reader.Fatbin) else _reader._fatbin_of_rows(src, 0, *found, None)
+        assert fb.entries[0].options == "-O3"
