@@ -322,6 +322,19 @@ def test_the_search_gives_up_after_a_bounded_number_of_failed_headers():
         failures(4370, lead=39)
 
 
+def test_the_search_budget_is_one_for_the_file_not_one_per_run_of_sections():
+    """Failed candidates in two sections that do not overlap (two runs of the search) spend one budget, the file's:
+    each run alone stays within it, both together spend it and the file is refused."""
+    magic = b"\x50\xed\x55\xba"
+    run = magic * 2657 + bytes(16)  # 64 * 2657 = 170,048 bytes of headers: over half the ~283,000 of the budget
+    alone = make_elf([(".rodata", 1, run), (".data", 1, bytes(len(run)))])
+    assert len(alone) + 262144 < 2 * 64 * 2657
+    assert list(iter_fatbins(alone, embedded=True)) == []  # one run's failures: within the budget
+    with pytest.raises(FatbinFormatError) as info:
+        list(iter_fatbins(make_elf([(".rodata", 1, run), (".data", 1, run)]), embedded=True))
+    assert info.value.message == "too many fatbin-like headers that do not parse; the file is refused"
+
+
 def _sharing_one_member_table(candidates: int, members: int) -> bytes:
     """``candidates`` fatbin headers of 80 bytes each, back to back, whose one concatenated entry points at the
     same table of ``members`` member records after them; the members overlap, so every candidate fails after
