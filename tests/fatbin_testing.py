@@ -20,6 +20,25 @@ from typing import Any, NamedTuple
 
 DATA = Path(__file__).parent / "data"
 
+#: Python source of ``take_the_signal_in_a_finalizer()``, for scripts run in a child process: SIGTERM comes while a
+#: finalizer runs, so the command's handler raises there and Python prints the exception and drops it
+TAKE_SIGTERM_IN_A_FINALIZER = """
+import os, signal, weakref
+
+class Resource:
+    pass
+
+def take_the_signal_in_a_finalizer():
+    thing = Resource()
+
+    def closed():
+        os.kill(os.getpid(), signal.SIGTERM)  # the handler runs here: its exception is printed and dropped
+        sum(range(100))
+
+    weakref.finalize(thing, closed)
+    del thing
+"""
+
 KERNEL_SRC = r"""
 #ifndef TAG
 #define TAG 0

@@ -17,6 +17,8 @@ import pytest
 from cuda_fatbin import _forked
 from cuda_fatbin._jobs import fan_out
 
+from fatbin_testing import TAKE_SIGTERM_IN_A_FINALIZER
+
 pytestmark = pytest.mark.skipif(not _forked.usable(), reason="workers are forked on Linux, Python < 3.14 only")
 
 
@@ -292,26 +294,13 @@ def test_a_worker_takes_no_signal_before_its_handlers_are_its_own(monkeypatch, t
     assert got == {k: (signal.SIG_IGN, signal.SIG_DFL, signal.SIGKILL) for k in (1, 2)}  # unblocked once its own
 
 
-_LOST = """
-import os, signal, sys, time, weakref
+_LOST = TAKE_SIGTERM_IN_A_FINALIZER + """
+import sys, time
 from cuda_fatbin import _forked, _jobs
 
 def held(item):
     time.sleep(120)  # both workers hold their job
     return item
-
-class Resource:
-    pass
-
-def take_the_signal_in_a_finalizer():
-    thing = Resource()
-
-    def closed():
-        os.kill(os.getpid(), signal.SIGTERM)  # the handler runs here: its exception is printed and dropped
-        sum(range(100))
-
-    weakref.finalize(thing, closed)
-    del thing
 
 feed = _forked._feed
 

@@ -18,6 +18,7 @@ from cuda_fatbin._fatbin import FatbinBuilder, FatbinOptions
 from cuda_fatbin._size import size
 
 from elf_testing import make_elf
+from fatbin_testing import TAKE_SIGTERM_IN_A_FINALIZER
 
 if TYPE_CHECKING:
     from cuda_fatbin._reader import Fatbin
@@ -366,22 +367,12 @@ def test_an_interrupt_while_size_waits_for_its_helpers_ends_them(host_file, opti
 
 _LOST = _INTERRUPTED.replace(
     "_size_split._units, _size_split._taken = held(units), held(taken)",
-    """_size_split._units, _size_split._taken = held(units), held(taken)
-import signal, weakref
+    TAKE_SIGTERM_IN_A_FINALIZER
+    + """_size_split._units, _size_split._taken = held(units), held(taken)
 collect = _size_split._collect
 
-class Resource:
-    pass
-
 def collecting(*args):  # this process has done its own share: a finalizer takes SIGTERM, then it waits
-    thing = Resource()
-
-    def closed():
-        os.kill(os.getpid(), signal.SIGTERM)  # the handler runs here: its exception is printed and dropped
-        sum(range(100))
-
-    weakref.finalize(thing, closed)
-    del thing
+    take_the_signal_in_a_finalizer()
     return collect(*args)
 
 _size_split._collect = collecting""",
