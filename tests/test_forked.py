@@ -294,7 +294,9 @@ def test_a_worker_takes_no_signal_before_its_handlers_are_its_own(monkeypatch, t
     assert got == {k: (signal.SIG_IGN, signal.SIG_DFL, signal.SIGKILL) for k in (1, 2)}  # unblocked once its own
 
 
-_LOST = TAKE_SIGTERM_IN_A_FINALIZER + """
+_LOST = (
+    TAKE_SIGTERM_IN_A_FINALIZER
+    + """
 import sys, time
 from cuda_fatbin import _forked, _jobs
 
@@ -316,6 +318,7 @@ try:
 except _jobs.Terminated:
     sys.exit(143)
 """
+)
 
 
 def test_a_signal_whose_exception_a_finalizer_dropped_still_stops_the_command_and_its_workers():
