@@ -516,11 +516,14 @@ def test_a_file_rewritten_between_the_helpers_and_the_hashing_gives_no_mixed_rep
         return settle(out, source)
 
     monkeypatch.setattr(_size_split, "settle", rewritten)
-    for workers in (2, 3, 4):
-        path.write_bytes(data)
-        report = size([path], max_workers=workers)
-        errors = [b.error for b in report.binaries]
-        assert errors == [] or errors[0] or _report_of(report) == one, (workers, errors)
+    for _round in range(10):  # records: which process takes which fatbin is the machine's timing; until one round
+        for workers in (2, 3, 4):  # had the twins in two processes (on a busy machine this one may take them all)
+            path.write_bytes(data)
+            report = size([path], max_workers=workers)
+            errors = [b.error for b in report.binaries]
+            assert errors == [] or errors[0] or _report_of(report) == one, (workers, errors)
+        if mode == "parts" or any(hashed):
+            break
     assert mode == "parts" or any(hashed)  # (a payload whose twin another process met was hashed from the file)
     _no_child_left()
 
