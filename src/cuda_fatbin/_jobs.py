@@ -172,6 +172,7 @@ def run_jobs(
     [4, 9]
     """
     import concurrent.futures as cf
+    import queue
 
     futures: dict[cf.Future[Any], T] = {}
 
@@ -190,11 +191,21 @@ def run_jobs(
         if cancel_on_error:  # after every submit: a job that failed already cancels the others at once
             for f in list(futures):
                 f.add_done_callback(cancel_rest)
+        # as cf.as_completed, looking for a lost interrupt between waits (check_interrupt): each future tells the
+        # queue once it ends (a wait over every pending future each time one ends would be quadratic)
         order = {f: i for i, f in enumerate(futures)}
-        pending = set(futures)
-        while pending:  # as cf.as_completed, looking for a lost interrupt between waits (check_interrupt)
-            finished, pending = cf.wait(pending, WAIT_STEP, cf.FIRST_COMPLETED)
+        ended: queue.SimpleQueue[cf.Future[Any]] = queue.SimpleQueue()
+        for f in futures:
+            f.add_done_callback(ended.put)
+        left = len(futures)
+        while left:
+            finished = []
+            with contextlib.suppress(queue.Empty):
+                finished.append(ended.get(timeout=WAIT_STEP))
+                while True:  # those ended meanwhile: one batch
+                    finished.append(ended.get_nowait())
             check_interrupt()
+            left -= len(finished)
             for f in sorted(finished, key=order.__getitem__):
                 if done is not None:
                     done(f, futures[f])
