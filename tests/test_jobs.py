@@ -361,3 +361,66 @@ def test_run_jobs_waits_for_its_jobs_in_linear_work() -> None:
         run_jobs(pool, time.sleep, range(n), lambda i: (0.0005,), lambda f, i: got.append(i))
     assert got == list(range(n))
     assert _CountedWaiters.added <= 2 * n
+
+
+_LOST_IN_A_POOL = """
+import os, signal, sys, threading, weakref
+import concurrent.futures as cf
+from cuda_fatbin import _jobs
+
+release = threading.Event()
+
+
+class Resource:
+    pass
+
+
+def take_the_signal_in_a_finalizer():
+    thing = Resource()
+
+    def closed():
+        os.kill(os.getpid(), signal.SIGINT)  # the handler runs here: its exception is printed and dropped
+        sum(range(100))
+
+    weakref.finalize(thing, closed)
+    del thing
+
+
+def started(f, item):  # the first job's end, in the loop that waits for the others
+    take_the_signal_in_a_finalizer()
+
+
+try:
+    with _jobs.signal_handlers("compile"), cf.ThreadPoolExecutor(2) as pool:
+        _jobs.run_jobs(pool, lambda t: release.wait(t), [0, 60], lambda t: (t,), started, stop=release.set)
+except KeyboardInterrupt:
+    sys.exit(130)
+"""
+
+
+def test_a_ctrl_c_whose_exception_a_finalizer_dropped_still_stops_run_jobs():
+    """Ctrl-C taken while a finalizer runs, in the loop that waits for a pool's jobs: raised again within a step
+    (``_jobs.check_interrupt``), not once the jobs end."""
+    import subprocess
+
+    t = time.monotonic()
+    proc = subprocess.run([sys.executable, "-c", _LOST_IN_A_POOL], capture_output=True, text=True, timeout=120)
+    assert "Exception ignored" in proc.stderr  # the exception was lost where the test says
+    assert proc.returncode == 130, proc.stderr
+    assert time.monotonic() - t < 30
+
+
+def test_a_signal_taken_by_one_command_is_not_raised_by_the_next(monkeypatch):
+    """The signal a command's handler took is forgotten once its ``signal_handlers`` ends: a program that runs a
+    command again (or waits for jobs of its own) is not interrupted by it."""
+    monkeypatch.setattr(_jobs, "awaiting", None)
+    with pytest.raises(KeyboardInterrupt), signal_handlers("scan"):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)
+    try:
+        with cf.ThreadPoolExecutor(1) as pool:
+            assert [f.result() for f in run_jobs(pool, abs, [-1, -2], lambda x: (x,))] == [1, 2]
+        with signal_handlers("scan"), cf.ThreadPoolExecutor(1) as pool:
+            assert [f.result() for f in run_jobs(pool, abs, [-3], lambda x: (x,))] == [3]
+    except KeyboardInterrupt:  # (not up into the test run)
+        pytest.fail("the signal of the first command was raised again")
