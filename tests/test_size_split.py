@@ -640,3 +640,17 @@ def test_helpers_that_cannot_be_started_leave_the_work_to_those_that_were(host_f
         monkeypatch.setattr(os, fails, real)
         assert got == one
     _no_child_left()
+
+
+def test_parts_are_weighed_by_the_bytes_the_file_holds_not_by_its_bss():
+    """The bytes searched outside the registered sections are those the file holds: a ``.bss`` (``SHT_NOBITS``: a
+    size, no bytes) of any size neither is searched nor makes the parts look worth their registered fatbins."""
+    from cuda_fatbin._reader import search_sizes
+
+    def sizes(bss_type: int) -> tuple[int, int]:
+        return search_sizes(make_elf([(".nv_fatbin", 1, b"\0" * 100), (".rodata", 1, b"\1" * 300),
+                                      (".bss", bss_type, b"\0" * 5000)]))  # fmt: skip
+
+    held, empty = sizes(1), sizes(8)
+    assert held[1] == empty[1] == 100
+    assert empty[0] == held[0] - 5000
