@@ -654,3 +654,34 @@ def test_parts_are_weighed_by_the_bytes_the_file_holds_not_by_its_bss():
     held, empty = sizes(1), sizes(8)
     assert held[1] == empty[1] == 100
     assert empty[0] == held[0] - 5000
+
+
+@pytest.fixture
+def descriptors_held():
+    """Over 1,024 descriptors open (a program's files, sockets): those opened next are numbered past ``select``'s
+    limit (``FD_SETSIZE``)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 1200
+    if soft < wanted:
+        if hard != resource.RLIM_INFINITY and hard < wanted:
+            pytest.skip("too few descriptors allowed")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        yield held
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_helpers_give_the_report_of_one_process_whatever_their_descriptors_number(
+    host_file, split, mode, descriptors_held
+):
+    """The helpers' pipes numbered past 1,023 (a program that holds many files calls ``size``): the wait for their
+    figures takes any descriptor (``select`` refuses those: every file's row was a ValueError)."""
+    one = _report(host_file, 1)
+    assert _report(host_file, 3) == one
+    _no_child_left()

@@ -81,10 +81,13 @@ def check_interrupt() -> None:
 
 def wait_readable(fd: int) -> None:
     """Wait until ``fd`` has bytes to read or its end (a worker's pipe), looking for a lost interrupt meanwhile
-    (:func:`check_interrupt`)."""
+    (:func:`check_interrupt`). Any descriptor: ``poll``, not ``select``, which refuses those past 1,023 (a program
+    that holds many files)."""
     import select
 
-    while not select.select([fd], [], [], WAIT_STEP)[0]:
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)  # (its end, an error: reported whatever the events asked for)
+    while not poller.poll(WAIT_STEP * 1000):
         check_interrupt()
 
 
