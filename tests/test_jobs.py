@@ -424,3 +424,34 @@ def test_a_signal_taken_by_one_command_is_not_raised_by_the_next(monkeypatch):
             assert [f.result() for f in run_jobs(pool, abs, [-3], lambda x: (x,))] == [3]
     except KeyboardInterrupt:  # (not up into the test run)
         pytest.fail("the signal of the first command was raised again")
+
+
+class _EndedByTheCaller(cf.Executor):
+    """Runs the first job at once; the others when the caller says, in the order it says."""
+
+    def __init__(self) -> None:
+        self.jobs: list[tuple[cf.Future[Any], Any, tuple[Any, ...]]] = []
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> cf.Future[Any]:
+        f: cf.Future[Any] = cf.Future()
+        self.jobs.append((f, fn, args))
+        if len(self.jobs) == 1:
+            f.set_result(fn(*args))
+        return f
+
+
+def test_run_jobs_calls_done_in_submission_order_for_jobs_that_ended_together() -> None:
+    """Jobs that ended while ``done`` ran (one batch for the wait) are handed to ``done`` in the order they were
+    submitted, whatever the order they ended in; each once."""
+    pool = _EndedByTheCaller()
+    seen: list[int] = []
+
+    def done(f: cf.Future[Any], item: int) -> None:
+        seen.append(item)
+        if item == 0:  # the others end meanwhile, last first
+            for g, fn, args in reversed(pool.jobs[1:]):
+                g.set_result(fn(*args))
+
+    futures = run_jobs(pool, abs, [0, -1, -2, -3], lambda x: (x,), done)
+    assert seen == [0, -1, -2, -3]
+    assert [f.result() for f in futures] == [0, 1, 2, 3]
