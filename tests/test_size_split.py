@@ -329,20 +329,15 @@ def test_an_interrupt_stops_size_of_one_file_on_several_cores_and_its_helpers(ho
 _WAITING = _INTERRUPTED.replace(
     "_size_split._units, _size_split._taken = held(units), held(taken)",
     """_size_split._units, _size_split._taken = held(units), held(taken)
-collect, read = _size_split._collect, os.read
+from cuda_fatbin import _jobs
+wait = _jobs.wait_readable
 
-def reading(fd, n):  # about to wait for a helper's figures: says so
+def waiting(fd):  # this process has done its own share and waits for a helper's figures: says so
     os.write(1, b"collect\\n")
-    return read(fd, n)
+    _jobs.wait_readable = wait
+    return wait(fd)
 
-def collecting(*args):  # this process has done its own share
-    os.read = reading
-    try:
-        return collect(*args)
-    finally:
-        os.read = read
-
-_size_split._collect = collecting""",
+_jobs.wait_readable = waiting""",
 )
 
 
