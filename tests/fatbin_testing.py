@@ -20,19 +20,20 @@ from typing import Any, NamedTuple
 
 DATA = Path(__file__).parent / "data"
 
-#: Python source of ``take_the_signal_in_a_finalizer()``, for scripts run in a child process: SIGTERM comes while a
-#: finalizer runs, so the command's handler raises there and Python prints the exception and drops it
+#: Python source of ``take_the_signal_in_a_finalizer(signum=SIGTERM)``, for scripts run in a child process: the
+#: signal comes while a finalizer runs, so the command's handler raises there and Python prints the exception and
+#: drops it
 TAKE_SIGTERM_IN_A_FINALIZER = """
 import os, signal, weakref
 
 class Resource:
     pass
 
-def take_the_signal_in_a_finalizer():
+def take_the_signal_in_a_finalizer(signum=signal.SIGTERM):
     thing = Resource()
 
     def closed():
-        os.kill(os.getpid(), signal.SIGTERM)  # the handler runs here: its exception is printed and dropped
+        os.kill(os.getpid(), signum)  # the handler runs here: its exception is printed and dropped
         sum(range(100))
 
     weakref.finalize(thing, closed)

@@ -26,6 +26,8 @@ import pytest
 from cuda_fatbin import _jobs
 from cuda_fatbin._jobs import Terminated, kill_workers, process_pool, run_jobs, signal_handlers, stop_jobs
 
+from fatbin_testing import TAKE_SIGTERM_IN_A_FINALIZER
+
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork, /proc and PR_SET_PDEATHSIG")
 
 
@@ -363,31 +365,18 @@ def test_run_jobs_waits_for_its_jobs_in_linear_work() -> None:
     assert _CountedWaiters.added <= 2 * n
 
 
-_LOST_IN_A_POOL = """
-import os, signal, sys, threading, weakref
+_LOST_IN_A_POOL = (
+    TAKE_SIGTERM_IN_A_FINALIZER
+    + """
+import sys, threading
 import concurrent.futures as cf
 from cuda_fatbin import _jobs
 
 release = threading.Event()
 
 
-class Resource:
-    pass
-
-
-def take_the_signal_in_a_finalizer():
-    thing = Resource()
-
-    def closed():
-        os.kill(os.getpid(), signal.SIGINT)  # the handler runs here: its exception is printed and dropped
-        sum(range(100))
-
-    weakref.finalize(thing, closed)
-    del thing
-
-
 def started(f, item):  # the first job's end, in the loop that waits for the others
-    take_the_signal_in_a_finalizer()
+    take_the_signal_in_a_finalizer(signal.SIGINT)
 
 
 try:
@@ -396,6 +385,7 @@ try:
 except KeyboardInterrupt:
     sys.exit(130)
 """
+)
 
 
 def test_a_ctrl_c_whose_exception_a_finalizer_dropped_still_stops_run_jobs():
