@@ -24,12 +24,12 @@ from cuda_fatbin._size import parse_size, size
 SPECS = ("sm_75", "sm_80", "sm_90")
 
 
-def _build(artifacts, specs, ptx=("sm_90",), mode="none") -> bytes:
+def _build(artifacts, specs, ptx=("sm_90",), mode="none", tag="") -> bytes:
     with FatbinBuilder(FatbinOptions(compress_mode=mode)) as b:
         for s in specs:
-            b.add_cubin(artifacts[("cubin", s)], identifier=f"k{s}")
+            b.add_cubin(artifacts[("cubin", s)], identifier=f"k{s}{tag}")
         for s in ptx:
-            b.add_ptx(artifacts[("ptx", s)], s.replace("sm_", "compute_"), f"p{s}")
+            b.add_ptx(artifacts[("ptx", s)], s.replace("sm_", "compute_"), f"p{s}{tag}")
         return b.build()
 
 

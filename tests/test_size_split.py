@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from cuda_fatbin import _size, _size_split
-from cuda_fatbin._fatbin import FatbinBuilder, FatbinOptions
 from cuda_fatbin._size import size
+from test_size import _build
 
 from elf_testing import make_elf
 from fatbin_testing import TAKE_SIGTERM_IN_A_FINALIZER
@@ -28,12 +28,7 @@ pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="helpers are for
 
 
 def _fatbin(artifacts, specs, ptx=(), mode="none", tag="") -> bytes:
-    with FatbinBuilder(FatbinOptions(compress_mode=mode)) as b:
-        for s in specs:
-            b.add_cubin(artifacts[("cubin", s)], identifier=f"k{s}{tag}")
-        for s in ptx:
-            b.add_ptx(artifacts[("ptx", s)], s.replace("sm_", "compute_"), f"p{s}{tag}")
-        return b.build()
+    return _build(artifacts, specs, ptx, mode, tag)  # (no PTX unless asked)
 
 
 @pytest.fixture(scope="module")
